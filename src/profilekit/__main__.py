@@ -1,0 +1,5 @@
+"""`python -m profilekit`."""
+
+from profilekit.cli import main
+
+raise SystemExit(main())

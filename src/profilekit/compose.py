@@ -1,0 +1,498 @@
+"""Linearise and merge layers into per-role effective configurations, remembering every value's origin."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from profilekit.errors import Finding, Location, Severity, UsageError
+from profilekit.layers import Layer, discover_layers, load_layer
+from profilekit.models import Secret
+from profilekit.tomlpos import Path as KeyPath
+from profilekit.tomlpos import format_key, parse_key
+
+DEFAULT_ROLE = "serve"
+SCOPES = ("serve", "env", "model")
+
+
+class _Unset:
+    """The marker of a value that an `unset` removed: vLLM's default applies again."""
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Any = _Unset()
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    value: Any
+    origin: Location
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """An effective leaf value, where it was set, and the values it replaced (oldest first)."""
+
+    value: Any
+    origin: Location
+    overridden: tuple[Assignment, ...] = ()
+
+    @property
+    def history(self) -> tuple[Assignment, ...]:
+        return (*self.overridden, Assignment(self.value, self.origin))
+
+
+class Scope:
+    """A flat map of leaf paths to entries, with the merge and unset semantics of DESIGN section 5."""
+
+    def __init__(
+        self, entries: dict[KeyPath, Entry] | None = None, removed: dict[KeyPath, Entry] | None = None
+    ) -> None:
+        self.entries: dict[KeyPath, Entry] = dict(entries or {})
+        self.removed: dict[KeyPath, Entry] = dict(removed or {})
+
+    def copy(self) -> Scope:
+        return Scope(self.entries, self.removed)
+
+    def _take(self, path: KeyPath) -> list[Assignment]:
+        """Remove and return the history of everything at, above or below `path`."""
+        history: list[Assignment] = []
+        for depth in range(1, len(path)):
+            above = self.entries.pop(path[:depth], None)
+            if above is not None:
+                history.extend(above.history)
+        for key in [k for k in self.entries if k[: len(path)] == path]:
+            history.extend(self.entries.pop(key).history)
+        gone = self.removed.pop(path, None)
+        if gone is not None:
+            history = [*gone.history, *history]
+        return history
+
+    def assign(self, path: KeyPath, value: Any, origin: Location) -> None:
+        current = self.entries.get(path)
+        if current is not None:  # replace in place: the option keeps its first position
+            self.entries[path] = Entry(value, origin, current.history)
+            return
+        history = self._take(path)
+        for key in [k for k in self.removed if k[: len(path)] == path and k != path]:
+            del self.removed[key]
+        self.entries[path] = Entry(value, origin, tuple(history))
+
+    def merge(self, prefix: KeyPath, table: dict[str, Any], locate: Any) -> None:
+        for key, value in table.items():
+            path = (*prefix, key)
+            if isinstance(value, dict) and value:
+                self.merge(path, value, locate)
+            else:
+                self.assign(path, value, locate(path))
+
+    def unset(self, path: KeyPath, origin: Location) -> bool:
+        """Remove `path` and everything below it; return whether anything was there."""
+        hit = [k for k in self.entries if k[: len(path)] == path]
+        for key in hit:
+            entry = self.entries.pop(key)
+            self.removed[key] = Entry(UNSET, origin, entry.history)
+        return bool(hit)
+
+    def tree(self, scope: str) -> dict[str, Any]:
+        """The nested effective table of one scope (`serve`, `env`, `model`)."""
+        out: dict[str, Any] = {}
+        for path, entry in self.entries.items():
+            if path[0] != scope:
+                continue
+            node = out
+            for part in path[1:-1]:
+                node = node.setdefault(part, {})  # type: ignore[arg-type]
+            node[path[-1]] = entry.value  # type: ignore[index]
+        return out
+
+
+@dataclass(slots=True)
+class RoleConfig:
+    """One process of the deployment: a vLLM server, or a plain command."""
+
+    name: str
+    scope: Scope
+    command: list[str] | None = None
+
+    @property
+    def is_vllm(self) -> bool:
+        return self.command is None
+
+    @property
+    def serve(self) -> dict[str, Any]:
+        return self.scope.tree("serve")
+
+    @property
+    def env(self) -> dict[str, Any]:
+        return self.scope.tree("env")
+
+    @property
+    def model(self) -> dict[str, Any]:
+        return self.scope.tree("model")
+
+    def entry(self, *path: str) -> Entry | None:
+        return self.scope.entries.get(tuple(path))
+
+    def origins(self, *path: str) -> list[Location]:
+        """Where the effective value at or below `path` was set (one location per leaf)."""
+        prefix = tuple(path)
+        return [e.origin for k, e in self.scope.entries.items() if k[: len(prefix)] == prefix]
+
+
+@dataclass(slots=True)
+class Stack:
+    """A composed stack: its layers in merge order and its roles."""
+
+    spec: str
+    layers: list[Layer]
+    roles: dict[str, RoleConfig]
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def layer_names(self) -> list[str]:
+        return [layer.name for layer in self.layers]
+
+
+class Catalog:
+    """Lazily loaded layers of one repository; each file is read at most once."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.files = discover_layers(root)
+        self._loaded: dict[str, tuple[Layer | None, list[Finding]]] = {}
+
+    def get(self, name: str) -> tuple[Layer | None, list[Finding]]:
+        if name not in self._loaded:
+            self._loaded[name] = load_layer(self.root, name, self.files[name])
+        return self._loaded[name]
+
+    def suggest(self, name: str) -> str:
+        close = difflib.get_close_matches(name, list(self.files), n=1, cutoff=0.6)
+        return f"did you mean {close[0]!r}?" if close else ""
+
+    def parse_stack(self, spec: str) -> list[str]:
+        """Split `a+b+c`; an unknown name is a usage error with a did-you-mean."""
+        names = [part.strip() for part in spec.split("+")]
+        if not spec.strip() or any(not n for n in names):
+            raise UsageError(f"invalid stack {spec!r}", hint="write layer names joined by '+', e.g. base+replayssm")
+        for name in names:
+            if name not in self.files:
+                known = ", ".join(self.files) or "none"
+                hint = self.suggest(name) or f"known layers: {known}"
+                raise UsageError(f"unknown layer {name!r} in stack {spec!r}", hint=hint)
+        return names
+
+
+def linearise(catalog: Catalog, names: list[str]) -> tuple[list[Layer], list[Finding]]:
+    """Each named layer's `extends` ancestors first (depth-first, left to right), then the layer."""
+    order: list[Layer] = []
+    placed: set[str] = set()
+    findings: list[Finding] = []
+    reported: set[str] = set()
+
+    def visit(name: str, trail: list[str], via: Location | None) -> None:
+        if name in placed:
+            return
+        if name in trail:
+            cycle = [*trail[trail.index(name) :], name]
+            key = " -> ".join(cycle)
+            if key not in reported:
+                reported.add(key)
+                findings.append(
+                    Finding(
+                        "extends-cycle",
+                        Severity.ERROR,
+                        f"extends forms a cycle: {key}",
+                        [via] if via else [],
+                        fix="remove one of these `extends` entries",
+                    )
+                )
+            return
+        if name not in catalog.files:
+            if via is not None:
+                hint = catalog.suggest(name)
+                findings.append(
+                    Finding(
+                        "unknown-layer",
+                        Severity.ERROR,
+                        f"{via.key} names no layer: {name!r}",
+                        [via],
+                        fix=hint or "create the layer, or remove the entry",
+                    )
+                )
+            return
+        layer, problems = catalog.get(name)
+        findings.extend(p for p in problems if p not in findings)
+        if layer is None:
+            placed.add(name)
+            return
+        for index, parent in enumerate(layer.data.layer.extends):
+            visit(parent, [*trail, name], layer.location(("layer", "extends", index)))
+        if name not in placed:
+            placed.add(name)
+            order.append(layer)
+
+    for name in names:
+        visit(name, [], None)
+    return order, findings
+
+
+def _unset_paths(layer: Layer) -> tuple[list[tuple[KeyPath, Location]], list[Finding]]:
+    out: list[tuple[KeyPath, Location]] = []
+    findings: list[Finding] = []
+    for index, text in enumerate(layer.data.layer.unset):
+        loc = layer.location(("layer", "unset", index))
+        try:
+            path = parse_key(text)
+        except ValueError as exc:
+            findings.append(
+                Finding(
+                    "invalid-layer",
+                    Severity.ERROR,
+                    f"layer.unset[{index}]: {exc}",
+                    [loc],
+                    fix='write a dotted key such as "serve.enable_prefix_caching"',
+                )
+            )
+            continue
+        valid = (
+            (len(path) >= 2 and path[0] in SCOPES)
+            or (len(path) == 2 and path[0] == "roles")
+            or (len(path) == 3 and path[0] == "roles" and path[2] == "command")
+            or (len(path) >= 4 and path[0] == "roles" and path[2] in ("serve", "env"))
+        )
+        if not valid:
+            findings.append(
+                Finding(
+                    "invalid-layer",
+                    Severity.ERROR,
+                    f"layer.unset[{index}]: {text!r} is not a path that can be unset",
+                    [loc],
+                    fix="unset serve.KEY, env.NAME, model.KEY, roles.NAME, or roles.NAME.serve/env.KEY",
+                )
+            )
+            continue
+        if path[0] == "serve":
+            path = ("serve", path[1].replace("-", "_"), *path[2:])
+        elif path[0] == "roles" and len(path) >= 4 and path[2] == "serve":
+            path = (*path[:3], path[3].replace("-", "_"), *path[4:])
+        out.append((path, Location(loc.file, loc.line, loc.column, f"layer.unset[{index}]", loc.layer)))
+    return out, findings
+
+
+def _env_value(value: Any) -> Any:
+    return {"secret": True} if isinstance(value, Secret) else value
+
+
+def _role_table(layer: Layer, role: str) -> dict[str, Any]:
+    spec = layer.data.roles.get(role)
+    if spec is None:
+        return {}
+    return {
+        "serve": layer.role_serve.get(role, {}),
+        "env": {k: _env_value(v) for k, v in spec.env.items()},
+    }
+
+
+def compose_layers(spec: str, layers: list[Layer], findings: list[Finding]) -> Stack:
+    """Merge linearised layers (DESIGN section 5 steps 2-4)."""
+    top = Scope()
+    unsets: dict[str, list[tuple[KeyPath, Location]]] = {}
+    for layer in layers:
+        paths, problems = _unset_paths(layer)
+        findings.extend(problems)
+        unsets[layer.name] = paths
+        top.merge(("serve",), layer.serve, layer.location)
+        top.merge(("env",), {k: _env_value(v) for k, v in layer.data.env.items()}, layer.location)
+        model = layer.data.model.model_dump(exclude_none=True)
+        top.merge(("model",), model, layer.location)
+        for path, origin in paths:
+            if path[0] in SCOPES:
+                top.unset(path, origin)
+
+    # which roles exist, and which are commands, after every layer's tables and unsets
+    exists: dict[str, bool] = {}
+    command: dict[str, tuple[list[str], Location] | None] = {}
+    for layer in layers:
+        for role, role_spec in layer.data.roles.items():
+            exists[role] = True
+            if role_spec.command is not None:
+                command[role] = (list(role_spec.command), layer.location(("roles", role, "command")))
+        for path, _origin in unsets[layer.name]:
+            if path[0] == "roles" and len(path) == 2:
+                exists[str(path[1])] = False
+                command[str(path[1])] = None
+            elif path[0] == "roles" and len(path) == 3:
+                command[str(path[1])] = None
+
+    roles: dict[str, RoleConfig] = {}
+    names = [r for r, alive in exists.items() if alive]
+    if not names:
+        roles[DEFAULT_ROLE] = RoleConfig(DEFAULT_ROLE, top.copy())
+        return Stack(spec, layers, roles, findings)
+
+    for role in names:
+        cmd = command.get(role)
+        # a command role takes only its own env; a vLLM role starts from the merged top level
+        scope = Scope() if cmd else top.copy()
+        for layer in layers:
+            for path, _origin in unsets[layer.name]:
+                if path[0] == "roles" and path[1] == role and len(path) == 2:
+                    scope = Scope() if cmd else top.copy()
+            table = _role_table(layer, role)
+
+            def locate(path: KeyPath, _layer: Layer = layer, _role: str = role) -> Location:
+                return _layer.location(("roles", _role, *path))
+
+            if not cmd:
+                scope.merge(("serve",), table.get("serve", {}), locate)
+            scope.merge(("env",), table.get("env", {}), locate)
+            for path, origin in unsets[layer.name]:
+                if path[0] == "roles" and path[1] == role and len(path) >= 4:
+                    scope.unset(path[2:], origin)
+        config = RoleConfig(role, scope, cmd[0] if cmd else None)
+        if cmd:
+            scope.assign(("command",), cmd[0], cmd[1])
+        roles[role] = config
+    return Stack(spec, layers, roles, findings)
+
+
+def compose(catalog: Catalog, spec: str) -> Stack:
+    """Compose a stack named on the command line: `a+b+c` (usage errors raise)."""
+    names = catalog.parse_stack(spec)
+    layers, findings = linearise(catalog, names)
+    chosen = [layer for layer in layers if layer.name in names]
+    if chosen and all(layer.data.layer.abstract for layer in chosen) and not findings:
+        raise UsageError(
+            f"stack {spec!r} names only abstract layers",
+            hint="abstract layers are mixins: compose them with a deployable layer, e.g. "
+            f"{spec}+{next(iter(n for n in catalog.files if n not in names), 'LAYER')}",
+        )
+    return compose_layers(spec, layers, findings)
+
+
+def declared_constraints(stack: Stack, capabilities: dict[str, set[str]] | None = None) -> list[Finding]:
+    """`group`, `conflicts` and `requires` (DESIGN 5.5). Capabilities are matched when given."""
+    findings: list[Finding] = []
+    in_stack = {layer.name: layer for layer in stack.layers}
+    all_caps: set[str] = set()
+    for layer in stack.layers:
+        all_caps.update(layer.data.layer.provides)
+    if capabilities is not None:
+        for caps in capabilities.values():
+            all_caps.update(caps)
+
+    groups: dict[str, Layer] = {}
+    for layer in stack.layers:
+        group = layer.data.layer.group
+        if group is None:
+            continue
+        first = groups.get(group)
+        if first is None:
+            groups[group] = layer
+            continue
+        findings.append(
+            Finding(
+                "group-conflict",
+                Severity.ERROR,
+                f"layers {first.name!r} and {layer.name!r} are both in group {group!r}; a stack takes at most one",
+                [layer.location(("layer", "group")), first.location(("layer", "group"))],
+                fix=f"keep one layer of group {group!r} in the stack",
+                stack=stack.spec,
+            )
+        )
+
+    for layer in stack.layers:
+        meta = layer.data.layer
+        for index, ref in enumerate(meta.conflicts):
+            loc = layer.location(("layer", "conflicts", index))
+            if ref.startswith("@"):
+                if capabilities is None or ref[1:] not in all_caps:
+                    continue
+                others = _capability_sources(stack, ref[1:], capabilities)
+                findings.append(
+                    Finding(
+                        "declared-conflict",
+                        Severity.ERROR,
+                        f"layer {layer.name!r} conflicts with capability {ref}, which this stack has",
+                        [loc, *others],
+                        fix=f"remove the layer that brings {ref}, or {layer.name!r}",
+                        stack=stack.spec,
+                    )
+                )
+            elif ref in in_stack and ref != layer.name:
+                other = in_stack[ref]
+                findings.append(
+                    Finding(
+                        "declared-conflict",
+                        Severity.ERROR,
+                        f"layer {layer.name!r} conflicts with layer {ref!r}, which is in the stack",
+                        [loc, Location(other.file, 1, 1, "", other.name)],
+                        fix=f"remove {ref!r} or {layer.name!r} from the stack",
+                        stack=stack.spec,
+                    )
+                )
+        for index, ref in enumerate(meta.requires):
+            loc = layer.location(("layer", "requires", index))
+            if ref.startswith("@"):
+                if capabilities is None or ref[1:] in all_caps:
+                    continue
+                findings.append(
+                    Finding(
+                        "missing-requirement",
+                        Severity.ERROR,
+                        f"layer {layer.name!r} requires capability {ref}, which no layer or role of this stack has",
+                        [loc],
+                        fix=f"add a layer that provides {ref[1:]!r}, or configure it",
+                        stack=stack.spec,
+                    )
+                )
+            elif ref not in in_stack:
+                findings.append(
+                    Finding(
+                        "missing-requirement",
+                        Severity.ERROR,
+                        f"layer {layer.name!r} requires layer {ref!r}, which is not in the stack",
+                        [loc],
+                        fix=f"add {ref!r} to the stack (e.g. {stack.spec}+{ref}), or extend it",
+                        stack=stack.spec,
+                    )
+                )
+    return findings
+
+
+def _capability_sources(stack: Stack, cap: str, capabilities: dict[str, set[str]]) -> list[Location]:
+    locs: list[Location] = []
+    for layer in stack.layers:
+        if cap in layer.data.layer.provides:
+            locs.append(layer.location(("layer", "provides", layer.data.layer.provides.index(cap))))
+    return locs
+
+
+def unknown_references(catalog: Catalog, layer: Layer) -> list[Finding]:
+    """`conflicts` and `requires` entries that name no layer."""
+    findings: list[Finding] = []
+    for field_name in ("conflicts", "requires"):
+        for index, ref in enumerate(getattr(layer.data.layer, field_name)):
+            if ref.startswith("@") or ref in catalog.files:
+                continue
+            loc = layer.location(("layer", field_name, index))
+            findings.append(
+                Finding(
+                    "unknown-layer",
+                    Severity.ERROR,
+                    f"layer.{field_name}[{index}] names no layer: {ref!r}",
+                    [loc],
+                    fix=catalog.suggest(ref) or "fix the name, or write @capability for a capability",
+                )
+            )
+    return findings
+
+
+def display_key(path: KeyPath) -> str:
+    return format_key(path)

@@ -1,0 +1,316 @@
+"""The TOML boundary: find the repository, read layer files, validate them, locate every key."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from profilekit.errors import Finding, Location, Severity, UsageError
+from profilekit.tomlpos import Path as KeyPath
+from profilekit.tomlpos import Pos, format_key, locate_keys
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+    from profilekit.models import LayerFile, RepoConfig
+
+REPO_MARKER = "profilekit.toml"
+PROFILES_DIR = "profiles"
+_TOML_ERROR_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
+
+
+@dataclass(slots=True)
+class SourceFile:
+    """A TOML file as read: its text, where its keys are, and its digest."""
+
+    file: str  # relative to the repository root, `/`-separated
+    text: str
+    positions: dict[KeyPath, Pos]
+    sha256: str
+
+    def pos(self, path: KeyPath) -> Pos:
+        """The position of `path`, or of its nearest written ancestor."""
+        for depth in range(len(path), 0, -1):
+            found = self.positions.get(path[:depth])
+            if found is not None:
+                return found
+        return Pos(1, 1)
+
+
+@dataclass(slots=True)
+class Layer:
+    """A validated layer file; `serve` option names are normalised to vLLM's dest spelling."""
+
+    name: str
+    source: SourceFile
+    data: LayerFile
+    serve: dict[str, Any]
+    role_serve: dict[str, dict[str, Any]]
+    # normalised key path -> the path as written in the file (dash spellings, aliases)
+    spelling: dict[KeyPath, KeyPath] = field(default_factory=dict)
+
+    @property
+    def file(self) -> str:
+        return self.source.file
+
+    @property
+    def sha256(self) -> str:
+        return self.source.sha256
+
+    def location(self, path: KeyPath) -> Location:
+        """Where the (normalised) key `path` was written in this layer."""
+        written = path
+        for depth in range(len(path), 0, -1):
+            mapped = self.spelling.get(path[:depth])
+            if mapped is not None:
+                written = (*mapped, *path[depth:])
+                break
+        pos = self.source.pos(written)
+        return Location(self.file, pos.line, pos.column, format_key(written), self.name)
+
+
+def find_repo(start: Path | None, explicit: Path | None) -> Path:
+    """The repository root: `--repo`, or the first folder upwards that holds profilekit.toml."""
+    if explicit is not None:
+        root = explicit.expanduser().resolve()
+        if not (root / REPO_MARKER).is_file():
+            raise UsageError(
+                f"no {REPO_MARKER} in {explicit}",
+                hint="pass the folder that holds profilekit.toml, or run `profilekit init DIR`",
+            )
+        return root
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / REPO_MARKER).is_file():
+            return folder
+    raise UsageError(
+        f"no profile repository found: no {REPO_MARKER} in {here} or any parent folder",
+        hint="run inside a profile repository, pass --repo PATH, or create one with `profilekit init DIR`",
+    )
+
+
+def layer_name(root: Path, file: Path) -> str:
+    rel = file.relative_to(root / PROFILES_DIR)
+    return rel.with_suffix("").as_posix()
+
+
+def discover_layers(root: Path) -> dict[str, Path]:
+    """Every `profiles/**/*.toml`, by layer name, sorted."""
+    base = root / PROFILES_DIR
+    found: dict[str, Path] = {}
+    for dirpath, dirnames, filenames in os.walk(base):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            if name.endswith(".toml") and not name.startswith("."):
+                path = Path(dirpath) / name
+                found[layer_name(root, path)] = path
+    return dict(sorted(found.items()))
+
+
+def read_toml(root: Path, path: Path) -> tuple[SourceFile | None, dict[str, Any] | None, list[Finding]]:
+    """Read and parse one TOML file; a syntax error becomes a `toml-syntax` finding."""
+    rel = path.relative_to(root).as_posix()
+    try:
+        raw_bytes = path.read_bytes()
+    except OSError as exc:
+        return (
+            None,
+            None,
+            [Finding("toml-syntax", Severity.ERROR, f"cannot read file: {exc.strerror}", [Location(rel, 1, 1)])],
+        )
+    digest = hashlib.sha256(raw_bytes).hexdigest()
+    try:
+        text = raw_bytes.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw_bytes[: exc.start].count(b"\n") + 1
+        return (
+            None,
+            None,
+            [
+                Finding(
+                    "toml-syntax",
+                    Severity.ERROR,
+                    "file is not valid UTF-8",
+                    [Location(rel, line, 1)],
+                    fix="save the file as UTF-8",
+                )
+            ],
+        )
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        msg = str(exc)
+        m = _TOML_ERROR_POS.search(msg)
+        line, col = (int(m.group(1)), int(m.group(2))) if m else (1, 1)
+        msg = _TOML_ERROR_POS.sub("", msg).strip()
+        return (
+            None,
+            None,
+            [
+                Finding(
+                    "toml-syntax",
+                    Severity.ERROR,
+                    f"invalid TOML: {msg}",
+                    [Location(rel, line, col)],
+                    fix="fix the TOML syntax at that position",
+                )
+            ],
+        )
+    source = SourceFile(rel, text, locate_keys(text), digest)
+    return source, data, []
+
+
+def _schema_findings(source: SourceFile, exc: ValidationError, *, rule: str, layer: str = "") -> list[Finding]:
+    findings: list[Finding] = []
+    seen: set[tuple[KeyPath, str]] = set()
+    for err in exc.errors(include_url=False):
+        loc = tuple(
+            p
+            for p in err["loc"]
+            if not (
+                isinstance(p, str)
+                and p in {"str", "Secret", "function-after[_extends_names_layers(), list[constrained-str]]"}
+            )
+        )
+        path: KeyPath = tuple(p for p in loc if isinstance(p, (str, int)))
+        message = _friendly(err)
+        if (path, message) in seen:
+            continue
+        seen.add((path, message))
+        pos = source.pos(path)
+        key = format_key(path)
+        findings.append(
+            Finding(
+                rule,
+                Severity.ERROR,
+                f"{key}: {message}" if key else message,
+                [Location(source.file, pos.line, pos.column, key, layer)],
+                fix=_schema_fix(err, path),
+            )
+        )
+    return findings
+
+
+def _friendly(err: Any) -> str:
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        return "unknown key"
+    if kind == "missing":
+        return "required key is missing"
+    if kind == "literal_error" and err["loc"] and err["loc"][-1] == "secret":
+        return "must be `secret = true`"
+    if kind == "string_pattern_mismatch":
+        return f"{err['input']!r} is not a valid name"
+    if kind.endswith("_type"):
+        expected = (
+            kind.removesuffix("_type").replace("dict", "table").replace("list", "array").replace("bool", "boolean")
+        )
+        expected = expected.replace("model", "table").replace("str", "string")
+        return f"expected a {expected}, got {_toml_type(err['input'])}"
+    return str(err["msg"])
+
+
+def _toml_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "table"
+    return type(value).__name__
+
+
+def _schema_fix(err: Any, path: KeyPath) -> str:
+    if err["type"] == "extra_forbidden":
+        top = path[0] if path else ""
+        if len(path) == 1:
+            return "top-level tables are [layer], [model], [serve], [env] and [roles.NAME]"
+        if top == "layer":
+            return "[layer] keys are description, extends, group, provides, conflicts, requires, abstract, unset"
+        if top == "roles":
+            return "a role table holds serve, env and command"
+        return "remove the key or check its spelling"
+    if (path and path[0] in {"env"}) or (len(path) > 2 and path[0] == "roles" and path[2] == "env"):
+        return 'env values are strings (quote numbers: "1") or { secret = true }'
+    return ""
+
+
+def _normalise_serve(
+    source: SourceFile, layer: str, prefix: KeyPath, serve: dict[str, Any], spelling: dict[KeyPath, KeyPath]
+) -> tuple[dict[str, Any], list[Finding]]:
+    """`tensor-parallel-size` and `tensor_parallel_size` are one option; writing both is an error."""
+    out: dict[str, Any] = {}
+    written: dict[str, str] = {}
+    findings: list[Finding] = []
+    for key, value in serve.items():
+        norm = key.replace("-", "_")
+        if norm in written:
+            first = source.pos((*prefix, written[norm]))
+            second = source.pos((*prefix, key))
+            findings.append(
+                Finding(
+                    "duplicate-option",
+                    Severity.ERROR,
+                    f"{format_key((*prefix, norm))}: the option is written twice, as {written[norm]!r} and {key!r}",
+                    [
+                        Location(source.file, second.line, second.column, format_key((*prefix, key)), layer),
+                        Location(source.file, first.line, first.column, format_key((*prefix, written[norm])), layer),
+                    ],
+                    fix=f"keep one spelling of {norm!r} in this layer",
+                )
+            )
+            continue
+        written[norm] = key
+        out[norm] = value
+        if norm != key:
+            spelling[(*prefix, norm)] = (*prefix, key)
+    return out, findings
+
+
+def load_layer(root: Path, name: str, path: Path) -> tuple[Layer | None, list[Finding]]:
+    """Read, parse and validate one layer file. Never raises for a user mistake."""
+    from pydantic import ValidationError
+
+    from profilekit.models import LayerFile
+
+    source, raw, findings = read_toml(root, path)
+    if source is None or raw is None:
+        for f in findings:
+            f.locations = [Location(loc.file, loc.line, loc.column, loc.key, name) for loc in f.locations]
+        return None, findings
+    try:
+        data = LayerFile.model_validate(raw)
+    except ValidationError as exc:
+        return None, _schema_findings(source, exc, rule="invalid-layer", layer=name)
+    spelling: dict[KeyPath, KeyPath] = {}
+    serve, problems = _normalise_serve(source, name, ("serve",), data.serve, spelling)
+    role_serve: dict[str, dict[str, Any]] = {}
+    for role, spec in data.roles.items():
+        role_serve[role], more = _normalise_serve(source, name, ("roles", role, "serve"), spec.serve, spelling)
+        problems += more
+    return Layer(name, source, data, serve, role_serve, spelling), problems
+
+
+def load_repo_config(root: Path) -> tuple[RepoConfig, SourceFile | None, list[Finding]]:
+    from pydantic import ValidationError
+
+    from profilekit.models import RepoConfig
+
+    source, raw, findings = read_toml(root, root / REPO_MARKER)
+    if source is None or raw is None:
+        return RepoConfig(), None, findings
+    try:
+        return RepoConfig.model_validate(raw), source, []
+    except ValidationError as exc:
+        return RepoConfig(), source, _schema_findings(source, exc, rule="invalid-config")

@@ -1,0 +1,115 @@
+"""Pydantic models of the layer file and of profilekit.toml (DESIGN sections 3 and 4)."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+
+ROLE_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+# `@capability` or a layer name (path below profiles/, `/`-separated)
+REFERENCE = r"^(@[A-Za-z0-9][A-Za-z0-9_.-]*|[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*)$"
+
+_STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+RoleName = Annotated[str, StringConstraints(pattern=ROLE_NAME)]
+LayerRef = Annotated[str, StringConstraints(pattern=REFERENCE)]
+Capability = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
+
+
+class Secret(BaseModel):
+    """`{ secret = true }`: the value comes from the launching environment and is never written."""
+
+    model_config = _STRICT
+    secret: Literal[True]
+
+
+EnvValue = str | Secret
+
+
+class LayerMeta(BaseModel):
+    """The `[layer]` table: metadata and declared constraints."""
+
+    model_config = _STRICT
+    description: str = ""
+    extends: list[LayerRef] = Field(default_factory=list)
+    group: str | None = None
+    provides: list[Capability] = Field(default_factory=list)
+    conflicts: list[LayerRef] = Field(default_factory=list)
+    requires: list[LayerRef] = Field(default_factory=list)
+    abstract: bool = False
+    unset: list[str] = Field(default_factory=list)
+
+    @field_validator("extends")
+    @classmethod
+    def _extends_names_layers(cls, value: list[str]) -> list[str]:
+        for item in value:
+            if item.startswith("@"):
+                raise ValueError(f"extends names layers, not capabilities: {item!r}")
+        return value
+
+
+class ModelFacts(BaseModel):
+    """The `[model]` table: facts vLLM reads from the model's config.json."""
+
+    model_config = _STRICT
+    architecture: str | None = None
+    config: str | None = Field(default=None, description="path to a local config.json (relative to the repo)")
+
+
+def _check_env(value: dict[str, Any]) -> dict[str, Any]:
+    for name in value:
+        if not re.match(ENV_NAME, name):
+            raise ValueError(f"{name!r} is not a valid environment variable name")
+    return value
+
+
+class Role(BaseModel):
+    """One `[roles.<name>]` table: per-role overrides, or a plain command."""
+
+    model_config = _STRICT
+    serve: dict[str, Any] = Field(default_factory=dict)
+    env: dict[str, EnvValue] = Field(default_factory=dict)
+    command: list[str] | None = Field(default=None, min_length=1)
+
+    _env_names = field_validator("env")(classmethod(lambda cls, v: _check_env(v)))
+
+
+class LayerFile(BaseModel):
+    """A whole layer file."""
+
+    model_config = _STRICT
+    layer: LayerMeta = Field(default_factory=LayerMeta)
+    model: ModelFacts = Field(default_factory=ModelFacts)
+    serve: dict[str, Any] = Field(default_factory=dict)
+    env: dict[str, EnvValue] = Field(default_factory=dict)
+    roles: dict[RoleName, Role] = Field(default_factory=dict)
+
+    _env_names = field_validator("env")(classmethod(lambda cls, v: _check_env(v)))
+
+
+class VllmSection(BaseModel):
+    model_config = _STRICT
+    version: str | None = None
+
+
+class LintSection(BaseModel):
+    model_config = _STRICT
+    stacks: list[str] = Field(default_factory=list)
+    combinations: Literal["none", "pairs", "all"] = "pairs"
+
+
+class RenderSection(BaseModel):
+    model_config = _STRICT
+    templates: str | None = None
+
+
+class RepoConfig(BaseModel):
+    """profilekit.toml."""
+
+    model_config = _STRICT
+    vllm: VllmSection = Field(default_factory=VllmSection)
+    lint: LintSection = Field(default_factory=LintSection)
+    render: RenderSection = Field(default_factory=RenderSection)

@@ -1,0 +1,32 @@
+"""Quoting owned by profilekit: bash words and env-file values that bash and python-dotenv read alike."""
+
+from __future__ import annotations
+
+import re
+
+_SAFE_WORD = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
+
+
+def shell_quote(value: str) -> str:
+    """One bash word that expands to exactly `value`, whatever characters it holds."""
+    if _SAFE_WORD.fullmatch(value):
+        return value
+    return "'" + value.replace("'", "'\\''") + "'"
+
+
+def env_file_value(value: str) -> str | None:
+    """The right-hand side of `KEY=...` that `set -a; . file` and python-dotenv read as `value`.
+
+    Single quotes: bash takes everything literally; python-dotenv only turns `\\\\` and `\\'`
+    into one character, so the value must not hold a quote, a doubled backslash, or end in one.
+    Double quotes: both undo `\\\\` and `\\"`, but bash expands `$` and backticks there while
+    python-dotenv keeps them (and expands `${...}`), so those characters must be absent.
+    None means no syntax works for both readers (e.g. a value with both `'` and `$`).
+    """
+    if "\x00" in value or "\r" in value:
+        return None
+    if "'" not in value and "\\\\" not in value and not value.endswith("\\"):
+        return "'" + value + "'"
+    if not any(c in value for c in "$`"):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return None

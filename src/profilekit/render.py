@@ -1,0 +1,175 @@
+"""Render a composed stack into launch scripts, env files and a manifest: {path: text}, never disk."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from profilekit import __version__
+from profilekit.errors import Finding, Severity
+from profilekit.quoting import env_file_value, shell_quote
+from profilekit.vllm.argv import render_argv
+
+if TYPE_CHECKING:
+    from jinja2.sandbox import SandboxedEnvironment
+
+    from profilekit.compose import RoleConfig, Stack
+    from profilekit.vllm.catalogue import Catalogue
+
+MANIFEST = "manifest.json"
+DEFAULT_TARGETS = ("script", "env")
+TEMPLATE_FILES = {"script": "launch.sh.j2", "env": "role.env.j2"}
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    text: str
+    mode: int = 0o644
+
+
+def builtin_templates() -> Path:
+    """The templates shipped in the wheel, or the source checkout's top-level `templates/`."""
+    from importlib import resources
+
+    packaged = Path(str(resources.files("profilekit").joinpath("templates")))
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "templates"
+
+
+def _environment(team_dir: Path | None) -> SandboxedEnvironment:
+    from jinja2 import ChoiceLoader, FileSystemLoader, StrictUndefined
+    from jinja2.sandbox import SandboxedEnvironment
+
+    loaders = [FileSystemLoader(str(team_dir))] if team_dir is not None else []
+    loaders.append(FileSystemLoader(str(builtin_templates())))
+    env = SandboxedEnvironment(
+        loader=ChoiceLoader(loaders),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+    env.filters["sh"] = shell_quote
+    return env
+
+
+def role_argv(role: RoleConfig, catalogue: Catalogue | None) -> list[str]:
+    """The full command of a role: `vllm serve MODEL ARGS...` or its own command."""
+    if role.command is not None:
+        return list(role.command)
+    return ["vllm", "serve", *render_argv(role.serve, catalogue)]
+
+
+def split_env(role: RoleConfig) -> tuple[dict[str, str], list[str]]:
+    """A role's env as (plain values, names of secrets)."""
+    plain: dict[str, str] = {}
+    secrets: list[str] = []
+    for name, value in role.env.items():
+        if isinstance(value, dict):
+            secrets.append(name)
+        else:
+            plain[name] = value
+    return plain, secrets
+
+
+def env_findings(stack: Stack, role: RoleConfig) -> list[Finding]:
+    """`env-unrepresentable`: values that no env-file syntax reads alike in bash and python-dotenv."""
+    findings: list[Finding] = []
+    plain, _ = split_env(role)
+    for name, value in plain.items():
+        if env_file_value(value) is None:
+            entry = role.entry("env", name)
+            findings.append(
+                Finding(
+                    "env-unrepresentable",
+                    Severity.ERROR,
+                    f"env.{name}: no env-file syntax reads this value the same in bash and python-dotenv "
+                    "(it holds a single quote together with `$` or a backtick, or a NUL or carriage return)",
+                    [entry.origin] if entry else [],
+                    fix=f"change the value of {name}, or pass it as a secret from the launching environment",
+                    stack=stack.spec,
+                    role=role.name,
+                )
+            )
+    return findings
+
+
+def _context(stack: Stack, role: RoleConfig, version: str) -> dict[str, Any]:
+    return {
+        "profilekit_version": __version__,
+        "stack": stack.spec,
+        "role": role.name,
+        "vllm_version": version,
+    }
+
+
+def render_stack(
+    stack: Stack,
+    *,
+    version: str,
+    catalogue: Catalogue | None,
+    roles: list[str] | None = None,
+    targets: tuple[str, ...] = DEFAULT_TARGETS,
+    team_templates: Path | None = None,
+) -> tuple[dict[str, Rendered], list[Finding]]:
+    """Every output file of the stack; findings instead of files when a value cannot be written."""
+    env = _environment(team_templates)
+    files: dict[str, Rendered] = {}
+    findings: list[Finding] = []
+    chosen = [stack.roles[name] for name in (roles or list(stack.roles))]
+    for role in chosen:
+        findings += env_findings(stack, role)
+    if findings:
+        return {}, findings
+    for role in chosen:
+        plain, secrets = split_env(role)
+        ctx = _context(stack, role, version)
+        if "script" in targets:
+            argv = role_argv(role, catalogue)
+            command = _command_lines(argv)
+            text = env.get_template(TEMPLATE_FILES["script"]).render(
+                **ctx,
+                script_name=f"{role.name}.sh",
+                secrets=secrets,
+                exports=[f"{k}={shell_quote(v)}" for k, v in plain.items()],
+                command=command,
+            )
+            files[f"{role.name}.sh"] = Rendered(text, 0o755)
+        if "env" in targets:
+            text = env.get_template(TEMPLATE_FILES["env"]).render(
+                **ctx,
+                secrets=secrets,
+                assignments=[f"{k}={env_file_value(v)}" for k, v in plain.items()],
+            )
+            files[f"{role.name}.env"] = Rendered(text, 0o644)
+    files[MANIFEST] = Rendered(manifest(stack, version=version, files=files))
+    return files, []
+
+
+def _command_lines(argv: list[str]) -> str:
+    """The quoted command, one option and its values per line: `exec vllm serve MODEL \\` then options."""
+    lines: list[list[str]] = [[]]
+    for index, arg in enumerate(argv):
+        if arg.startswith("-") and index > 0 and lines[-1]:
+            lines.append([])
+        lines[-1].append(shell_quote(arg))
+    return " \\\n  ".join(" ".join(words) for words in lines)
+
+
+def manifest(stack: Stack, *, version: str, files: dict[str, Rendered]) -> str:
+    data = {
+        "stack": stack.spec,
+        "layers": [{"name": layer.name, "file": layer.file, "sha256": layer.sha256} for layer in stack.layers],
+        "vllm_version": version,
+        "profilekit_version": __version__,
+        "files": [
+            {"path": path, "sha256": hashlib.sha256(item.text.encode("utf-8")).hexdigest()}
+            for path, item in sorted(files.items())
+        ],
+    }
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,130 @@
+"""Findings as text, JSON, GitHub workflow commands or SARIF 2.1.0."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from profilekit import __version__
+from profilekit.errors import Finding, Severity, count
+
+FORMATS = ("text", "json", "github", "sarif")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def summary_line(findings: list[Finding]) -> str:
+    errors, warnings = count(findings)
+    return f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')}"
+
+
+def format_text(findings: list[Finding]) -> str:
+    lines: list[str] = []
+    for f in findings:
+        head = str(f.locations[0]) if f.locations else (f.stack or "profilekit")
+        lines.append(f"{head}: {f.severity.value} {f.rule} {f.message}")
+        context = []
+        if f.stack is not None:
+            context.append(f"stack {f.stack}")
+        if f.role is not None:
+            context.append(f"role {f.role}")
+        if context and f.locations:
+            lines.append(f"    in {', '.join(context)}")
+        for loc in f.locations[1:]:
+            where = f" {loc.key}" if loc.key else ""
+            layer = f" (layer {loc.layer})" if loc.layer else ""
+            lines.append(f"    {loc}:{where}{layer}")
+        lines.extend(f"    {note}" for note in f.notes)
+        if f.fix:
+            lines.append(f"    fix: {f.fix}")
+    return "\n".join(lines)
+
+
+def format_json(findings: list[Finding], *, version: str) -> str:
+    errors, warnings = count(findings)
+    data = {
+        "vllm_version": version,
+        "findings": [f.as_dict() for f in findings],
+        "summary": {"errors": errors, "warnings": warnings},
+    }
+    return json.dumps(data, indent=2, ensure_ascii=False)
+
+
+def _gh_escape(text: str, *, prop: bool = False) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if prop:
+        text = text.replace(":", "%3A").replace(",", "%2C")
+    return text
+
+
+def format_github(findings: list[Finding]) -> str:
+    """GitHub Actions workflow commands: one `::error file=..,line=..,col=..::` per finding."""
+    lines = []
+    for f in findings:
+        level = "error" if f.severity is Severity.ERROR else "warning"
+        props = [f"title={_gh_escape(f.rule, prop=True)}"]
+        if f.locations:
+            loc = f.locations[0]
+            props = [f"file={_gh_escape(loc.file, prop=True)}", f"line={loc.line}", f"col={loc.column}", *props]
+        body = f.message + (f" — fix: {f.fix}" if f.fix else "")
+        lines.append(f"::{level} {','.join(props)}::{_gh_escape(body)}")
+    return "\n".join(lines)
+
+
+def format_sarif(findings: list[Finding]) -> str:
+    rules: dict[str, dict[str, Any]] = {}
+    results = []
+    for f in findings:
+        rules.setdefault(f.rule, {"id": f.rule, "name": f.rule, "shortDescription": {"text": f.rule}})
+        locations = [
+            {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": loc.file, "uriBaseId": "%SRCROOT%"},
+                    "region": {"startLine": loc.line, "startColumn": loc.column},
+                },
+                **({"logicalLocations": [{"fullyQualifiedName": loc.key}]} if loc.key else {}),
+            }
+            for loc in f.locations
+        ]
+        result: dict[str, Any] = {
+            "ruleId": f.rule,
+            "level": "error" if f.severity is Severity.ERROR else "warning",
+            "message": {"text": f.message + (f"\nfix: {f.fix}" if f.fix else "")},
+            "locations": locations[:1],
+        }
+        if len(locations) > 1:
+            result["relatedLocations"] = [{"id": i, **loc} for i, loc in enumerate(locations[1:], 1)]
+        props = {k: v for k, v in (("stack", f.stack), ("role", f.role)) if v is not None}
+        if props:
+            result["properties"] = props
+        results.append(result)
+    log = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "profilekit",
+                        "version": __version__,
+                        "informationUri": "https://github.com/profilekit/profilekit",
+                        "rules": list(rules.values()),
+                    }
+                },
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(log, indent=2, ensure_ascii=False)
+
+
+def format_findings(findings: list[Finding], fmt: str, *, version: str) -> str:
+    if fmt == "json":
+        return format_json(findings, version=version)
+    if fmt == "github":
+        return format_github(findings)
+    if fmt == "sarif":
+        return format_sarif(findings)
+    return format_text(findings)

@@ -1,0 +1,79 @@
+"""One repository opened for one command: its config, target vLLM release, layers and flag catalogue."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from profilekit.compose import Catalog, Stack, compose, unknown_references
+from profilekit.errors import Finding, FindingsError, UsageError
+from profilekit.layers import find_repo, load_repo_config
+from profilekit.vllm.versions import resolve_version
+
+if TYPE_CHECKING:
+    from profilekit.models import RepoConfig
+    from profilekit.vllm.catalogue import Catalogue
+
+
+@dataclass(slots=True)
+class Session:
+    root: Path
+    config: RepoConfig
+    version: str
+    layers: Catalog
+    config_findings: list[Finding] = field(default_factory=list)
+
+    @classmethod
+    def open(cls, *, repo: Path | None, vllm_version: str | None, cwd: Path | None = None) -> Session:
+        root = find_repo(cwd, repo)
+        config, _source, findings = load_repo_config(root)
+        if findings and vllm_version is None:
+            # the target release cannot be trusted from a broken profilekit.toml
+            raise FindingsError(findings)
+        version = resolve_version(vllm_version, config.vllm.version)
+        return cls(root, config, version, Catalog(root), findings)
+
+    @property
+    def catalogue(self) -> Catalogue | None:
+        from profilekit.vllm.catalogue import load_catalogue
+
+        return load_catalogue(self.version)
+
+    def stack(self, spec: str) -> Stack:
+        """Compose `spec`; problems inside its files stop the command (exit 1)."""
+        stack = compose(self.layers, spec)
+        problems = list(self.config_findings) + stack.findings
+        for layer in stack.layers:
+            problems += unknown_references(self.layers, layer)
+        if problems:
+            raise FindingsError(problems)
+        return stack
+
+    def role_names(self, stack: Stack, role: str | None) -> list[str]:
+        if role is None:
+            return list(stack.roles)
+        if role not in stack.roles:
+            import difflib
+
+            close = difflib.get_close_matches(role, list(stack.roles), n=1)
+            hint = f"did you mean {close[0]!r}?" if close else "roles of this stack: " + ", ".join(stack.roles)
+            raise UsageError(f"stack {stack.spec!r} has no role {role!r}", hint=hint)
+        return [role]
+
+    def templates_dir(self) -> Path | None:
+        name = self.config.render.templates
+        if not name:
+            return None
+        folder = (self.root / name).resolve()
+        if not folder.is_dir():
+            raise UsageError(
+                f"templates folder {name!r} named in profilekit.toml does not exist",
+                hint=f"create {folder} or remove [render] templates",
+            )
+        return folder
+
+    def check(self, stack: Stack) -> list[Finding]:
+        from profilekit.rules import check_stack
+
+        return check_stack(stack, version=self.version, catalogue=self.catalogue)
