@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 _SAFE_WORD = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
+# python-dotenv (interpolate=True, its default) expands this in quoted and unquoted values alike
+_DOTENV_VARIABLE = re.compile(r"\$\{[^}]*\}")
 
 
 def shell_quote(value: str) -> str:
@@ -20,10 +22,11 @@ def env_file_value(value: str) -> str | None:
     Single quotes: bash takes everything literally; python-dotenv only turns `\\\\` and `\\'`
     into one character, so the value must not hold a quote, a doubled backslash, or end in one.
     Double quotes: both undo `\\\\` and `\\"`, but bash expands `$` and backticks there while
-    python-dotenv keeps them (and expands `${...}`), so those characters must be absent.
+    python-dotenv keeps them, so those characters must be absent.
+    python-dotenv expands `${NAME}` in every kind of value and has no escape for it.
     None means no syntax works for both readers (e.g. a value with both `'` and `$`).
     """
-    if "\x00" in value or "\r" in value:
+    if "\x00" in value or "\r" in value or _DOTENV_VARIABLE.search(value):
         return None
     if "'" not in value and "\\\\" not in value and not value.endswith("\\"):
         return "'" + value + "'"

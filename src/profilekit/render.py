@@ -89,7 +89,8 @@ def env_findings(stack: Stack, role: RoleConfig) -> list[Finding]:
                     "env-unrepresentable",
                     Severity.ERROR,
                     f"env.{name}: no env-file syntax reads this value the same in bash and python-dotenv "
-                    "(it holds a single quote together with `$` or a backtick, or a NUL or carriage return)",
+                    "(a single quote together with `$` or a backtick, a `${...}` that python-dotenv would expand, "
+                    "or a NUL or carriage return)",
                     [entry.origin] if entry else [],
                     fix=f"change the value of {name}, or pass it as a secret from the launching environment",
                     stack=stack.spec,
