@@ -165,25 +165,37 @@ def read_toml(root: Path, path: Path) -> tuple[SourceFile | None, dict[str, Any]
     return source, data, []
 
 
+def _env_depth(loc: tuple[Any, ...]) -> int | None:
+    """Index of the union tag in an env value's error location (`env.X.<tag>`), if it is one."""
+    if len(loc) >= 3 and loc[0] == "env":
+        return 2
+    if len(loc) >= 5 and loc[0] == "roles" and loc[2] == "env":
+        return 4
+    return None
+
+
 def _schema_findings(source: SourceFile, exc: ValidationError, *, rule: str, layer: str = "") -> list[Finding]:
     findings: list[Finding] = []
-    seen: set[tuple[KeyPath, str]] = set()
+    seen: set[KeyPath] = set()
     for err in exc.errors(include_url=False):
-        loc = tuple(
-            p
-            for p in err["loc"]
-            if not (
-                isinstance(p, str)
-                and p in {"str", "Secret", "function-after[_extends_names_layers(), list[constrained-str]]"}
-            )
-        )
+        loc = tuple(err["loc"])
+        depth = _env_depth(loc)
+        if depth is not None and loc[depth] in ("str", "Secret"):
+            # `str | Secret`: one message for the env value, whichever branch failed
+            tag = loc[depth]
+            loc = loc[:depth] + loc[depth + 1 :]
+            is_table = isinstance(err["input"], dict) or (tag == "Secret" and len(loc) > depth)
+            if is_table and tag == "str":
+                continue
+            if not is_table:
+                err = {**err, "type": "env_value_type", "loc": loc}
         path: KeyPath = tuple(p for p in loc if isinstance(p, (str, int)))
-        message = _friendly(err)
-        if (path, message) in seen:
+        if path in seen:
             continue
-        seen.add((path, message))
+        seen.add(path)
         pos = source.pos(path)
         key = format_key(path)
+        message = _friendly(err)
         findings.append(
             Finding(
                 rule,
@@ -194,6 +206,19 @@ def _schema_findings(source: SourceFile, exc: ValidationError, *, rule: str, lay
             )
         )
     return findings
+
+
+_TYPE_NAMES = {
+    "string": "string",
+    "str": "string",
+    "bool": "boolean",
+    "int": "integer",
+    "float": "float",
+    "dict": "table",
+    "model": "table",
+    "list": "array",
+    "env_value": "string or { secret = true }",
+}
 
 
 def _friendly(err: Any) -> str:
@@ -207,11 +232,10 @@ def _friendly(err: Any) -> str:
     if kind == "string_pattern_mismatch":
         return f"{err['input']!r} is not a valid name"
     if kind.endswith("_type"):
-        expected = (
-            kind.removesuffix("_type").replace("dict", "table").replace("list", "array").replace("bool", "boolean")
-        )
-        expected = expected.replace("model", "table").replace("str", "string")
-        return f"expected a {expected}, got {_toml_type(err['input'])}"
+        base = kind.removesuffix("_type")
+        return f"expected a {_TYPE_NAMES.get(base, base)}, got {_toml_type(err['input'])}"
+    if kind == "too_short":
+        return "must not be empty"
     return str(err["msg"])
 
 

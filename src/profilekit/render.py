@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from profilekit import __version__
-from profilekit.errors import Finding, Severity
+from profilekit.errors import Finding, Severity, UsageError
 from profilekit.quoting import env_file_value, shell_quote
 from profilekit.vllm.argv import render_argv
 
@@ -133,23 +133,45 @@ def render_stack(
         if "script" in targets:
             argv = role_argv(role, catalogue)
             command = _command_lines(argv)
-            text = env.get_template(TEMPLATE_FILES["script"]).render(
-                **ctx,
-                script_name=f"{role.name}.sh",
-                secrets=secrets,
-                exports=[f"{k}={shell_quote(v)}" for k, v in plain.items()],
-                command=command,
+            text = _render_template(
+                env,
+                TEMPLATE_FILES["script"],
+                {
+                    **ctx,
+                    "script_name": f"{role.name}.sh",
+                    "secrets": secrets,
+                    "exports": [f"{k}={shell_quote(v)}" for k, v in plain.items()],
+                    "command": command,
+                },
             )
             files[f"{role.name}.sh"] = Rendered(text, 0o755)
         if "env" in targets:
-            text = env.get_template(TEMPLATE_FILES["env"]).render(
-                **ctx,
-                secrets=secrets,
-                assignments=[f"{k}={env_file_value(v)}" for k, v in plain.items()],
+            text = _render_template(
+                env,
+                TEMPLATE_FILES["env"],
+                {
+                    **ctx,
+                    "secrets": secrets,
+                    "assignments": [f"{k}={env_file_value(v)}" for k, v in plain.items()],
+                },
             )
             files[f"{role.name}.env"] = Rendered(text, 0o644)
     files[MANIFEST] = Rendered(manifest(stack, version=version, files=files))
     return files, []
+
+
+def _render_template(env: SandboxedEnvironment, name: str, context: dict[str, Any]) -> str:
+    """Render one template; a broken team template is a clear usage error, not a traceback."""
+    from jinja2 import TemplateError
+
+    try:
+        return env.get_template(name).render(**context)
+    except TemplateError as exc:
+        where = f"{name}:{exc.lineno}" if getattr(exc, "lineno", None) else name
+        raise UsageError(
+            f"template {where}: {exc.message or exc}",
+            hint="team templates can use: " + ", ".join(sorted(context)),
+        ) from None
 
 
 def _command_lines(argv: list[str]) -> str:
