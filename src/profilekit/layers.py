@@ -177,7 +177,8 @@ def _env_depth(loc: tuple[Any, ...]) -> int | None:
 def _schema_findings(source: SourceFile, exc: ValidationError, *, rule: str, layer: str = "") -> list[Finding]:
     findings: list[Finding] = []
     seen: set[KeyPath] = set()
-    for err in exc.errors(include_url=False):
+    for raw_err in exc.errors(include_url=False):
+        err: Any = raw_err
         loc = tuple(err["loc"])
         depth = _env_depth(loc)
         if depth is not None and loc[depth] in ("str", "Secret"):

@@ -167,7 +167,8 @@ def _render_template(env: SandboxedEnvironment, name: str, context: dict[str, An
     try:
         return env.get_template(name).render(**context)
     except TemplateError as exc:
-        where = f"{name}:{exc.lineno}" if getattr(exc, "lineno", None) else name
+        lineno = getattr(exc, "lineno", None)
+        where = f"{name}:{lineno}" if lineno else name
         raise UsageError(
             f"template {where}: {exc.message or exc}",
             hint="team templates can use: " + ", ".join(sorted(context)),
