@@ -1,0 +1,182 @@
+"""The rule engine: the `Rule` record, the registry every rule family adds to, and the run loop.
+
+A rule has a stable id, a severity, the vLLM releases it applies to, a check over one role's facts
+(or over the whole stack), a one-line summary and the vLLM source it mirrors. A check yields `Hit`s;
+the engine turns them into `Finding`s that carry the stack and role.
+
+Hits of checks that vLLM itself makes carry `order`: where in vLLM's start-up the check runs.
+vLLM stops at its first failure; profilekit reports every failing rule, and `Verdict` names the one
+vLLM would report, so the two can be compared (tests/oracle/test_verdicts.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, cast
+
+from packaging.specifiers import SpecifierSet
+
+from profilekit.errors import Finding, Location, Severity
+
+if TYPE_CHECKING:
+    from profilekit.compose import Stack
+    from profilekit.rules.facts import RoleFacts
+    from profilekit.vllm.catalogue import Catalogue
+
+# Stages of `vllm serve` start-up, in the order vLLM runs them (the first element of Hit.order).
+STAGE_ARGPARSE = 0  # the argument parser (unknown options, invalid choices)
+STAGE_CONFIG_OBJECTS = 1  # EngineArgs.create_engine_config building sub-configs (KVTransferConfig, ...)
+STAGE_POST_INIT = 2  # VllmConfig.__post_init__ (offload connector synthesis, KV transfer compat)
+STAGE_VALIDATORS = 3  # VllmConfig model validators (validate_mamba_cached_kernel)
+
+
+@dataclass(slots=True)
+class Hit:
+    """One failure found by a check, before the engine attaches rule metadata."""
+
+    rule: str
+    message: str
+    locations: list[Location]
+    fix: str = ""
+    role: str | None = None
+    severity: Severity | None = None  # overrides the rule's severity (e.g. a single-role P/D warning)
+    order: tuple[int, int] | None = None  # vLLM's start-up order; None: vLLM makes no such check
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Context:
+    """What every check may read: the stack, the target release, and per-role facts."""
+
+    stack: Stack
+    version: str
+    catalogue: Catalogue | None
+    root: Path | None
+    facts: dict[str, RoleFacts]
+
+    def capabilities(self) -> dict[str, set[str]]:
+        """Derived capabilities of every vLLM role (`provides` are added by the declared family)."""
+        return {name: set(f.capabilities) for name, f in self.facts.items()}
+
+
+RoleCheck = Callable[[Context, "RoleFacts"], Iterable[Hit]]
+StackCheck = Callable[[Context], Iterable[Hit]]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    id: str
+    severity: Severity
+    summary: str
+    scope: Literal["role", "stack"]
+    check: RoleCheck | StackCheck
+    releases: str = ""  # a PEP 440 specifier such as ">=0.29.0"; empty: every supported release
+    source: str = ""  # the vLLM source (or document) the rule mirrors
+
+    def applies(self, version: str) -> bool:
+        return not self.releases or SpecifierSet(self.releases).contains(version)
+
+
+RULES: dict[str, Rule] = {}
+
+
+def _register(new: Rule) -> None:
+    if new.id in RULES:
+        raise ValueError(f"rule {new.id!r} registered twice")
+    RULES[new.id] = new
+
+
+def rule(
+    rule_id: str, severity: Severity, summary: str, *, releases: str = "", source: str = ""
+) -> Callable[[RoleCheck], RoleCheck]:
+    """Register a check over one vLLM role's facts (a decorator)."""
+
+    def register(check: RoleCheck) -> RoleCheck:
+        _register(Rule(rule_id, severity, summary, "role", check, releases, source))
+        return check
+
+    return register
+
+
+def stack_rule(
+    rule_id: str, severity: Severity, summary: str, *, releases: str = "", source: str = ""
+) -> Callable[[StackCheck], StackCheck]:
+    """Register a check over the whole stack (a decorator)."""
+
+    def register(check: StackCheck) -> StackCheck:
+        _register(Rule(rule_id, severity, summary, "stack", check, releases, source))
+        return check
+
+    return register
+
+
+def describe(rule_id: str, severity: Severity, summary: str, *, releases: str = "", source: str = "") -> None:
+    """Register a rule whose findings another module produces (listed in docs and `RULES` all the same)."""
+    RULES[rule_id] = Rule(rule_id, severity, summary, "stack", _no_check, releases, source)
+
+
+def _no_check(ctx: Context) -> Iterable[Hit]:
+    return ()
+
+
+@dataclass(slots=True)
+class Verdict:
+    """vLLM's verdict as profilekit predicts it for one role: accepted, or the rule that rejects first."""
+
+    accepted: bool
+    rule: str | None
+    message: str | None
+
+
+def run_rules(ctx: Context) -> list[tuple[Finding, tuple[int, int] | None]]:
+    """Every applicable rule over every role (role rules) and over the stack (stack rules)."""
+    out: list[tuple[Finding, tuple[int, int] | None]] = []
+    for r in RULES.values():
+        if not r.applies(ctx.version):
+            continue
+        hits: list[Hit] = []
+        if r.scope == "role":
+            role_check = cast("RoleCheck", r.check)
+            for facts in ctx.facts.values():
+                hits += role_check(ctx, facts)
+        else:
+            hits += cast("StackCheck", r.check)(ctx)
+        for hit in hits:
+            finding = Finding(
+                hit.rule,
+                hit.severity or (RULES[hit.rule].severity if hit.rule in RULES else r.severity),
+                hit.message,
+                _dedupe(hit.locations),
+                hit.fix,
+                stack=ctx.stack.spec,
+                role=hit.role,
+                notes=list(hit.notes),
+            )
+            out.append((finding, hit.order))
+    return out
+
+
+def _dedupe(locations: list[Location]) -> list[Location]:
+    seen: set[tuple[str, int, int, str]] = set()
+    kept: list[Location] = []
+    for loc in locations:
+        key = (loc.file, loc.line, loc.column, loc.key)
+        if key not in seen:
+            seen.add(key)
+            kept.append(loc)
+    return kept
+
+
+def first_rejection(ordered: list[tuple[Finding, tuple[int, int] | None]], role: str) -> Verdict:
+    """The error vLLM would report first for `role`, among the findings vLLM also checks."""
+    candidates = [
+        (order, finding)
+        for finding, order in ordered
+        if order is not None and finding.is_error and finding.role in (role, None)
+    ]
+    if not candidates:
+        return Verdict(True, None, None)
+    _order, finding = min(candidates, key=lambda item: item[0])
+    return Verdict(False, finding.rule, finding.message)

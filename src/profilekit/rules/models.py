@@ -1,0 +1,225 @@
+"""Which model a role serves: its architecture, and what vLLM knows about that architecture.
+
+vLLM reads the architecture from the model's `config.json` (`architectures[0]`); profilekit reads it,
+in this order, from `[model] architecture`, from a local `config.json` (`[model] config`, or
+`serve.model` being a folder), or from a shipped table of well-known Hugging Face model ids.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from profilekit.vllm.versions import version_key
+
+if TYPE_CHECKING:
+    from profilekit.compose import RoleConfig
+    from profilekit.errors import Location
+
+
+@dataclass(frozen=True, slots=True)
+class ArchInfo:
+    """What vLLM's model registry says about one architecture (`vllm/model_executor/models/registry.py`).
+
+    `hybrid`: implements `IsHybrid` (attention + Mamba/linear-attention layers).
+    `mamba_prefix_caching`: implements `SupportsMambaPrefixCaching` (Mamba cache mode `all`).
+    `replayssm_since`: the first release whose class implements `SupportsReplaySSM`.
+    """
+
+    hybrid: bool = False
+    mamba_prefix_caching: bool = False
+    replayssm_since: str | None = None
+
+    def supports_replayssm(self, version: str) -> bool:
+        return self.replayssm_since is not None and version_key(version) >= version_key(self.replayssm_since)
+
+
+_NEMOTRON_H = ArchInfo(hybrid=True, mamba_prefix_caching=True, replayssm_since="0.27.0")
+# vllm/models/kimi_k3/nvidia/model.py: SupportsReplaySSM from 0.29.0; no SupportsMambaPrefixCaching
+_KIMI = ArchInfo(hybrid=True, mamba_prefix_caching=False, replayssm_since="0.29.0")
+_HYBRID = ArchInfo(hybrid=True)
+_PLAIN = ArchInfo()
+
+ARCHITECTURES: dict[str, ArchInfo] = {
+    "NemotronHForCausalLM": _NEMOTRON_H,
+    "NemotronHPuzzleForCausalLM": _NEMOTRON_H,  # the registry maps it to NemotronHForCausalLM
+    "KimiLinearForCausalLM": _KIMI,
+    "KimiK3ForConditionalGeneration": _KIMI,
+    # hybrid models without ReplaySSM (classes implementing IsHybrid)
+    "NemotronH_Nano_VL_V2": _HYBRID,
+    "Qwen3NextForCausalLM": _HYBRID,
+    "Qwen3_5ForCausalLM": _HYBRID,
+    "Qwen3_5MoeForCausalLM": _HYBRID,
+    "Qwen3_5ForConditionalGeneration": _HYBRID,
+    "Qwen3_5MoeForConditionalGeneration": _HYBRID,
+    "JambaForCausalLM": _HYBRID,
+    "FalconH1ForCausalLM": _HYBRID,
+    "GraniteMoeHybridForCausalLM": _HYBRID,
+    "Zamba2ForCausalLM": _HYBRID,
+    "BambaForCausalLM": _HYBRID,
+    "Lfm2ForCausalLM": _HYBRID,
+    "Lfm2MoeForCausalLM": _HYBRID,
+    "Plamo2ForCausalLM": _HYBRID,
+    "BailingMoeV3ForCausalLM": _HYBRID,
+    "MiniMaxText01ForCausalLM": _HYBRID,
+    # attention-only models that often appear in profiles
+    "LlamaForCausalLM": _PLAIN,
+    "MistralForCausalLM": _PLAIN,
+    "Qwen2ForCausalLM": _PLAIN,
+    "Qwen3ForCausalLM": _PLAIN,
+    "Qwen3MoeForCausalLM": _PLAIN,
+    "GptOssForCausalLM": _PLAIN,
+    "DeepseekV3ForCausalLM": _PLAIN,
+    "Gemma3ForCausalLM": _PLAIN,
+    "Gemma3ForConditionalGeneration": _PLAIN,
+    "MixtralForCausalLM": _PLAIN,
+    "Phi3ForCausalLM": _PLAIN,
+}
+
+# Well-known Hugging Face model ids (compared case-insensitively) and the architecture their
+# config.json names. Extend with `[model] architecture` in a layer rather than here.
+WELL_KNOWN_MODELS: dict[str, str] = {
+    key.lower(): arch
+    for arch, keys in {
+        "NemotronHForCausalLM": [
+            "nvidia/Nemotron-H-4B-Base-8K",
+            "nvidia/Nemotron-H-4B-Instruct-128K",
+            "nvidia/Nemotron-H-8B-Base-8K",
+            "nvidia/Nemotron-H-8B-Reasoning-128K",
+            "nvidia/Nemotron-H-47B-Base-8K",
+            "nvidia/Nemotron-H-47B-Reasoning-128K",
+            "nvidia/Nemotron-H-56B-Base-8K",
+            "nvidia/NVIDIA-Nemotron-Nano-9B-v2",
+            "nvidia/NVIDIA-Nemotron-Nano-12B-v2",
+            "nvidia/NVIDIA-Nemotron-Nano-9B-v2-Base",
+            "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
+            "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-FP8",
+            "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16",
+            "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8",
+            "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4",
+            "nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16",
+            "nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-NVFP4",
+            "RedHatAI/NVIDIA-Nemotron-3-Ultra-550B-A55B-FP8-block",
+        ],
+        "KimiLinearForCausalLM": [
+            "moonshotai/Kimi-Linear-48B-A3B-Instruct",
+            "moonshotai/Kimi-Linear-48B-A3B-Base",
+        ],
+        "Qwen3NextForCausalLM": [
+            "Qwen/Qwen3-Next-80B-A3B-Instruct",
+            "Qwen/Qwen3-Next-80B-A3B-Thinking",
+        ],
+        "Qwen3ForCausalLM": [
+            "Qwen/Qwen3-0.6B",
+            "Qwen/Qwen3-1.7B",
+            "Qwen/Qwen3-4B",
+            "Qwen/Qwen3-8B",
+            "Qwen/Qwen3-14B",
+            "Qwen/Qwen3-32B",
+        ],
+        "Qwen3MoeForCausalLM": ["Qwen/Qwen3-30B-A3B", "Qwen/Qwen3-235B-A22B"],
+        "Qwen2ForCausalLM": [
+            "Qwen/Qwen2.5-0.5B-Instruct",
+            "Qwen/Qwen2.5-1.5B-Instruct",
+            "Qwen/Qwen2.5-7B-Instruct",
+            "Qwen/Qwen2.5-72B-Instruct",
+        ],
+        "LlamaForCausalLM": [
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "meta-llama/Meta-Llama-3.1-8B-Instruct",
+            "meta-llama/Llama-3.1-70B-Instruct",
+            "meta-llama/Llama-3.2-1B",
+            "meta-llama/Llama-3.2-1B-Instruct",
+            "meta-llama/Llama-3.2-3B-Instruct",
+            "meta-llama/Llama-3.3-70B-Instruct",
+        ],
+        "MistralForCausalLM": ["mistralai/Mistral-7B-Instruct-v0.3"],
+        "GptOssForCausalLM": ["openai/gpt-oss-20b", "openai/gpt-oss-120b"],
+        "DeepseekV3ForCausalLM": ["deepseek-ai/DeepSeek-V3", "deepseek-ai/DeepSeek-R1"],
+        "GraniteMoeHybridForCausalLM": ["ibm-granite/granite-4.0-h-small", "ibm-granite/granite-4.0-h-tiny"],
+        "JambaForCausalLM": ["ai21labs/AI21-Jamba-Mini-1.7", "ai21labs/AI21-Jamba-Large-1.7"],
+        "FalconH1ForCausalLM": ["tiiuae/Falcon-H1-7B-Instruct", "tiiuae/Falcon-H1-34B-Instruct"],
+    }.items()
+    for key in keys
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ModelFacts:
+    """The model one vLLM role serves, as far as profilekit can tell without the network."""
+
+    model: str | None
+    architecture: str | None
+    # how the architecture was found: "declared", "config.json", "well-known id", or "" when unknown
+    source: str
+    locations: tuple[Location, ...] = field(default_factory=tuple)
+    problem: str = ""  # why a config.json could not be read
+
+    @property
+    def known(self) -> bool:
+        return self.architecture is not None
+
+    @property
+    def info(self) -> ArchInfo | None:
+        if self.architecture is None:
+            return None
+        return ARCHITECTURES.get(self.architecture, _PLAIN)
+
+    @property
+    def hybrid(self) -> bool | None:
+        info = self.info
+        return None if info is None else info.hybrid
+
+
+def _read_architecture(path: Path) -> tuple[str | None, str]:
+    try:
+        raw: Any = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None, f"{path} does not exist"
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, f"{path} cannot be read ({exc})"
+    except json.JSONDecodeError as exc:
+        return None, f"{path} is not valid JSON ({exc.msg} at line {exc.lineno})"
+    archs = raw.get("architectures") if isinstance(raw, dict) else None
+    if isinstance(archs, list) and archs and isinstance(archs[0], str):
+        return archs[0], ""
+    return None, f"{path} has no `architectures` list"
+
+
+def model_facts(role: RoleConfig, root: Path | None) -> ModelFacts:
+    """Resolve a role's model and architecture; never raises."""
+    model_entry = role.entry("serve", "model")
+    model = model_entry.value if model_entry is not None and isinstance(model_entry.value, str) else None
+    model_locs = (model_entry.origin,) if model_entry is not None else ()
+
+    declared = role.entry("model", "architecture")
+    if declared is not None and isinstance(declared.value, str):
+        return ModelFacts(model, declared.value, "declared", (declared.origin,))
+
+    problem = ""
+    config = role.entry("model", "config")
+    if config is not None and isinstance(config.value, str):
+        path = Path(config.value).expanduser()
+        if not path.is_absolute() and root is not None:
+            path = root / path
+        if path.is_dir():
+            path = path / "config.json"
+        arch, problem = _read_architecture(path)
+        if arch is not None:
+            return ModelFacts(model, arch, "config.json", (config.origin,))
+
+    if model is not None:
+        folder = Path(model).expanduser()
+        if not folder.is_absolute() and root is not None and (root / folder).is_dir():
+            folder = root / folder
+        if folder.is_dir():
+            arch, why = _read_architecture(folder / "config.json")
+            if arch is not None:
+                return ModelFacts(model, arch, "config.json", model_locs)
+            problem = problem or why
+        known = WELL_KNOWN_MODELS.get(model.lower())
+        if known is not None:
+            return ModelFacts(model, known, "well-known id", model_locs)
+    return ModelFacts(model, None, "", model_locs, problem)
