@@ -271,7 +271,9 @@ def explain(
         except ValueError as exc:
             raise UsageError(str(exc), hint="write a dotted key such as serve.max_num_seqs or env.HF_TOKEN") from None
         if prefix and prefix[0] == "serve" and len(prefix) > 1:
-            prefix = ("serve", str(prefix[1]).replace("-", "_"), *prefix[2:])
+            from profilekit.layers import serve_dest
+
+            prefix = ("serve", serve_dest(str(prefix[1]), session.catalogue), *prefix[2:])
     rows: list[tuple[str, str, Entry]] = []
     for name in session.role_names(composed, role):
         scope = composed.roles[name].scope

@@ -5,13 +5,16 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from profilekit.errors import Finding, Location, Severity, UsageError
 from profilekit.layers import Layer, discover_layers, load_layer
 from profilekit.models import Secret
 from profilekit.tomlpos import Path as KeyPath
 from profilekit.tomlpos import format_key, parse_key
+
+if TYPE_CHECKING:
+    from profilekit.vllm.catalogue import Catalogue
 
 DEFAULT_ROLE = "serve"
 SCOPES = ("serve", "env", "model")
@@ -161,14 +164,16 @@ class Stack:
 class Catalog:
     """Lazily loaded layers of one repository; each file is read at most once."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, catalogue: Catalogue | None = None) -> None:
         self.root = root
         self.files = discover_layers(root)
+        # with the target release's flag catalogue, serve keys written as aliases become dests
+        self.catalogue = catalogue
         self._loaded: dict[str, tuple[Layer | None, list[Finding]]] = {}
 
     def get(self, name: str) -> tuple[Layer | None, list[Finding]]:
         if name not in self._loaded:
-            self._loaded[name] = load_layer(self.root, name, self.files[name])
+            self._loaded[name] = load_layer(self.root, name, self.files[name], self.catalogue)
         return self._loaded[name]
 
     def suggest(self, name: str) -> str:
@@ -278,9 +283,9 @@ def _unset_paths(layer: Layer) -> tuple[list[tuple[KeyPath, Location]], list[Fin
             )
             continue
         if path[0] == "serve":
-            path = ("serve", path[1].replace("-", "_"), *path[2:])
+            path = ("serve", layer.dest(str(path[1])), *path[2:])
         elif path[0] == "roles" and len(path) >= 4 and path[2] == "serve":
-            path = (*path[:3], path[3].replace("-", "_"), *path[4:])
+            path = (*path[:3], layer.dest(str(path[3])), *path[4:])
         out.append((path, Location(loc.file, loc.line, loc.column, f"layer.unset[{index}]", loc.layer)))
     return out, findings
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from pydantic import ValidationError
 
     from profilekit.models import LayerFile, RepoConfig
+    from profilekit.vllm.catalogue import Catalogue
 
 REPO_MARKER = "profilekit.toml"
 PROFILES_DIR = "profiles"
@@ -53,6 +54,12 @@ class Layer:
     role_serve: dict[str, dict[str, Any]]
     # normalised key path -> the path as written in the file (dash spellings, aliases)
     spelling: dict[KeyPath, KeyPath] = field(default_factory=dict)
+    # the flag catalogue the keys were resolved with (None: dashes folded only)
+    catalogue: Catalogue | None = None
+
+    def dest(self, key: str) -> str:
+        """A `serve` key as vLLM's dest: aliases resolved with the catalogue, else dashes folded."""
+        return serve_dest(key, self.catalogue)
 
     @property
     def file(self) -> str:
@@ -271,15 +278,34 @@ def _schema_fix(err: Any, path: KeyPath) -> str:
     return ""
 
 
+def serve_dest(key: str, catalogue: Catalogue | None) -> str:
+    """The dest a `serve` key names: `tp`, `tensor-parallel-size` -> `tensor_parallel_size`."""
+    if catalogue is not None:
+        flag = catalogue.resolve(key)
+        if flag is not None:
+            return flag.dest
+    return key.replace("-", "_")
+
+
 def _normalise_serve(
-    source: SourceFile, layer: str, prefix: KeyPath, serve: dict[str, Any], spelling: dict[KeyPath, KeyPath]
+    source: SourceFile,
+    layer: str,
+    prefix: KeyPath,
+    serve: dict[str, Any],
+    spelling: dict[KeyPath, KeyPath],
+    *,
+    catalogue: Catalogue | None = None,
 ) -> tuple[dict[str, Any], list[Finding]]:
-    """`tensor-parallel-size` and `tensor_parallel_size` are one option; writing both is an error."""
+    """`tp`, `tensor-parallel-size` and `tensor_parallel_size` are one option; writing two is an error.
+
+    Without a catalogue only dashes and underscores are folded; with one, short aliases and every
+    option string of a flag name its dest too.
+    """
     out: dict[str, Any] = {}
     written: dict[str, str] = {}
     findings: list[Finding] = []
     for key, value in serve.items():
-        norm = key.replace("-", "_")
+        norm = serve_dest(key, catalogue)
         if norm in written:
             first = source.pos((*prefix, written[norm]))
             second = source.pos((*prefix, key))
@@ -303,8 +329,13 @@ def _normalise_serve(
     return out, findings
 
 
-def load_layer(root: Path, name: str, path: Path) -> tuple[Layer | None, list[Finding]]:
-    """Read, parse and validate one layer file. Never raises for a user mistake."""
+def load_layer(
+    root: Path, name: str, path: Path, catalogue: Catalogue | None = None
+) -> tuple[Layer | None, list[Finding]]:
+    """Read, parse and validate one layer file. Never raises for a user mistake.
+
+    With a flag catalogue, `serve` keys written as aliases or option strings become dests.
+    """
     from pydantic import ValidationError
 
     from profilekit.models import LayerFile
@@ -319,12 +350,14 @@ def load_layer(root: Path, name: str, path: Path) -> tuple[Layer | None, list[Fi
     except ValidationError as exc:
         return None, _schema_findings(source, exc, rule="invalid-layer", layer=name)
     spelling: dict[KeyPath, KeyPath] = {}
-    serve, problems = _normalise_serve(source, name, ("serve",), data.serve, spelling)
+    serve, problems = _normalise_serve(source, name, ("serve",), data.serve, spelling, catalogue=catalogue)
     role_serve: dict[str, dict[str, Any]] = {}
     for role, spec in data.roles.items():
-        role_serve[role], more = _normalise_serve(source, name, ("roles", role, "serve"), spec.serve, spelling)
+        role_serve[role], more = _normalise_serve(
+            source, name, ("roles", role, "serve"), spec.serve, spelling, catalogue=catalogue
+        )
         problems += more
-    return Layer(name, source, data, serve, role_serve, spelling), problems
+    return Layer(name, source, data, serve, role_serve, spelling, catalogue), problems
 
 
 def load_repo_config(root: Path) -> tuple[RepoConfig, SourceFile | None, list[Finding]]:

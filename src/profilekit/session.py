@@ -32,7 +32,9 @@ class Session:
             # the target release cannot be trusted from a broken profilekit.toml
             raise FindingsError(findings)
         version = resolve_version(vllm_version, config.vllm.version)
-        return cls(root, config, version, Catalog(root), findings)
+        from profilekit.vllm.catalogue import load_catalogue
+
+        return cls(root, config, version, Catalog(root, load_catalogue(version)), findings)
 
     @property
     def catalogue(self) -> Catalogue | None:
@@ -76,4 +78,4 @@ class Session:
     def check(self, stack: Stack) -> list[Finding]:
         from profilekit.rules import check_stack
 
-        return check_stack(stack, version=self.version, catalogue=self.catalogue)
+        return check_stack(stack, version=self.version, catalogue=self.catalogue, root=self.root)

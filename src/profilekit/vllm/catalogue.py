@@ -33,6 +33,8 @@ class Flag:
     help: str
     group: str
     enum_members: tuple[str, ...] | None
+    enum_class: str | None = None
+    positional: bool = False
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> Flag:
@@ -50,6 +52,8 @@ class Flag:
             help=raw.get("help_first_line") or "",
             group=raw.get("group") or "",
             enum_members=tuple(enum["member_names"]) if enum.get("member_names") else None,
+            enum_class=enum.get("enum"),
+            positional=bool(raw.get("positional")) or not raw.get("option_strings"),
         )
 
     @property
@@ -62,7 +66,8 @@ class Flag:
 
     @property
     def takes_many(self) -> bool:
-        return self.nargs in ("+", "*") or (isinstance(self.nargs, int) and self.nargs > 1)
+        # nargs=N (N >= 1) also stores a list; nargs=0 is a boolean switch
+        return self.nargs in ("+", "*") or (isinstance(self.nargs, int) and self.nargs >= 1 and not self.is_bool)
 
     @property
     def is_json(self) -> bool:
@@ -77,27 +82,56 @@ class Flag:
         longs = [o for o in self.option_strings if o.startswith("--")]
         return longs[0] if longs else self.option_strings[0]
 
+    def sets_true(self, option: str) -> bool:
+        """Whether `option` sets this boolean dest to true (vLLM's EnableDisableAction / BooleanOptionalAction).
+
+        argparse's BooleanOptionalAction adds a hidden `--no-X` for each long option `--X` it was given, and
+        vLLM's EnableDisableAction (0.31+) also pairs `--enable-X` with `--disable-X`; both set the dest to
+        false (`vllm/utils/argparse_utils.py`). The base options are the ones whose `--no-` form exists.
+        """
+        if self.action == "_StoreFalseAction":
+            return False
+        if not self.is_bool or self.action == "_StoreTrueAction":
+            return True
+        if option.startswith("--no-") and "--" + option[5:] in self.accepted:
+            return False
+        for prefix, inverse in (("--disable-", "--enable-"), ("--enable-", "--disable-")):
+            if option.startswith(prefix):
+                twin = inverse + option[len(prefix) :]
+                if twin in self.accepted and "--no-" + twin[2:] in self.accepted:
+                    return False
+        return True
+
     @property
     def true_option(self) -> str | None:
+        """The option string that sets the dest to true: the one spelled like the dest if it exists."""
         if self.action == "_StoreFalseAction":
             return None
         natural = "--" + self.dest.replace("_", "-")
-        if natural in self.accepted:
+        if natural in self.accepted and self.sets_true(natural):
             return natural
-        positives = [o for o in self.option_strings if not o.startswith("--no-")]
+        for pool in (self.option_strings, self.accepted):
+            for option in pool:
+                if option.startswith("--") and self.sets_true(option):
+                    return option
+        positives = [o for o in self.option_strings if self.sets_true(o)]
         return positives[0] if positives else None
 
     @property
     def false_option(self) -> str | None:
-        """The visible option string that sets the dest to false; None for a store-true flag."""
-        if self.action == "_StoreTrueAction":
+        """The visible option string that sets the dest to false; None for a store-true flag.
+
+        A visible inverse (`--disable-X` for `enable_X`) is preferred to a `--no-X` form, which
+        vLLM 0.31+ hides from `--help` for paired flags.
+        """
+        if self.action == "_StoreTrueAction" or not self.is_bool:
             return None
-        true = self.true_option
-        for pool in (self.option_strings, self.accepted):
-            for option in pool:
-                if option != true and option.startswith("--"):
-                    return option
-        return None
+        negatives = [o for o in self.option_strings if o.startswith("--") and not self.sets_true(o)]
+        negatives.sort(key=lambda o: o.startswith("--no-"))
+        if negatives:
+            return negatives[0]
+        hidden = [o for o in self.accepted if o.startswith("--") and not self.sets_true(o)]
+        return hidden[0] if hidden else None
 
 
 class Catalogue:
@@ -116,15 +150,44 @@ class Catalogue:
         return self.flags.get(dest)
 
     def resolve(self, key: str) -> Flag | None:
-        """A `serve` key: the dest (dashes or underscores), a long option without `--`, or a short alias."""
+        """A `serve` key: the dest (dashes or underscores), a long option without `--`, or a short alias.
+
+        A spelling that sets a boolean to false (`no_trust_remote_code`, `disable_prefix_caching` for
+        `enable_prefix_caching`) does not resolve: as a key it would read as the opposite of what it says.
+        """
         found = self.flags.get(key.replace("-", "_"))
         if found is not None:
             return found
-        for option in ("--" + key, "--" + key.replace("_", "-"), "-" + key):
+        for option in self._spellings(key):
             found = self.by_option.get(option)
-            if found is not None:
+            if found is not None and found.sets_true(option):
                 return found
         return None
+
+    def negated(self, key: str) -> tuple[Flag, str] | None:
+        """The boolean flag and option string that a key spelled like a false-setting option names."""
+        for option in self._spellings(key):
+            found = self.by_option.get(option)
+            if found is not None and found.is_bool and not found.sets_true(option):
+                return found, option
+        return None
+
+    @staticmethod
+    def _spellings(key: str) -> tuple[str, ...]:
+        return ("--" + key, "--" + key.replace("_", "-"), "-" + key)
+
+    def suggest(self, key: str) -> str | None:
+        """The dest closest to `key` among every dest and option string (difflib), or None."""
+        import difflib
+
+        names: dict[str, str] = {}
+        for flag in self.flags.values():
+            names.setdefault(flag.dest, flag.dest)
+            for option in flag.accepted:
+                if option.startswith("--") and flag.sets_true(option):
+                    names.setdefault(option[2:].replace("-", "_"), flag.dest)
+        close = difflib.get_close_matches(key.replace("-", "_"), list(names), n=1, cutoff=0.6)
+        return names[close[0]] if close else None
 
 
 def catalogue_path(version: str) -> Any:
