@@ -1,16 +1,22 @@
-"""Turn a role's effective `serve` table into the argv that `vllm serve` parses back to the same values."""
+"""Turn a role's effective `serve` table into the argv that `vllm serve` parses back to the same values.
+
+With the release's flag catalogue (DESIGN section 7): `true` -> the option string that sets the dest to
+true, `false` -> the visible one that sets it to false (nothing for a store-true flag), a value -> the long
+option and the value (`--opt=VALUE` when VALUE starts with '-'), JSON options -> one compact JSON word,
+nargs options -> the values after one flag, append options -> the flag repeated per value, and the
+model as the positional. The oracle suite (tests/oracle/test_roundtrip.py) proves this against vLLM.
+"""
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
+from profilekit.vllm.values import as_args, compact_json, glued
+
 if TYPE_CHECKING:
-    from profilekit.vllm.catalogue import Catalogue, Flag
+    from profilekit.vllm.catalogue import Catalogue
 
-
-def compact_json(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+__all__ = ["compact_json", "render_argv"]
 
 
 def _scalar(value: Any) -> str:
@@ -21,41 +27,16 @@ def _scalar(value: Any) -> str:
     return str(value)
 
 
-def _valued(option: str, value: str) -> list[str]:
-    # argparse takes a separate argument that starts with '-' for an option: glue it with '='
-    return [f"{option}={value}"] if value.startswith("-") else [option, value]
-
-
 def _generic(dest: str, value: Any) -> list[str]:
-    """Before a catalogue is known: `--x` / `--no-x`, one JSON argument, values after one flag."""
+    """Without a catalogue entry: `--x` / `--no-x`, one JSON argument, values after one flag."""
     option = "--" + dest.replace("_", "-")
     if isinstance(value, bool):
         return [option] if value else ["--no-" + option[2:]]
     if isinstance(value, list):
         if not value:
             return []
-        return [option, *[_scalar(v) for v in value]]
-    return _valued(option, _scalar(value))
-
-
-def _with_flag(flag: Flag, value: Any) -> list[str]:
-    if flag.is_bool:
-        option = flag.true_option if value else flag.false_option
-        return [option] if option else []
-    if flag.action == "append":
-        items = value if isinstance(value, list) else [value]
-        out: list[str] = []
-        for item in items:
-            out += _valued(flag.option, _scalar(item))
-        return out
-    if flag.takes_many:
-        items = value if isinstance(value, list) else [value]
-        if not items:
-            return []
-        first = _scalar(items[0])
-        head = [f"{flag.option}={first}"] if first.startswith("-") else [flag.option, first]
-        return [*head, *[_scalar(v) for v in items[1:]]]
-    return _valued(flag.option, _scalar(value))
+        return [*glued(option, _scalar(value[0])), *[_scalar(v) for v in value[1:]]]
+    return glued(option, _scalar(value))
 
 
 def render_argv(serve: dict[str, Any], catalogue: Catalogue | None = None) -> list[str]:
@@ -68,5 +49,5 @@ def render_argv(serve: dict[str, Any], catalogue: Catalogue | None = None) -> li
         if dest == "model":
             continue
         flag = catalogue.flag(dest) if catalogue is not None else None
-        args += _with_flag(flag, value) if flag is not None else _generic(dest, value)
+        args += as_args(flag, value) if flag is not None else _generic(dest, value)
     return args

@@ -1,0 +1,497 @@
+"""What a value means for one `vllm serve` option: the TOML types it takes, and what vLLM's parser makes of it.
+
+Three directions share one model of each flag's type, so they cannot drift apart:
+`problem` judges a TOML value written in a layer, `as_args` renders it as command-line words, and
+`parsed` predicts the value vLLM's parser stores for it (the oracle suite compares that prediction with
+the real parser); `from_words` goes the other way for `profilekit import`.
+
+The catalogue names each flag's argparse `type` (reference/vllm-facts.md section 6). The conversions
+below mirror `vllm/engine/arg_utils.py` and `vllm/utils/argparse_utils.py` (0.27.0-0.33.0).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from profilekit.vllm.catalogue import Flag
+
+# `human_readable_int` (vllm/utils/argparse_utils.py): decimal k/m/g/t, binary K/M/G/T without decimals.
+_HUMAN_INT = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
+_DECIMAL = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
+_BINARY = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+# `union_dict_and_str`: a value that looks like a JSON object is read as one.
+_LOOKS_LIKE_OBJECT = re.compile(r"(?s)^\s*{.*}\s*$")
+# argparse (3.11) reads these as values, not options, when no option looks like a negative number
+_NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
+# options whose argparse type is a lambda in vLLM 0.32+: `lambda s: s.lower().replace("-", "_")`
+_LOWERED_CHOICE_TYPES = {"<lambda>"}
+
+TOML_TYPE_NAMES = {
+    bool: "a boolean",
+    int: "an integer",
+    float: "a float",
+    str: "a string",
+    list: "an array",
+    dict: "a table",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Why a value does not fit an option: a message (after the key) and a fix."""
+
+    message: str
+    fix: str = ""
+    # index path below the key (array elements), for the location
+    path: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    """The argparse type of one flag, as profilekit reasons about it."""
+
+    base: str  # bool | int | float | str | json | json_config | dict_or_str | human_int | human_int_auto |
+    #            reasoning_parser | lowered_choice | device_ids | optional_value
+    optional: bool  # vLLM's `optional_type`: '' and 'None' are read as None
+
+
+def kind_of(flag: Flag) -> Kind:
+    raw = flag.type or "str"
+    optional = raw.startswith("optional:")
+    name = raw.removeprefix("optional:")
+    if flag.is_bool:
+        return Kind("bool", False)
+    if flag.dest == "device_ids":
+        return Kind("device_ids", optional)
+    if flag.nargs == "?" and not flag.positional and not flag.takes_many:
+        # `bool | str | None` fields (hf_token): a bare flag means True, a value is a string
+        return Kind("optional_value", optional)
+    if name in ("int", "float", "str"):
+        return Kind(name, optional)
+    if name == "json":
+        return Kind("json", optional)
+    if name.startswith("json:"):
+        return Kind("json_config", optional)
+    if name == "union_dict_and_str":
+        return Kind("dict_or_str", optional)
+    if name == "human_readable_int":
+        return Kind("human_int", optional)
+    if name == "human_readable_int_or_auto":
+        return Kind("human_int_auto", optional)
+    if name == "parse_reasoning_parser":
+        return Kind("reasoning_parser", optional)
+    if name in _LOWERED_CHOICE_TYPES and flag.choices:
+        return Kind("lowered_choice", optional)
+    return Kind("str", optional)
+
+
+def toml_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a float"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
+        return "a date or time"
+    return type(value).__name__
+
+
+def human_readable_int(text: str) -> int:
+    """vLLM's `human_readable_int`: '1k' -> 1000, '1K' -> 1024, '25.6k' -> 25600, else int(text)."""
+    text = text.strip()
+    match = _HUMAN_INT.fullmatch(text)
+    if match:
+        number, suffix = match.groups()
+        if suffix in _DECIMAL:
+            return int(float(number) * _DECIMAL[suffix])
+        return int(number) * _BINARY[suffix]  # ValueError for decimals, as in vLLM
+    return int(text)
+
+
+def human_readable_int_or_auto(text: str) -> int:
+    text = text.strip()
+    if text == "-1" or text.lower() == "auto":
+        return -1
+    return human_readable_int(text)
+
+
+def compact_json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+# ---- enums converted after parsing ----------------------------------------------------------------
+
+
+def enum_values(flag: Flag) -> tuple[list[str], bool] | None:
+    """The accepted spellings of an enum converted after parsing, and whether case is ignored.
+
+    vLLM converts most of these with `Enum[value.upper()]` (mamba_backend, attention backends), so member
+    names in any case are valid; attention backends also take "auto" (`AttentionConfig.validate_backend_
+    before`). `optimization_level` is an IntEnum validated by value ("0".."3").
+    """
+    if not flag.enum_members:
+        return None
+    if flag.enum_class == "OptimizationLevel":
+        return [name.removeprefix("O") for name in flag.enum_members], False
+    names = [name.lower() for name in flag.enum_members]
+    if flag.enum_class == "AttentionBackendEnum":
+        names.append("auto")
+    return names, True
+
+
+def _enum_problem(flag: Flag, value: str, version: str) -> Problem | None:
+    spec = enum_values(flag)
+    if spec is None:
+        return None
+    names, folded = spec
+    probe = value.lower() if folded else value
+    if probe in names:
+        return None
+    import difflib
+
+    shown = ", ".join(names)
+    case = " (any case)" if folded else ""
+    close = difflib.get_close_matches(probe, names, n=1, cutoff=0.6)
+    return Problem(
+        f"{value!r} is not among the values vLLM {version} accepts for {flag.dest}: {shown}{case}",
+        f"did you mean {close[0]!r}?" if close else f"choose one of: {shown}",
+    )
+
+
+def _choices(flag: Flag) -> list[Any]:
+    return [c for c in flag.choices or () if c is not None]
+
+
+def _choice_problem(flag: Flag, value: Any, version: str) -> Problem | None:
+    choices = _choices(flag)
+    if not choices:
+        return None
+    probe = value.lower().replace("-", "_") if kind_of(flag).base == "lowered_choice" else value
+    if probe in choices:
+        return None
+    import difflib
+
+    shown = ", ".join(str(c) for c in choices)
+    close = difflib.get_close_matches(str(value), [str(c) for c in choices], n=1, cutoff=0.6)
+    return Problem(
+        f"{value!r} is not one of vLLM {version}'s choices for {flag.dest}: {shown}",
+        f"did you mean {close[0]!r}?" if close else f"choose one of: {shown}",
+    )
+
+
+# ---- checking a TOML value ---------------------------------------------------------------------------
+
+
+def _example(flag: Flag, base: str) -> str:
+    default = flag.default
+    samples = {"int": 1, "float": 0.5, "str": '"..."', "bool": "true"}
+    if base == "bool":
+        return f"{flag.dest} = true"
+    if base in ("int", "human_int", "human_int_auto") and isinstance(default, int) and not isinstance(default, bool):
+        return f"{flag.dest} = {default}"
+    if base == "float" and isinstance(default, (int, float)) and not isinstance(default, bool):
+        return f"{flag.dest} = {default}"
+    if base in ("json", "json_config"):
+        return f"[serve.{flag.dest}] with one key per line"
+    return f"{flag.dest} = {samples.get(base, chr(34) + '...' + chr(34))}"
+
+
+def _unrepresentable(value: Any) -> str | None:
+    """A TOML value that has no command-line form at all: dates and times, NaN, values inside tables."""
+    if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
+        return "a TOML date or time has no meaning for vLLM"
+    if isinstance(value, float) and math.isnan(value):
+        return "nan cannot be compared or passed reliably"
+    if isinstance(value, dict):
+        for inner in value.values():
+            why = _unrepresentable(inner)
+            if why:
+                return why
+        if any(isinstance(v, float) and math.isinf(v) for v in value.values()):
+            return "JSON has no infinity"
+    if isinstance(value, list):
+        for inner in value:
+            why = _unrepresentable(inner)
+            if why:
+                return why
+    return None
+
+
+def _scalar_problem(flag: Flag, kind: Kind, value: Any, version: str, *, first: bool) -> Problem | None:
+    base = kind.base
+    why = _unrepresentable(value)
+    if why:
+        return Problem(f"{toml_type(value)} cannot be passed to vLLM: {why}", f"write {_example(flag, base)}")
+    expected: str
+    ok: bool
+    if base == "int":
+        ok, expected = isinstance(value, int) and not isinstance(value, bool), "an integer"
+    elif base == "float":
+        ok, expected = isinstance(value, (int, float)) and not isinstance(value, bool), "a number"
+    elif base in ("json", "json_config"):
+        ok, expected = isinstance(value, dict), "a table"
+    elif base == "dict_or_str":
+        ok, expected = isinstance(value, (dict, str)), "a table or a string"
+    elif base in ("human_int", "human_int_auto"):
+        ok = (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
+        expected = 'an integer or a string such as "8g"' if base == "human_int" else 'an integer, "auto" or "8k"'
+    elif base == "optional_value":
+        ok, expected = value is True or isinstance(value, str), "true or a string"
+    elif base == "device_ids":
+        ok, expected = isinstance(value, (str, list)), 'a string such as "2,3" or an array'
+    else:
+        ok, expected = isinstance(value, str), "a string"
+    if not ok:
+        fix = f"write {_example(flag, base)}"
+        if isinstance(value, str) and base in ("int", "float"):
+            try:
+                number = int(value) if base == "int" else float(value)
+            except ValueError:
+                pass
+            else:
+                fix = f"write it without quotes: {flag.dest} = {number}"
+        elif isinstance(value, (int, float)) and not isinstance(value, bool) and base == "str":
+            fix = f'write it in quotes: {flag.dest} = "{value}"'
+        elif base == "optional_value" and value is False:
+            fix = f"remove {flag.dest} for vLLM's default; `false` has no command-line form"
+        return Problem(f"expected {expected}, got {toml_type(value)}", fix)
+
+    if isinstance(value, str):
+        if base in ("human_int", "human_int_auto"):
+            try:
+                (human_readable_int if base == "human_int" else human_readable_int_or_auto)(value)
+            except ValueError:
+                return Problem(
+                    f"{value!r} is not a number vLLM reads: write digits, optionally with one suffix "
+                    "k/m/g/t (x1000) or K/M/G/T (x1024, whole numbers only)",
+                    f'write e.g. {flag.dest} = "8k" or {flag.dest} = 8192',
+                )
+        if kind.optional and value in ("", "None") and base not in ("dict_or_str",):
+            return Problem(
+                f"vLLM reads {value!r} as no value (None) for this option, not as a string",
+                f"remove {flag.dest} (or unset it) for vLLM's default",
+            )
+        if base == "dict_or_str" and _LOOKS_LIKE_OBJECT.match(value):
+            return Problem("a string that looks like a JSON object is read by vLLM as JSON", "write it as a TOML table")
+        if value.startswith("-") and not first and not _NEGATIVE_NUMBER.match(value):
+            return Problem(
+                f"{value!r} starts with '-': vLLM's parser reads it as an option, not as a value of a list",
+                "put this value first in the array, or remove the leading '-'",
+            )
+        if value.startswith("-") and "." in value and not first:
+            return Problem(
+                f"{value!r} starts with '-' and holds '.': vLLM's parser reads it as a dotted option",
+                "put this value first in the array",
+            )
+        problem = _choice_problem(flag, value, version) or _enum_problem(flag, value, version)
+        if problem:
+            return problem
+    elif flag.choices and not isinstance(value, (dict, list)):
+        return _choice_problem(flag, value, version)
+    return None
+
+
+def problem(flag: Flag, value: Any, version: str) -> Problem | None:
+    """Why `value` (as written in TOML) is not a valid value of `flag` for vLLM `version`, or None."""
+    kind = kind_of(flag)
+    if kind.base == "bool":
+        if isinstance(value, bool):
+            return None
+        fix = f"write {flag.dest} = true or {flag.dest} = false"
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            fix = f"write it without quotes: {flag.dest} = {value.lower()}"
+        return Problem(f"expected a boolean, got {toml_type(value)}", fix)
+    if flag.positional or flag.dest == "model":
+        if not isinstance(value, str):
+            return Problem(f"expected a string, got {toml_type(value)}", f'write {flag.dest} = "org/model"')
+        if value.startswith("-"):
+            return Problem(f"{value!r} starts with '-': vLLM cannot read it as the model", "give the model's path")
+        return None
+    if flag.takes_many or flag.is_append:
+        if not isinstance(value, list):
+            many = "the option takes one or more values" if flag.takes_many else "the option is repeated per value"
+            example = compact_json(value) if isinstance(value, (str, int, float)) else "..."
+            return Problem(
+                f"expected an array ({many}), got {toml_type(value)}",
+                f"write {flag.dest} = [{example}]",
+            )
+        if not value and (flag.nargs == "+" or isinstance(flag.nargs, int)):
+            return Problem("expected at least one value", f"remove {flag.dest} (or unset it) for vLLM's default")
+        if isinstance(flag.nargs, int) and len(value) != flag.nargs:
+            return Problem(f"expected exactly {flag.nargs} values, got {len(value)}", "")
+        for index, item in enumerate(value):
+            found = _scalar_problem(flag, kind, item, version, first=index == 0 or flag.is_append)
+            if found:
+                return Problem(found.message, found.fix, (index,))
+        return None
+    return _scalar_problem(flag, kind, value, version, first=True)
+
+
+# ---- rendering ------------------------------------------------------------------------------------------
+
+
+def _word(value: Any) -> str:
+    """One value as a command-line word."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dict, list)):
+        return compact_json(value)
+    return str(value)
+
+
+def glued(option: str, word: str) -> list[str]:
+    """argparse takes a separate word that starts with '-' for an option: glue such a value with '='."""
+    return [f"{option}={word}"] if word.startswith("-") else [option, word]
+
+
+def as_args(flag: Flag, value: Any) -> list[str]:
+    """The command-line words that give `flag` the value `value` (DESIGN section 7)."""
+    kind = kind_of(flag)
+    if kind.base == "bool":
+        option = flag.true_option if value else flag.false_option
+        return [option] if option else []
+    if kind.base == "optional_value" and value is True:
+        return [flag.option]
+    if kind.base == "device_ids" and isinstance(value, list):
+        return glued(flag.option, ",".join(str(v) for v in value))
+    if flag.is_append:
+        out: list[str] = []
+        for item in value if isinstance(value, list) else [value]:
+            out += glued(flag.option, _word(item))
+        return out
+    if flag.takes_many:
+        items = value if isinstance(value, list) else [value]
+        if not items:
+            return []
+        return [*glued(flag.option, _word(items[0])), *[_word(v) for v in items[1:]]]
+    return glued(flag.option, _word(value))
+
+
+# ---- what vLLM's parser stores ---------------------------------------------------------------------------
+
+
+def _parsed_scalar(flag: Flag, kind: Kind, value: Any) -> Any:
+    base = kind.base
+    if base == "float":
+        return float(value)
+    if base in ("human_int", "human_int_auto"):
+        if isinstance(value, str):
+            return (human_readable_int if base == "human_int" else human_readable_int_or_auto)(value)
+        return value
+    if base == "reasoning_parser" and isinstance(value, str):
+        return "" if value.lower() == "none" else value
+    if base == "lowered_choice" and isinstance(value, str):
+        return value.lower().replace("-", "_")
+    if base == "device_ids":
+        text = ",".join(str(v) for v in value) if isinstance(value, list) else value
+        return [int(p) if p.isdigit() else p for p in (part.strip() for part in text.split(","))]
+    return value
+
+
+def parsed(flag: Flag, value: Any) -> Any:
+    """The value vLLM's parser stores in the namespace for a valid TOML `value` (JSON options as dicts)."""
+    kind = kind_of(flag)
+    if kind.base == "bool":
+        return bool(value)
+    if flag.takes_many or flag.is_append:
+        items = value if isinstance(value, list) else [value]
+        return [_parsed_scalar(flag, kind, item) for item in items]
+    return _parsed_scalar(flag, kind, value)
+
+
+# ---- reading command-line words (import) --------------------------------------------------------------
+
+
+class WordError(ValueError):
+    """A command-line value that vLLM would reject, or that TOML cannot hold."""
+
+
+def _json_to_toml(value: Any, what: str) -> Any:
+    if value is None:
+        raise WordError(f"{what} holds null, which TOML cannot represent")
+    if isinstance(value, dict):
+        return {str(k): _json_to_toml(v, f"{what}.{k}") for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_to_toml(v, f"{what}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, float) and (math.isinf(value) or math.isnan(value)):
+        raise WordError(f"{what} holds {value}, which JSON options cannot carry")
+    return value
+
+
+def _expand_json_human_numbers(text: str) -> str:
+    """vLLM's `_expand_json_human_readable_numbers`: bare 80m / 8g tokens outside JSON strings become ints."""
+    parts = re.split(r'("(?:[^"\\]|\\.)*")', text)
+    for i in range(0, len(parts), 2):
+        parts[i] = re.sub(r"\b\d+(?:\.\d+)?[kKmMgGtT]\b", lambda m: str(human_readable_int(m.group())), parts[i])
+    return "".join(parts)
+
+
+def json_table(text: str, *, config_class: bool, what: str) -> dict[str, Any]:
+    """A JSON-valued option's word as a TOML table (raises WordError)."""
+    try:
+        value = json.loads(_expand_json_human_numbers(text) if config_class else text)
+    except json.JSONDecodeError as exc:
+        raise WordError(f"{what} is not valid JSON ({exc.msg} at character {exc.pos})") from None
+    if not isinstance(value, dict):
+        raise WordError(f"{what} is JSON but not an object; profilekit writes JSON options as TOML tables")
+    table: dict[str, Any] = _json_to_toml(value, what)
+    return table
+
+
+def _word_value(flag: Flag, kind: Kind, word: str, what: str) -> Any:
+    base = kind.base
+    if kind.optional and word in ("", "None"):
+        raise WordError(f"{what} is {word!r}, which vLLM reads as no value; TOML has no null")
+    try:
+        if base == "int":
+            return int(word)
+        if base == "float":
+            number = float(word)
+            if math.isnan(number):
+                raise WordError(f"{what} is nan")
+            try:
+                return int(word)
+            except ValueError:
+                return number
+        if base in ("human_int", "human_int_auto"):
+            (human_readable_int if base == "human_int" else human_readable_int_or_auto)(word)
+            try:
+                return int(word)
+            except ValueError:
+                return word
+    except WordError:
+        raise
+    except ValueError:
+        expected = {"int": "an integer", "float": "a number"}.get(base, "a number (digits, optionally 8k / 1G)")
+        raise WordError(f"{what} expects {expected}, got {word!r}") from None
+    if base in ("json", "json_config"):
+        return json_table(word, config_class=base == "json_config", what=what)
+    if base == "dict_or_str" and _LOOKS_LIKE_OBJECT.match(word):
+        return json_table(word, config_class=False, what=what)
+    return word
+
+
+def from_words(flag: Flag, words: list[str], version: str, *, what: str) -> Any:
+    """The TOML value for the words that followed `flag` on a command line (raises WordError)."""
+    kind = kind_of(flag)
+    if flag.takes_many:
+        value: Any = [_word_value(flag, kind, w, what) for w in words]
+    else:
+        value = _word_value(flag, kind, words[0], what)
+    found = problem(flag, value if not flag.is_append else [value], version)
+    if found is not None:
+        raise WordError(f"{what}: {found.message}")
+    return value

@@ -1,0 +1,315 @@
+"""`serve` keys and values against the flag catalogue: unknown, invalid and deprecated options, aliases."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from profilekit.report import format_text
+from profilekit.session import Session
+from profilekit.vllm.catalogue import load_catalogue
+from profilekit.vllm.validate import option_findings
+from profilekit.vllm.values import parsed, problem
+from tests.conftest import MakeRepo, Run
+
+
+def _check(root: Path, spec: str, version: str | None = None) -> str:
+    session = Session.open(repo=root, vllm_version=version)
+    stack = session.stack(spec)
+    catalogue = session.catalogue
+    assert catalogue is not None
+    findings = sorted(option_findings(stack, catalogue), key=lambda f: f.sort_key())
+    return format_text(findings)
+
+
+def test_unknown_option_names_the_release_and_suggests_the_real_one(make_repo: MakeRepo) -> None:
+    root = make_repo(
+        {
+            "parser.toml": """
+            [serve]
+            model = "nvidia/NVIDIA-Nemotron-Nano-9B-v2"
+            tool-call-parser-plugin = "nemotron_toolcall_parser_no_streaming.py"
+            frobnicate = 3
+            """
+        }
+    )
+    assert _check(root, "parser") == (
+        "profiles/parser.toml:3:1: error unknown-option serve.tool_call_parser_plugin: "
+        "vLLM 0.33.0 has no option 'tool_call_parser_plugin'\n"
+        "    in stack parser\n"
+        "    fix: did you mean 'tool_parser_plugin'?\n"
+        "profiles/parser.toml:4:1: error unknown-option serve.frobnicate: vLLM 0.33.0 has no option 'frobnicate'\n"
+        "    in stack parser\n"
+        "    fix: `profilekit flags frobnicate` searches the options of vLLM 0.33.0"
+    )
+
+
+def test_a_key_spelled_like_a_false_setting_option_is_not_read_as_its_opposite(make_repo: MakeRepo) -> None:
+    root = make_repo({"a.toml": "[serve]\nmodel = 'm'\ndisable_prefix_caching = true\nno-trust-remote-code = true\n"})
+    assert _check(root, "a") == (
+        "profiles/a.toml:3:1: error unknown-option serve.disable_prefix_caching: "
+        "vLLM 0.33.0 has no option 'disable_prefix_caching'\n"
+        "    in stack a\n"
+        "    fix: write enable_prefix_caching = false (--disable-prefix-caching sets enable_prefix_caching to false)\n"
+        "profiles/a.toml:4:1: error unknown-option serve.no_trust_remote_code: "
+        "vLLM 0.33.0 has no option 'no_trust_remote_code'\n"
+        "    in stack a\n"
+        "    fix: write trust_remote_code = false (--no-trust-remote-code sets trust_remote_code to false)"
+    )
+
+
+def test_a_top_level_problem_is_reported_once_however_many_roles_inherit_it(make_repo: MakeRepo) -> None:
+    root = make_repo(
+        {
+            "pd.toml": """
+            [serve]
+            model = "m"
+            max_num_seq = 8
+
+            [roles.prefill.serve]
+            port = "8100"
+
+            [roles.decode.serve]
+            port = 8200
+            """
+        }
+    )
+    assert _check(root, "pd") == (
+        "profiles/pd.toml:3:1: error unknown-option serve.max_num_seq: vLLM 0.33.0 has no option 'max_num_seq'\n"
+        "    in stack pd\n"
+        "    fix: did you mean 'max_num_seqs'?\n"
+        "profiles/pd.toml:6:1: error invalid-value roles.prefill.serve.port: expected an integer, got a string\n"
+        "    in stack pd, role prefill\n"
+        "    fix: write it without quotes: port = 8100"
+    )
+
+
+def test_each_layer_is_judged_where_it_is_written(make_repo: MakeRepo) -> None:
+    root = make_repo(
+        {
+            "base.toml": "[layer]\nabstract = true\n[serve]\nmax_num_seqs = 'many'\n",
+            "child.toml": "[layer]\nextends = ['base']\n[serve]\nmodel = 'm'\nmax_num_seqs = 64\n",
+        }
+    )
+    # the effective value is fine, but base.toml is wrong wherever it is used
+    assert _check(root, "child") == (
+        "profiles/base.toml:4:1: error invalid-value serve.max_num_seqs: expected an integer, got a string\n"
+        "    in stack child\n"
+        "    fix: write max_num_seqs = 1"
+    )
+
+
+def test_aliases_and_option_strings_are_one_option_named_by_its_dest(make_repo: MakeRepo, run: Run) -> None:
+    root = make_repo({"a.toml": "[serve]\nmodel = 'm'\ntp = 2\ngpu-memory-utilization = 0.8\nO = 3\n"})
+    result = run("--repo", root, "show", "a", "--format", "json")
+    assert result.code == 0, result
+    serve = json.loads(result.out)["roles"]["serve"]["serve"]
+    assert serve == {"model": "m", "tensor_parallel_size": 2, "gpu_memory_utilization": 0.8, "O": 3}
+    result = run("--repo", root, "explain", "a", "serve.tp")
+    assert result.out == (
+        "[serve] serve.tensor_parallel_size = 2\n    set at profiles/a.toml:3:1  (serve.tp, layer a)\n"
+    ), result
+
+
+def test_the_model_option_is_not_an_alias_of_anything_else(make_repo: MakeRepo) -> None:
+    root = make_repo({"a.toml": "[serve]\nmodel = 'm'\ndevice-memory-utilization = 0.5\n"})
+    session = Session.open(repo=root, vllm_version=None)
+    assert session.stack("a").roles["serve"].serve == {"model": "m", "gpu_memory_utilization": 0.5}
+
+
+def test_one_layer_naming_an_option_twice_is_an_error_whatever_the_spellings(make_repo: MakeRepo, run: Run) -> None:
+    root = make_repo(
+        {
+            "a.toml": "[serve]\nmodel = 'm'\ntensor_parallel_size = 2\ntp = 4\n\n[roles.x.serve]\nsc = {}\nspeculative-config = {}\n"
+        }
+    )
+    result = run("--repo", root, "show", "a")
+    assert result.code == 1
+    assert result.err == (
+        "profiles/a.toml:4:1: error duplicate-option serve.tensor_parallel_size: "
+        "the option is written twice, as 'tensor_parallel_size' and 'tp'\n"
+        "    profiles/a.toml:3:1: serve.tensor_parallel_size (layer a)\n"
+        "    fix: keep one spelling of 'tensor_parallel_size' in this layer\n"
+        "profiles/a.toml:8:1: error duplicate-option roles.x.serve.speculative_config: "
+        "the option is written twice, as 'sc' and 'speculative-config'\n"
+        "    profiles/a.toml:7:1: roles.x.serve.sc (layer a)\n"
+        "    fix: keep one spelling of 'speculative_config' in this layer\n"
+        "2 errors, 0 warnings\n"
+    )
+
+
+def test_unset_takes_any_spelling_of_an_option(make_repo: MakeRepo) -> None:
+    root = make_repo(
+        {
+            "base.toml": "[layer]\nabstract = true\n[serve]\nmodel = 'm'\ntensor_parallel_size = 2\n",
+            "one.toml": "[layer]\nextends = ['base']\nunset = ['serve.tp']\n",
+        }
+    )
+    session = Session.open(repo=root, vllm_version=None)
+    assert session.stack("one").roles["serve"].serve == {"model": "m"}
+
+
+def test_deprecated_options_warn_with_vllms_reason(make_repo: MakeRepo) -> None:
+    root = make_repo({"a.toml": "[serve]\nmodel = 'm'\nmamba_cache_mode = 'align'\nlog-config-file = 'x.json'\n"})
+    assert _check(root, "a") == (
+        "profiles/a.toml:3:1: warning deprecated-option serve.mamba_cache_mode: vLLM 0.33.0 deprecates option "
+        "'mamba_cache_mode': --mamba-cache-mode is deprecated and will be removed in v0.33.0. It has no effect: "
+        "Mamba prefix caching follows --enable-prefix-caching.\n"
+        "    in stack a\n"
+        "    fix: remove mamba_cache_mode from this layer\n"
+        "profiles/a.toml:4:1: warning deprecated-option serve.log_config_file: vLLM 0.33.0 deprecates option "
+        "'log_config_file': --log-config-file is deprecated and will be removed in v0.33.0. "
+        "Use --logging-config.pylogging_config_file instead.\n"
+        "    in stack a\n"
+        "    fix: remove log_config_file from this layer; use --logging-config.pylogging_config_file instead"
+    )
+
+
+def test_values_are_typed_by_the_catalogue(make_repo: MakeRepo) -> None:
+    root = make_repo(
+        {
+            "a.toml": """
+            [serve]
+            model = "m"
+            enforce_eager = "yes"
+            gpu_memory_utilization = 1
+            served_model_name = "nemotron"
+            cudagraph_capture_sizes = [1, "2"]
+            mamba_ssm_cache_dtype = "float33"
+            mamba_backend = "tritn"
+            kv_transfer_config = '{"kv_connector":"NixlConnector"}'
+            host = ""
+            max_num_batched_tokens = "1.5K"
+            api_key = []
+            trust_remote_code = "true"
+            seed = 2025-01-01
+            """
+        }
+    )
+    assert _check(root, "a") == (
+        "profiles/a.toml:3:1: error invalid-value serve.enforce_eager: expected a boolean, got a string\n"
+        "    in stack a\n"
+        "    fix: write enforce_eager = true or enforce_eager = false\n"
+        "profiles/a.toml:5:1: error invalid-value serve.served_model_name: expected an array (the option takes "
+        "one or more values), got a string\n"
+        "    in stack a\n"
+        '    fix: write served_model_name = ["nemotron"]\n'
+        "profiles/a.toml:6:31: error invalid-value serve.cudagraph_capture_sizes[1]: expected an integer, got a string\n"
+        "    in stack a\n"
+        "    fix: write it without quotes: cudagraph_capture_sizes = 2\n"
+        "profiles/a.toml:7:1: error invalid-value serve.mamba_ssm_cache_dtype: 'float33' is not one of vLLM 0.33.0's "
+        "choices for mamba_ssm_cache_dtype: auto, bfloat16, float16, float32\n"
+        "    in stack a\n"
+        "    fix: did you mean 'float32'?\n"
+        "profiles/a.toml:8:1: error invalid-value serve.mamba_backend: 'tritn' is not among the values vLLM 0.33.0 "
+        "accepts for mamba_backend: triton, flashinfer, cpu (any case)\n"
+        "    in stack a\n"
+        "    fix: did you mean 'triton'?\n"
+        "profiles/a.toml:9:1: error invalid-value serve.kv_transfer_config: expected a table, got a string\n"
+        "    in stack a\n"
+        "    fix: write [serve.kv_transfer_config] with one key per line\n"
+        "profiles/a.toml:10:1: error invalid-value serve.host: vLLM reads '' as no value (None) for this option, "
+        "not as a string\n"
+        "    in stack a\n"
+        "    fix: remove host (or unset it) for vLLM's default\n"
+        "profiles/a.toml:11:1: error invalid-value serve.max_num_batched_tokens: '1.5K' is not a number vLLM "
+        "reads: write digits, optionally with one suffix k/m/g/t (x1000) or K/M/G/T (x1024, whole numbers only)\n"
+        "    in stack a\n"
+        '    fix: write e.g. max_num_batched_tokens = "8k" or max_num_batched_tokens = 8192\n'
+        "profiles/a.toml:12:1: error invalid-value serve.api_key: expected at least one value\n"
+        "    in stack a\n"
+        "    fix: remove api_key (or unset it) for vLLM's default\n"
+        "profiles/a.toml:13:1: error invalid-value serve.trust_remote_code: expected a boolean, got a string\n"
+        "    in stack a\n"
+        "    fix: write it without quotes: trust_remote_code = true\n"
+        "profiles/a.toml:14:1: error invalid-value serve.seed: a date or time cannot be passed to vLLM: "
+        "a TOML date or time has no meaning for vLLM\n"
+        "    in stack a\n"
+        "    fix: write seed = 0"
+    )
+
+
+@pytest.mark.parametrize(
+    ("dest", "value", "expected"),
+    [
+        ("mamba_backend", "FlashInfer", "FlashInfer"),
+        ("attention_backend", "auto", "auto"),
+        ("attention_backend", "flash_attn", "flash_attn"),
+        ("optimization_level", "3", "3"),
+        ("max_model_len", "auto", -1),
+        ("max_model_len", "128k", 128000),
+        ("max_model_len", "1K", 1024),
+        ("max_num_batched_tokens", 8192, 8192),
+        ("gpu_memory_utilization", 1, 1.0),
+        ("moe_backend", "Flashinfer-Cutlass", "flashinfer_cutlass"),
+        ("reasoning_parser", "None", ""),
+        ("device_ids", "2, 3,GPU-x", [2, 3, "GPU-x"]),
+        ("device_ids", [2, 3], [2, 3]),
+        ("hf_overrides", {"a": {"b": 1}}, {"a": {"b": 1}}),
+        ("hf_overrides", "some-string", "some-string"),
+        ("hf_token", True, True),
+        ("middleware", ["a.b", "-c"], ["a.b", "-c"]),
+        ("served_model_name", ["-first", "second"], ["-first", "second"]),
+        ("numa_bind_nodes", [0, -1], [0, -1]),
+    ],
+)
+def test_valid_values_and_what_vllm_makes_of_them(dest: str, value: object, expected: object) -> None:
+    catalogue = load_catalogue("0.33.0")
+    assert catalogue is not None
+    flag = catalogue.flag(dest)
+    assert flag is not None
+    assert problem(flag, value, "0.33.0") is None
+    assert parsed(flag, value) == expected
+
+
+@pytest.mark.parametrize(
+    ("dest", "value", "message"),
+    [
+        (
+            "optimization_level",
+            "O3",
+            "'O3' is not among the values vLLM 0.33.0 accepts for optimization_level: 0, 1, 2, 3",
+        ),
+        ("optimization_level", 3, "expected a string, got an integer"),
+        ("hf_overrides", '{"a": 1}', "a string that looks like a JSON object is read by vLLM as JSON"),
+        ("hf_token", False, "expected true or a string, got a boolean"),
+        (
+            "served_model_name",
+            ["a", "-b"],
+            "'-b' starts with '-': vLLM's parser reads it as an option, not as a value of a list",
+        ),
+        ("served_model_name", ["a", "None"], "vLLM reads 'None' as no value (None) for this option, not as a string"),
+        ("model", "-m", "'-m' starts with '-': vLLM cannot read it as the model"),
+        ("speculative_config", {"x": float("inf")}, "a table cannot be passed to vLLM: JSON has no infinity"),
+        (
+            "moe_backend",
+            "warp",
+            "'warp' is not one of vLLM 0.33.0's choices for moe_backend: aiter, aiter_mega_moe, "
+            "aiter_triton_mxfp4_bf16, aiter_triton_mxfp4_mxfp4, auto, b12x, batched_triton, cutlass, deep_gemm, "
+            "deep_gemm_mega_moe, emulation, flashinfer_b12x, flashinfer_cutedsl, flashinfer_cutlass, "
+            "flashinfer_moe_ep_cutedsl, flashinfer_moe_ep_mega_deep_gemm, flashinfer_trtllm, flydsl, hpc, humming, "
+            "marlin, rdna3, triton, triton_unfused",
+        ),
+    ],
+)
+def test_invalid_values(dest: str, value: object, message: str) -> None:
+    catalogue = load_catalogue("0.33.0")
+    assert catalogue is not None
+    flag = catalogue.flag(dest)
+    assert flag is not None
+    found = problem(flag, value, "0.33.0")
+    assert found is not None
+    assert found.message == message
+
+
+def test_the_targeted_release_selects_the_catalogue(make_repo: MakeRepo) -> None:
+    root = make_repo({"a.toml": "[serve]\nmodel = 'm'\nmax_num_queued_tokens = '64k'\n"})
+    assert _check(root, "a") == ""
+    assert _check(root, "a", "0.27.0") == (
+        "profiles/a.toml:3:1: error unknown-option serve.max_num_queued_tokens: "
+        "vLLM 0.27.0 has no option 'max_num_queued_tokens'\n"
+        "    in stack a\n"
+        "    fix: did you mean 'max_num_scheduled_tokens'?"
+    )
