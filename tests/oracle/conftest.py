@@ -1,0 +1,103 @@
+"""Fixtures for the vLLM oracle suite: one long-lived worker per selected release.
+
+``PROFILEKIT_ORACLE_VERSIONS`` (default ``0.27.0,0.33.0``) selects the
+releases. An oracle that cannot be built or started FAILS the tests that need
+it; only ``PROFILEKIT_ORACLE=off`` skips them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from tests.oracle.oracle_client import SUPPORTED_VERSIONS, BuildError, OracleError, OracleWorker
+
+DEFAULT_VERSIONS = "0.27.0,0.33.0"
+
+
+def selected_versions() -> list[str]:
+    raw = os.environ.get("PROFILEKIT_ORACLE_VERSIONS", DEFAULT_VERSIONS)
+    versions = [v.strip() for v in raw.replace(" ", ",").split(",") if v.strip()]
+    if raw.strip().lower() == "all":
+        return list(SUPPORTED_VERSIONS)
+    unknown = [v for v in versions if v not in SUPPORTED_VERSIONS]
+    if unknown:
+        raise pytest.UsageError(
+            f"PROFILEKIT_ORACLE_VERSIONS names unsupported vLLM release(s) {', '.join(unknown)}; "
+            f"supported: {', '.join(SUPPORTED_VERSIONS)} (or 'all')"
+        )
+    return versions
+
+
+def oracle_disabled() -> bool:
+    return os.environ.get("PROFILEKIT_ORACLE", "").strip().lower() == "off"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "oracle: runs vLLM's real parser and validators (needs an oracle environment)")
+    selected_versions()  # a bad PROFILEKIT_ORACLE_VERSIONS is a usage error up front
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not oracle_disabled():
+        return
+    skip = pytest.mark.skip(reason="PROFILEKIT_ORACLE=off: the vLLM oracle suite is switched off")
+    for item in items:
+        if item.get_closest_marker("oracle") is not None:
+            item.add_marker(skip)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "oracle_version" in metafunc.fixturenames:
+        versions = selected_versions()
+        metafunc.parametrize("oracle_version", versions, ids=[f"vllm-{v}" for v in versions])
+
+
+class OraclePool:
+    """Starts each release's worker on first use and keeps it for the session."""
+
+    def __init__(self) -> None:
+        self._workers: dict[str, OracleWorker] = {}
+        self._failures: dict[str, str] = {}
+
+    def get(self, version: str) -> OracleWorker:
+        if oracle_disabled():
+            pytest.skip("PROFILEKIT_ORACLE=off")
+        if version not in selected_versions():
+            pytest.skip(f"vLLM {version} is not in PROFILEKIT_ORACLE_VERSIONS")
+        if version in self._failures:
+            pytest.fail(self._failures[version], pytrace=False)
+        worker = self._workers.get(version)
+        if worker is None:
+            try:
+                worker = OracleWorker(version)
+            except (BuildError, OracleError, OSError) as exc:
+                self._failures[version] = (
+                    f"the vLLM {version} oracle could not be built or started: {exc}\n"
+                    "Build it with `python3 tools/oracle/build_env.py --versions "
+                    f"{version}` (cache: $PROFILEKIT_ORACLE_CACHE or ~/.cache/profilekit-oracle), "
+                    "or set PROFILEKIT_ORACLE=off to skip the oracle tests."
+                )
+                pytest.fail(self._failures[version], pytrace=False)
+            self._workers[version] = worker
+        return worker
+
+    def close(self) -> None:
+        for worker in self._workers.values():
+            worker.close()
+        self._workers.clear()
+
+
+@pytest.fixture(scope="session")
+def oracle_pool() -> Iterator[OraclePool]:
+    pool = OraclePool()
+    yield pool
+    pool.close()
+
+
+@pytest.fixture
+def oracle(oracle_pool: OraclePool, oracle_version: str) -> OracleWorker:
+    """The worker of the release this test instance runs for."""
+    return oracle_pool.get(oracle_version)
