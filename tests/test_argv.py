@@ -47,7 +47,9 @@ def _catalogue(version: str = "0.33.0") -> Catalogue:
         ({"hf_overrides": {"ü": "ß"}}, ["--hf-overrides", '{"ü":"ß"}']),
         # nargs: the values after one flag
         ({"served_model_name": ["a", "b"]}, ["--served-model-name", "a", "b"]),
-        ({"served_model_name": ["-a", "b"]}, ["--served-model-name=-a", "b"]),
+        # a glued `--opt=v` takes exactly one value, so only a lone value can start with '-'
+        ({"served_model_name": ["-a"]}, ["--served-model-name=-a"]),
+        ({"numa_bind_nodes": [-1, 2]}, ["--numa-bind-nodes", "-1", "2"]),
         ({"cudagraph_capture_sizes": [1, 2, 4]}, ["--cudagraph-capture-sizes", "1", "2", "4"]),
         # append: the flag repeated per value
         ({"middleware": ["a.B", "-c"]}, ["--middleware", "a.B", "--middleware=-c"]),
@@ -71,12 +73,13 @@ def test_release_0_27_has_only_no_forms_for_false() -> None:
 
 
 def test_without_a_catalogue_keys_render_generically() -> None:
-    assert render_argv({"model": "m", "x_y": True, "z": False, "n": [1, "-2"], "v": "-1"}) == [
+    assert render_argv({"model": "m", "x_y": True, "z": False, "n": [1, "-2"], "o": ["-3"], "v": "-1"}) == [
         "m",
         "--x-y",
         "--no-z",
         "--n",
         "1",
         "-2",
+        "--o=-3",
         "--v=-1",
     ]

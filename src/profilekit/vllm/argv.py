@@ -35,7 +35,9 @@ def _generic(dest: str, value: Any) -> list[str]:
     if isinstance(value, list):
         if not value:
             return []
-        return [*glued(option, _scalar(value[0])), *[_scalar(v) for v in value[1:]]]
+        if len(value) == 1:
+            return glued(option, _scalar(value[0]))
+        return [option, *[_scalar(v) for v in value]]
     return glued(option, _scalar(value))
 
 

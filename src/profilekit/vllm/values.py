@@ -27,8 +27,9 @@ _DECIMAL = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
 _BINARY = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 # `union_dict_and_str`: a value that looks like a JSON object is read as one.
 _LOOKS_LIKE_OBJECT = re.compile(r"(?s)^\s*{.*}\s*$")
-# argparse (3.11) reads these as values, not options, when no option looks like a negative number
-_NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
+# argparse reads a word like -5 as a value, not an option, when no option looks like a negative number
+# (a negative float also holds '.', which vLLM's dotted-key pre-processing takes for an option)
+_LIST_NEGATIVE = re.compile(r"^-\d+$")
 # options whose argparse type is a lambda in vLLM 0.32+: `lambda s: s.lower().replace("-", "_")`
 _LOWERED_CHOICE_TYPES = {"<lambda>"}
 
@@ -230,8 +231,16 @@ def _unrepresentable(value: Any) -> str | None:
     return None
 
 
-def _scalar_problem(flag: Flag, kind: Kind, value: Any, version: str, *, first: bool) -> Problem | None:
+def _scalar_problem(flag: Flag, kind: Kind, value: Any, version: str, *, alone: bool) -> Problem | None:
     base = kind.base
+    word = _word(value)
+    if not alone and word.startswith("-") and not _LIST_NEGATIVE.match(word):
+        # only a lone value can be glued (`--opt=-x`); in a list argparse reads '-x' as an option, and
+        # vLLM's dotted-key handling rewrites any '-' word holding a '.'
+        return Problem(
+            f"{word!r} starts with '-': in a list of values vLLM's parser reads it as an option",
+            "make it the only value of the array, or remove the leading '-'",
+        )
     why = _unrepresentable(value)
     if why:
         return Problem(f"{toml_type(value)} cannot be passed to vLLM: {why}", f"write {_example(flag, base)}")
@@ -286,16 +295,6 @@ def _scalar_problem(flag: Flag, kind: Kind, value: Any, version: str, *, first: 
             )
         if base == "dict_or_str" and _LOOKS_LIKE_OBJECT.match(value):
             return Problem("a string that looks like a JSON object is read by vLLM as JSON", "write it as a TOML table")
-        if value.startswith("-") and not first and not _NEGATIVE_NUMBER.match(value):
-            return Problem(
-                f"{value!r} starts with '-': vLLM's parser reads it as an option, not as a value of a list",
-                "put this value first in the array, or remove the leading '-'",
-            )
-        if value.startswith("-") and "." in value and not first:
-            return Problem(
-                f"{value!r} starts with '-' and holds '.': vLLM's parser reads it as a dotted option",
-                "put this value first in the array",
-            )
         problem = _choice_problem(flag, value, version) or _enum_problem(flag, value, version)
         if problem:
             return problem
@@ -333,11 +332,11 @@ def problem(flag: Flag, value: Any, version: str) -> Problem | None:
         if isinstance(flag.nargs, int) and len(value) != flag.nargs:
             return Problem(f"expected exactly {flag.nargs} values, got {len(value)}", "")
         for index, item in enumerate(value):
-            found = _scalar_problem(flag, kind, item, version, first=index == 0 or flag.is_append)
+            found = _scalar_problem(flag, kind, item, version, alone=len(value) == 1 or flag.is_append)
             if found:
                 return Problem(found.message, found.fix, (index,))
         return None
-    return _scalar_problem(flag, kind, value, version, first=True)
+    return _scalar_problem(flag, kind, value, version, alone=True)
 
 
 # ---- rendering ------------------------------------------------------------------------------------------
@@ -376,7 +375,10 @@ def as_args(flag: Flag, value: Any) -> list[str]:
         items = value if isinstance(value, list) else [value]
         if not items:
             return []
-        return [*glued(flag.option, _word(items[0])), *[_word(v) for v in items[1:]]]
+        if len(items) == 1:
+            return glued(flag.option, _word(items[0]))
+        # argparse gives a glued `--opt=v` exactly one value, so a list follows the bare option
+        return [flag.option, *[_word(v) for v in items]]
     return glued(flag.option, _word(value))
 
 
