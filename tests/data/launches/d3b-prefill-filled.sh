@@ -1,0 +1,8 @@
+# From ../shared/reference/launch-examples.md D3b (vLLM docs nixl_connector_usage.md multi-host, prefill).
+# The ${IPn} placeholder is filled in with an address, as a deployment would.
+VLLM_NIXL_SIDE_CHANNEL_HOST=10.0.0.1 \
+VLLM_NIXL_SIDE_CHANNEL_PORT=5600 \
+UCX_NET_DEVICES=all \
+vllm serve Qwen/Qwen3-0.6B --port 8000 \
+  --tensor-parallel-size 8 \
+  --kv-transfer-config '{"kv_connector":"NixlConnector","kv_role":"kv_producer","kv_load_failure_policy":"fail"}'

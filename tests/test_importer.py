@@ -1,0 +1,498 @@
+"""`profilekit import`: launches (command lines and scripts) into layer files, or a clear refusal (exit 2)."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from profilekit.errors import UsageError
+from profilekit.importer import import_launch
+from profilekit.session import Session
+from profilekit.shellwords import split_commands
+from profilekit.vllm.catalogue import load_catalogue
+from profilekit.vllm.config_yaml import YamlError, config_args, read_yaml
+from profilekit.vllm.validate import option_findings
+from tests.conftest import MakeRepo, Run
+
+LAUNCHES = Path(__file__).parent / "data" / "launches"
+
+
+@pytest.fixture
+def repo(make_repo: MakeRepo) -> Path:
+    return make_repo({})
+
+
+def _layer(root: Path, name: str) -> str:
+    return (root / "profiles" / f"{name}.toml").read_text(encoding="utf-8")
+
+
+def test_a_command_line_becomes_a_layer_a_person_would_write(repo: Path, run: Run) -> None:
+    result = run(
+        "--repo",
+        repo,
+        "import",
+        "--",
+        "CUDA_VISIBLE_DEVICES=0",
+        "HF_TOKEN=hf_abcdef",
+        "vllm",
+        "serve",
+        "Qwen/Qwen3-0.6B",
+        "--port=8100",
+        "-tp",
+        "2",
+        "--enforce_eager",
+        "--no-enable-prefix-caching",
+        "--served-model-name",
+        "qwen",
+        "small",
+        "--kv-transfer-config",
+        '{"kv_connector":"NixlConnector","kv_role":"kv_both","kv_connector_extra_config":{"backends":["UCX"]}}',
+        "--max-model-len",
+        "32k",
+        "-O3",
+        "--middleware",
+        "a.B",
+        "--middleware",
+        "c.D",
+    )
+    assert result.code == 0, result
+    assert result.out == "profiles/qwen3-0.6b.toml\n"
+    assert result.err == (
+        "note: HF_TOKEN looks like a secret: written as { secret = true }, its value is not written; "
+        "set it in the environment that runs the launch script\n"
+    )
+    assert _layer(repo, "qwen3-0.6b") == (
+        "# Imported with `profilekit import` for vLLM 0.33.0.\n"
+        "\n"
+        "[layer]\n"
+        'description = "Imported from a vllm serve command line"\n'
+        "\n"
+        "[serve]\n"
+        'model = "Qwen/Qwen3-0.6B"\n'
+        "port = 8100\n"
+        "tensor_parallel_size = 2\n"
+        "enforce_eager = true\n"
+        "enable_prefix_caching = false\n"
+        'served_model_name = ["qwen", "small"]\n'
+        'max_model_len = "32k"\n'
+        'optimization_level = "3"\n'
+        'middleware = ["a.B", "c.D"]\n'
+        "\n"
+        "[serve.kv_transfer_config]\n"
+        'kv_connector = "NixlConnector"\n'
+        'kv_role = "kv_both"\n'
+        "\n"
+        "[serve.kv_transfer_config.kv_connector_extra_config]\n"
+        'backends = ["UCX"]\n'
+        "\n"
+        "[env]\n"
+        'CUDA_VISIBLE_DEVICES = "0"\n'
+        "HF_TOKEN = {secret = true}\n"
+    )
+    assert "hf_abcdef" not in _layer(repo, "qwen3-0.6b")
+
+
+def test_dotted_json_keys_merge_into_one_table_and_replace_an_earlier_json_value(repo: Path, run: Run) -> None:
+    result = run(
+        "--repo",
+        repo,
+        "import",
+        "--name",
+        "pd/prefill",
+        "--",
+        "vllm",
+        "serve",
+        "m",
+        "--kv-transfer-config",
+        '{"kv_connector":"NixlConnector","kv_role":"kv_both"}',
+        "--kv-transfer-config.kv_connector",
+        "NixlConnector",
+        "--kv_transfer_config.kv_role=kv_producer",
+        "--kv-transfer-config.kv_connector_extra_config.backends+",
+        "UCX,LIBFABRIC",
+        "-cc.cudagraph_mode=FULL_DECODE_ONLY",
+    )
+    assert result.code == 0, result
+    assert result.out == "profiles/pd/prefill.toml\n"
+    assert result.err == "note: --kv-transfer-config is given more than once; the last value wins, as in vLLM\n"
+    assert _layer(repo, "pd/prefill").split("[serve]\n", 1)[1] == (
+        'model = "m"\n'
+        "\n"
+        "[serve.kv_transfer_config]\n"
+        'kv_connector = "NixlConnector"\n'
+        'kv_role = "kv_producer"\n'
+        "\n"
+        "[serve.kv_transfer_config.kv_connector_extra_config]\n"
+        'backends = ["UCX", "LIBFABRIC"]\n'
+        "\n"
+        "[serve.compilation_config]\n"
+        'cudagraph_mode = "FULL_DECODE_ONLY"\n'
+    )
+
+
+def test_a_script_with_exports_prefixes_comments_and_continuations(repo: Path, run: Run, tmp_path: Path) -> None:
+    script = tmp_path / "launch.sh"
+    script.write_text(
+        "#!/usr/bin/env bash\n"
+        "set -euo pipefail\n"
+        "# the decoder\n"
+        "export UCX_NET_DEVICES=all VLLM_LOGGING_LEVEL=DEBUG\n"
+        "MY_SECRET=xyz\n"
+        "PLAIN=1\n"
+        "export MY_SECRET\n"
+        "VLLM_NIXL_SIDE_CHANNEL_PORT=5601 exec vllm serve Qwen/Qwen3-0.6B \\\n"
+        "  --port 8200 `# not allowed`\n",
+        encoding="utf-8",
+    )
+    result = run("--repo", repo, "import", script.name, cwd=tmp_path)
+    assert result.code == 2
+    assert result.err == (
+        "profilekit: error: cannot import launch.sh: line 9: `...`: command substitution cannot be represented; "
+        "write the value\n"
+    )
+    script.write_text(script.read_text().replace(" `# not allowed`", "  # the port"), encoding="utf-8")
+    result = run("--repo", repo, "import", script.name, cwd=tmp_path)
+    assert result.code == 0, result
+    assert result.err == (
+        "note: line 6: PLAIN is a shell variable the launch does not see (not exported); not imported\n"
+        "note: MY_SECRET looks like a secret: written as { secret = true }, its value is not written; "
+        "set it in the environment that runs the launch script\n"
+    )
+    assert _layer(repo, "qwen3-0.6b").split("[serve]\n", 1)[1] == (
+        'model = "Qwen/Qwen3-0.6B"\n'
+        "port = 8200\n"
+        "\n"
+        "[env]\n"
+        'UCX_NET_DEVICES = "all"\n'
+        'VLLM_LOGGING_LEVEL = "DEBUG"\n'
+        "MY_SECRET = {secret = true}\n"
+        'VLLM_NIXL_SIDE_CHANNEL_PORT = "5601"\n'
+    )
+
+
+# every `vllm serve` launch of ../shared/reference/launch-examples.md (tests/data/launches)
+IMPORTED = [
+    "d1a",
+    "d1c",
+    "d1d",
+    "d2a",
+    "d2b",
+    "d2c",
+    "d2e",
+    "d3a-prefill",
+    "d3a-decode",
+    "d3b-prefill-filled",
+    "d3b-decode-filled",
+    "d3d-prefill",
+    "d3d-decode",
+    "d3f",
+    "d4a-filled",
+    "d4b-filled",
+    "d4c-simple",
+    "d4c-offloading-cpu",
+    "d4c-lmcache",
+    "d4d",
+    "d4e-filled",
+    "d4f",
+]
+REFUSED = {
+    "d2d": (
+        "cannot import d2d.sh: line 2: --tool-call-parser-plugin: vLLM 0.33.0 has no option "
+        "'--tool-call-parser-plugin'\n  hint: did you mean --tool-parser-plugin?"
+    ),
+    "d3b-prefill": "cannot import d3b-prefill.sh: line 2: ${IP1}: shell expansions cannot be represented; write the value",
+    "d4a": (
+        "cannot import d4a.sh: line 2: <: bash reads a redirection here; write the value in place of a "
+        "placeholder such as <model>"
+    ),
+    "d4e": (
+        "cannot import d4e.sh: line 2: ${VLLM_PYTHON_HASH_SEED:-123}: shell expansions cannot be represented; "
+        "write the value"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", IMPORTED)
+def test_every_launch_example_imports_and_checks_clean(name: str, repo: Path, run: Run) -> None:
+    result = run("--repo", repo, "import", "--name", name, f"{name}.sh", cwd=LAUNCHES)
+    assert result.code == 0, result
+    assert result.out == f"profiles/{name}.toml\n"
+    session = Session.open(repo=repo, vllm_version=None)
+    catalogue = session.catalogue
+    assert catalogue is not None
+    findings = option_findings(session.stack(name), catalogue)
+    assert [f.rule for f in findings if f.is_error] == []
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_launch_examples_that_cannot_be_represented_are_refused(name: str, repo: Path, run: Run) -> None:
+    result = run("--repo", repo, "import", f"{name}.sh", cwd=LAUNCHES)
+    assert result.code == 2
+    assert result.err == f"profilekit: error: {REFUSED[name]}\n"
+    assert list((repo / "profiles").iterdir()) == []
+
+
+def test_the_d2d_launch_imports_for_a_release_that_has_its_option(repo: Path, run: Run) -> None:
+    result = run("--repo", repo, "--vllm-version", "0.27.0", "import", "d2d.sh", cwd=LAUNCHES)
+    # 0.27.0 has no --tool-call-parser-plugin either: the refusal names the targeted release
+    assert result.code == 2
+    assert "vLLM 0.27.0 has no option '--tool-call-parser-plugin'" in result.err
+
+
+def test_a_config_file_is_read_like_vllm_reads_it(repo: Path, run: Run, tmp_path: Path) -> None:
+    (tmp_path / "cfg.yaml").write_text(
+        "# served by the docs example\n"
+        "model: meta-llama/Llama-3.1-8B-Instruct\n"
+        "port: 6379\n"
+        "enable-prefix-caching: false\n"
+        "trust_remote_code: yes\n"
+        "served-model-name: [a, 'b c']\n"
+        "kv-transfer-config:\n"
+        "  kv_connector: NixlConnector\n"
+        "  kv_role: kv_both\n"
+        "gpu-memory-utilization: .85\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "run.sh").write_text("vllm serve --config cfg.yaml --port 8000\n", encoding="utf-8")
+    result = run("--repo", repo, "import", "run.sh", cwd=tmp_path)
+    assert result.code == 0, result
+    assert _layer(repo, "llama-3.1-8b-instruct").split("[serve]\n", 1)[1] == (
+        'model = "meta-llama/Llama-3.1-8B-Instruct"\n'
+        "port = 8000\n"
+        "enable_prefix_caching = false\n"
+        "trust_remote_code = true\n"
+        'served_model_name = ["a", "b c"]\n'
+        "gpu_memory_utilization = 0.85\n"
+        "\n"
+        "[serve.kv_transfer_config]\n"
+        'kv_connector = "NixlConnector"\n'
+        'kv_role = "kv_both"\n'
+    )
+
+
+@pytest.mark.parametrize(
+    ("words", "message"),
+    [
+        (
+            ["python", "-m", "vllm.entrypoints.openai.api_server"],
+            "cannot import the command line: `python -m "
+            "vllm.entrypoints.openai.api_server` is not a vllm serve launch\n  hint: profilekit import reads `export` "
+            "and assignment lines and one `vllm serve` command",
+        ),
+        (
+            ["vllm", "serve", "m", "extra"],
+            "cannot import the command line: 'extra': vLLM serve takes one positional "
+            "argument (the model), and 'm' is already it\n  hint: quote values that hold spaces, and check that every "
+            "option has its value",
+        ),
+        (
+            ["vllm", "serve", "m", "--port", "eighty"],
+            "cannot import the command line: --port expects an integer, got 'eighty'",
+        ),
+        (
+            ["vllm", "serve", "m", "--port"],
+            "cannot import the command line: --port expects a value, and none follows it",
+        ),
+        (
+            ["vllm", "serve", "m", "--mamba-ssm-cache-dtype", "fp9"],
+            "cannot import the command line: "
+            "--mamba-ssm-cache-dtype: 'fp9' is not one of vLLM 0.33.0's choices for mamba_ssm_cache_dtype: auto, "
+            "bfloat16, float16, float32",
+        ),
+        (
+            ["vllm", "serve", "m", "--mamba-backend", "tritn"],
+            "cannot import the command line: --mamba-backend: "
+            "'tritn' is not among the values vLLM 0.33.0 accepts for mamba_backend: triton, flashinfer, cpu (any case)",
+        ),
+        (
+            ["vllm", "serve", "m", "--api-key", "k1"],
+            "cannot import the command line: --api-key holds a credential, "
+            "and profilekit keeps credentials out of layer files\n  hint: drop --api-key and set VLLM_API_KEY in the "
+            "launching environment (the layer gets VLLM_API_KEY = { secret = true })",
+        ),
+        (
+            ["vllm", "serve", "m", "--kv-transfer-config", '{"kv_connector": null}'],
+            "cannot import the command line: --kv-transfer-config.kv_connector holds null, which TOML cannot represent",
+        ),
+        (
+            ["vllm", "serve", "m", "--kv-transfer-config", "{nope"],
+            "cannot import the command line: "
+            "--kv-transfer-config is not valid JSON (Expecting property name enclosed in double quotes at character 1)",
+        ),
+        (
+            ["vllm", "serve", "m", "--host", ""],
+            "cannot import the command line: --host is '', which vLLM reads as no value; TOML has no null",
+        ),
+        (
+            ["vllm", "serve", "m", "--enforce-eager=yes"],
+            "cannot import the command line: --enforce-eager takes no value, but '--enforce-eager=yes' gives one",
+        ),
+        (
+            ["vllm", "serve", "m", "-d", "1"],
+            "cannot import the command line: -d is ambiguous for vLLM 0.33.0: it "
+            "could be -dc, -dcp, -dp, -dpa, -dpb, -dpe",
+        ),
+        (
+            ["vllm", "serve", "m", "--config", "missing.yaml"],
+            "cannot import the command line: --config "
+            "missing.yaml: cannot read {cwd}/missing.yaml: No such file or directory",
+        ),
+        (
+            ["vllm", "serve", "m", "--config", "c.json"],
+            "cannot import the command line: --config c.json: vLLM reads only .yaml or .yml config files",
+        ),
+        (
+            ["vllm", "serve", "--port", "1"],
+            "cannot name the layer: the launch names no model to derive a name from\n  hint: pass --name NAME",
+        ),
+        (
+            [],
+            "nothing to import\n  hint: pass a launch after --, e.g. `profilekit import -- vllm serve MODEL "
+            "...`, or a script file",
+        ),
+    ],
+)
+def test_refusals_name_the_reason_and_write_nothing(
+    words: list[str], message: str, repo: Path, run: Run, tmp_path: Path
+) -> None:
+    result = run("--repo", repo, "import", "--", *words, cwd=tmp_path)
+    assert result.code == 2, result
+    assert result.err == "profilekit: error: " + message.replace("{cwd}", str(tmp_path)) + "\n"
+    assert list((repo / "profiles").iterdir()) == []
+
+
+def test_an_existing_layer_is_never_overwritten(repo: Path, run: Run) -> None:
+    (repo / "profiles" / "m.toml").write_text("# mine\n", encoding="utf-8")
+    result = run("--repo", repo, "import", "--", "vllm", "serve", "org/M")
+    assert result.code == 2
+    assert result.err == (
+        "profilekit: error: profiles/m.toml already exists; profilekit import never overwrites a layer\n"
+        "  hint: choose another --name\n"
+    )
+    assert (repo / "profiles" / "m.toml").read_text(encoding="utf-8") == "# mine\n"
+    result = run("--repo", repo, "import", "--name", "../escape", "--", "vllm", "serve", "org/M")
+    assert result.code == 2
+    assert result.err == (
+        "profilekit: error: '../escape' is not a layer name\n"
+        "  hint: use letters, digits, '_', '.', '-' and '/' for folders, e.g. --name site/qwen-pd (no .toml)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("script", "message"),
+    [
+        (
+            "vllm serve a\nvllm serve b\n",
+            "it holds more than one vllm serve launch (lines 1 and 2)\n  hint: import "
+            "one launch per layer: copy each into its own script, or pass it after --",
+        ),
+        (
+            "source env.sh\nvllm serve a\n",
+            "line 1: `source env.sh` is not a vllm serve launch\n  hint: "
+            "profilekit import reads `export` and assignment lines and one `vllm serve` command",
+        ),
+        (
+            "vllm serve a && echo ok\n",
+            "line 1: &&: `&` (background or `&&`) cannot be represented; import one command at a time",
+        ),
+        (
+            "vllm serve $(cat model.txt)\n",
+            "line 1: $(cat model.txt): shell expansions cannot be represented; write the value",
+        ),
+        (
+            "vllm serve a --download-dir ~/models\n",
+            "line 1: ~: bash expands ~ to the home folder of whoever runs the script; write the path",
+        ),
+        (
+            "vllm serve a --ignore-patterns *.bin\n",
+            "line 1: *: bash expands a glob against the files present at launch; quote the value",
+        ),
+        ("vllm serve 'a\n", "line 1: a ' quote is never closed"),
+        ("# nothing here\n", "no `vllm serve` command found"),
+    ],
+)
+def test_scripts_with_shell_constructs_are_refused(
+    script: str, message: str, repo: Path, run: Run, tmp_path: Path
+) -> None:
+    (tmp_path / "s.sh").write_text(script, encoding="utf-8")
+    result = run("--repo", repo, "import", "s.sh", cwd=tmp_path)
+    assert result.code == 2, result
+    assert result.err == f"profilekit: error: cannot import s.sh: {message}\n"
+
+
+def test_quoted_shell_characters_are_plain_values() -> None:
+    commands = split_commands(
+        "vllm serve 'a b' --chat-template \"{{ x | y }} \\$HOME\" --x '$(no)' --y a#b # comment\n"
+    )
+    assert [c.words for c in commands] == [
+        ["vllm", "serve", "a b", "--chat-template", "{{ x | y }} $HOME", "--x", "$(no)", "--y", "a#b"]
+    ]
+
+
+def test_yaml_subset_resolves_scalars_like_pyyaml() -> None:
+    mapping = read_yaml(
+        "a: yes\nb: Off\nc: ~\nd: '1'\ne: 1.5\nf: +3\ng: \"x\\ty\"\nh: [1, two, 'th ree']\ni:\n  - x\n  - 2\n"
+        "j:\n  k:\n    l: null\n"
+    )
+    assert mapping == {
+        "a": True,
+        "b": False,
+        "c": None,
+        "d": "1",
+        "e": 1.5,
+        "f": 3,
+        "g": "x\ty",
+        "h": [1, "two", "th ree"],
+        "i": ["x", 2],
+        "j": {"k": {"l": None}},
+    }
+    catalogue = load_catalogue("0.33.0")
+    assert catalogue is not None
+    accepted = set(catalogue.by_option)
+    args = config_args(
+        {"enable-prefix-caching": False, "headless": False, "x": [True, 1.0], "y": None},
+        version="0.33.0",
+        accepted=accepted,
+    )
+    # false -> --no-KEY only where that option string exists; lists -> str(item); None -> "None"
+    assert args == ["--no-enable-prefix-caching", "--x", "True", "1.0", "--y", "None"]
+    assert config_args({"enable-prefix-caching": False}, version="0.27.0", accepted=accepted) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("a: &x 1\n", "line 1: '&x 1' uses YAML that profilekit import does not read; quote the value"),
+        ("a: |\n  x\n", "line 1: '|' uses YAML that profilekit import does not read; quote the value"),
+        ("a: 010\n", "line 1: YAML 1.1 reads '010' as a number or a date; quote it if it is a string"),
+        ("a: 2024-01-01\n", "line 1: YAML 1.1 reads '2024-01-01' as a number or a date; quote it if it is a string"),
+        ("a: 1\na: 2\n", "line 2: 'a' appears twice"),
+        ("- a\n", "line 1: a config file is a mapping of option names to values"),
+        ("a:\n  - b: 1\n", "line 2: lists of mappings are not supported"),
+        ("a: 1\n  b: 2\n", "line 2: unexpected indentation"),
+    ],
+)
+def test_yaml_outside_the_subset_is_refused_with_the_line(text: str, message: str) -> None:
+    with pytest.raises(YamlError) as caught:
+        read_yaml(text)
+    assert str(caught.value) == message
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from(list("vlmserv -=.'\"\\\n$`|&;<>(){}[]*?~#:,0123456789ab_/")), max_size=60))
+def test_no_input_gives_a_traceback(text: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    catalogue = load_catalogue("0.33.0")
+    assert catalogue is not None
+    root = tmp_path_factory.mktemp("r")
+    (root / "profiles").mkdir(exist_ok=True)
+    script = root / "s.sh"
+    script.write_text("vllm serve m " + text, encoding="utf-8")
+    for words in (["s.sh"], ["vllm", "serve", *text.split(" ")]):
+        with contextlib.suppress(UsageError):
+            import_launch(root, words, name="x", catalogue=catalogue, cwd=root)
+    shutil.rmtree(root)
