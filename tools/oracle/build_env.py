@@ -38,7 +38,7 @@ import sys
 import tempfile
 import time
 import zipfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -286,7 +286,7 @@ def ensure_base(*, force: bool = False) -> Path:
     return target
 
 
-def _subset(expected: dict[str, object], actual: dict[str, object]) -> bool:
+def _subset(expected: Mapping[str, object], actual: Mapping[str, object]) -> bool:
     return all(actual.get(k) == v for k, v in expected.items())
 
 
@@ -432,11 +432,33 @@ def ensure(version: str, *, force: bool = False) -> OracleEnv:
     return OracleEnv(version=version, python=venv_python(base), vllm_copy=copy)
 
 
+def prune() -> list[Path]:
+    """Delete base venvs with another key and copies of unsupported releases."""
+    root = cache_root()
+    keep = {base_dir().name, *(vllm_copy_dir(v).name for v in SUPPORTED_VERSIONS)}
+    removed: list[Path] = []
+    if not root.is_dir():
+        return removed
+    for entry in sorted(root.iterdir()):
+        if not entry.is_dir() or entry.name in keep:
+            continue
+        if entry.name.startswith(("base-", "vllm-", ".base-", ".vllm-", ".download-")):
+            with locked(entry):
+                shutil.rmtree(entry, ignore_errors=True)
+            removed.append(entry)
+    return removed
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     which = parser.add_mutually_exclusive_group(required=True)
     which.add_argument("--versions", nargs="+", metavar="X.Y.Z", help="releases to build")
     which.add_argument("--all", action="store_true", help="every supported release")
+    which.add_argument(
+        "--prune",
+        action="store_true",
+        help="delete cached environments that no current key or supported release uses",
+    )
     parser.add_argument("--force", action="store_true", help="rebuild even if cached")
     parser.add_argument(
         "--print-env",
@@ -444,6 +466,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="print one JSON line per release with the python and PYTHONPATH",
     )
     args = parser.parse_args(argv)
+    if args.prune:
+        for path in prune():
+            log(f"removed {path}")
+        return 0
     versions = list(SUPPORTED_VERSIONS) if args.all else list(args.versions)
     unknown = [v for v in versions if v not in SUPPORTED_VERSIONS]
     if unknown:

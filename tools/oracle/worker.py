@@ -103,14 +103,14 @@ class _CpuPlatformHook(importlib.abc.MetaPathFinder):
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or spec.loader is None:
             return spec
-        loader = spec.loader
-        original_exec = loader.exec_module  # type: ignore[attr-defined]
+        loader: Any = spec.loader
+        original_exec = loader.exec_module
 
         def exec_module(module: types.ModuleType) -> None:
             original_exec(module)
             _wrap_cpu_plugin(module)
 
-        loader.exec_module = exec_module  # type: ignore[attr-defined]
+        loader.exec_module = exec_module
         return spec
 
 
@@ -416,9 +416,9 @@ class Oracle:
             with contextlib.redirect_stderr(_Tee(stderr, sys.stderr)):
                 ns = self.parse_ns(argv)
         except SystemExit as exc:
-            answer = _exit_answer(exc, stderr.getvalue())
-            answer["error_type"] = "SystemExit"
-            return answer
+            rejected = _exit_answer(exc, stderr.getvalue())
+            rejected["error_type"] = "SystemExit"
+            return rejected
         try:
             _CLI_MODULE.validate_parsed_serve_args(ns)
             if config_json is not None:
@@ -432,11 +432,11 @@ class Oracle:
             engine_args = AsyncEngineArgs.from_cli_args(ns)
             engine_args.create_engine_config(usage_context=UsageContext.OPENAI_API_SERVER)
         except Exception as exc:  # every failure is a verdict
-            answer: dict[str, Any] = {"ok": False, **describe_error(exc)}
+            failed: dict[str, Any] = {"ok": False, **describe_error(exc)}
             reason = undecidable_reason(exc)
             if reason is not None:
-                answer["undecidable"] = reason
-            return answer
+                failed["undecidable"] = reason
+            return failed
         return {"ok": True}
 
     # -- catalogue ------------------------------------------------------------
@@ -593,7 +593,7 @@ def build_catalogue() -> list[dict[str, Any]]:
     accepted: dict[int, list[str]] = {}
     for option, action in parser._option_string_actions.items():
         accepted.setdefault(id(action), []).append(option)
-    deprecated_actions = getattr(parser, "_deprecated", set()) or set()
+    deprecated_actions: set[argparse.Action] = getattr(parser, "_deprecated", None) or set()
     enums = _enum_fields()
 
     entries: list[dict[str, Any]] = []
