@@ -347,6 +347,11 @@ def test_a_config_file_is_read_like_vllm_reads_it(repo: Path, run: Run, tmp_path
             "cannot import the command line: --config c.json: vLLM reads only .yaml or .yml config files",
         ),
         (
+            ["vllm", "serve", "--served-model-name", "x", "m"],
+            "cannot import the command line: vLLM refuses --served-model-name unless the model is the first "
+            "argument after `vllm serve`\n  hint: write `vllm serve MODEL --served-model-name ...`",
+        ),
+        (
             ["vllm", "serve", "--port", "1"],
             "cannot name the layer: the launch names no model to derive a name from\n  hint: pass --name NAME",
         ),

@@ -253,6 +253,8 @@ def test_values_are_typed_by_the_catalogue(make_repo: MakeRepo) -> None:
         ("middleware", ["a.b", "-c"], ["a.b", "-c"]),
         ("served_model_name", ["-only"], ["-only"]),
         ("numa_bind_nodes", [0, -1], [0, -1]),
+        # a json.loads option whose default is a list takes a TOML array, rendered as one JSON word
+        ("allowed_origins", ["https://a.example", "*"], ["https://a.example", "*"]),
     ],
 )
 def test_valid_values_and_what_vllm_makes_of_them(dest: str, value: object, expected: object) -> None:
@@ -282,6 +284,7 @@ def test_valid_values_and_what_vllm_makes_of_them(dest: str, value: object, expe
         ),
         ("served_model_name", ["a", "None"], "vLLM reads 'None' as no value (None) for this option, not as a string"),
         ("model", "-m", "'-m' starts with '-': vLLM cannot read it as the model"),
+        ("allowed_origins", {"a": 1}, "expected an array (vLLM reads this option as a JSON list), got a table"),
         ("speculative_config", {"x": float("inf")}, "a table cannot be passed to vLLM: JSON has no infinity"),
         (
             "moe_backend",

@@ -2,7 +2,8 @@
 
 The inverse of `argv.py`. It follows `FlexibleArgumentParser.parse_args` (vllm/utils/argparse_utils.py,
 the same in 0.27.0-0.33.0) step by step, then an argparse-like pass over the flag catalogue:
-1. `--model X` anywhere becomes the positional model;
+1. `--model X` anywhere becomes the positional model; `--served-model-name` without a model first is
+   refused;
 2. `--config FILE.yaml` is expanded in place (after the model, so the command line wins);
 3. underscores become dashes in `--option_names` (up to the first '.'), `-O3` / `-O 3` become
    `--optimization-level 3`;
@@ -206,6 +207,17 @@ def read_serve_args(args: list[str], catalogue: Catalogue, read_config: ConfigRe
     """The options of `vllm serve ARGS...` for the catalogue's release (raises CommandLineError)."""
     result = ServeArgs()
     words = _relocate_model(list(args))
+    if (
+        words
+        and words[0].startswith("-")
+        and not any(re.match(r"^--config(=.+|$)", w) for w in words)
+        and any(re.match(r"^--served[-_]model[-_]name(=.+|$)", w) for w in words)
+    ):
+        # FlexibleArgumentParser.parse_args refuses --served-model-name without a leading positional model
+        raise CommandLineError(
+            "vLLM refuses --served-model-name unless the model is the first argument after `vllm serve`",
+            "write `vllm serve MODEL --served-model-name ...`",
+        )
     if any(re.match(r"^--config=", w) for w in words):
         raise CommandLineError("--config=FILE is not expanded by vLLM's parser; write --config FILE")
     if "--config" in words:

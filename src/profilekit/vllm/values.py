@@ -205,6 +205,8 @@ def _example(flag: Flag, base: str) -> str:
         return f"{flag.dest} = {default}"
     if base == "float" and isinstance(default, (int, float)) and not isinstance(default, bool):
         return f"{flag.dest} = {default}"
+    if base == "json" and json_is_list(flag):
+        return f'{flag.dest} = ["..."]'
     if base in ("json", "json_config"):
         return f"[serve.{flag.dest}] with one key per line"
     return f"{flag.dest} = {samples.get(base, chr(34) + '...' + chr(34))}"
@@ -250,6 +252,8 @@ def _scalar_problem(flag: Flag, kind: Kind, value: Any, version: str, *, alone: 
         ok, expected = isinstance(value, int) and not isinstance(value, bool), "an integer"
     elif base == "float":
         ok, expected = isinstance(value, (int, float)) and not isinstance(value, bool), "a number"
+    elif base == "json" and json_is_list(flag):
+        ok, expected = isinstance(value, list), "an array (vLLM reads this option as a JSON list)"
     elif base in ("json", "json_config"):
         ok, expected = isinstance(value, dict), "a table"
     elif base == "dict_or_str":
@@ -441,16 +445,22 @@ def _expand_json_human_numbers(text: str) -> str:
     return "".join(parts)
 
 
-def json_table(text: str, *, config_class: bool, what: str) -> dict[str, Any]:
-    """A JSON-valued option's word as a TOML table (raises WordError)."""
+def json_is_list(flag: Flag) -> bool:
+    """A plain `json.loads` option whose value is a JSON list (allowed_origins), judged by its default."""
+    return isinstance(flag.default, list)
+
+
+def json_table(text: str, *, config_class: bool, what: str, as_list: bool = False) -> Any:
+    """A JSON-valued option's word as a TOML table (or array, for a JSON-list option; raises WordError)."""
     try:
         value = json.loads(_expand_json_human_numbers(text) if config_class else text)
     except json.JSONDecodeError as exc:
         raise WordError(f"{what} is not valid JSON ({exc.msg} at character {exc.pos})") from None
-    if not isinstance(value, dict):
+    if as_list and not isinstance(value, list):
+        raise WordError(f"{what} is JSON but not a list, which vLLM expects for this option")
+    if not as_list and not isinstance(value, dict):
         raise WordError(f"{what} is JSON but not an object; profilekit writes JSON options as TOML tables")
-    table: dict[str, Any] = _json_to_toml(value, what)
-    return table
+    return _json_to_toml(value, what)
 
 
 def _word_value(flag: Flag, kind: Kind, word: str, what: str) -> Any:
@@ -480,7 +490,8 @@ def _word_value(flag: Flag, kind: Kind, word: str, what: str) -> Any:
         expected = {"int": "an integer", "float": "a number"}.get(base, "a number (digits, optionally 8k / 1G)")
         raise WordError(f"{what} expects {expected}, got {word!r}") from None
     if base in ("json", "json_config"):
-        return json_table(word, config_class=base == "json_config", what=what)
+        as_list = base == "json" and json_is_list(flag)
+        return json_table(word, config_class=base == "json_config", what=what, as_list=as_list)
     if base == "dict_or_str" and _LOOKS_LIKE_OBJECT.match(word):
         return json_table(word, config_class=False, what=what)
     return word
