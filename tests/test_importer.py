@@ -316,6 +316,11 @@ def test_a_config_file_is_read_like_vllm_reads_it(repo: Path, run: Run, tmp_path
             "launching environment (the layer gets VLLM_API_KEY = { secret = true })",
         ),
         (
+            ["vllm", "serve", "m", "--tokenizer", "hf_" + "a1" * 17],
+            "cannot import the command line: --tokenizer holds what looks like a Hugging Face token; set HF_TOKEN "
+            "in the environment",
+        ),
+        (
             ["vllm", "serve", "m", "--kv-transfer-config", '{"kv_connector": null}'],
             "cannot import the command line: --kv-transfer-config.kv_connector holds null, which TOML cannot represent",
         ),
@@ -325,8 +330,9 @@ def test_a_config_file_is_read_like_vllm_reads_it(repo: Path, run: Run, tmp_path
             "--kv-transfer-config is not valid JSON (Expecting property name enclosed in double quotes at character 1)",
         ),
         (
-            ["vllm", "serve", "m", "--host", ""],
-            "cannot import the command line: --host is '', which vLLM reads as no value; TOML has no null",
+            ["vllm", "serve", "m", "--prefix-cache-retention-interval", "None"],
+            "cannot import the command line: --prefix-cache-retention-interval is 'None', which vLLM reads as no "
+            "value; TOML has no null",
         ),
         (
             ["vllm", "serve", "m", "--enforce-eager=yes"],
@@ -369,6 +375,16 @@ def test_refusals_name_the_reason_and_write_nothing(
     assert result.code == 2, result
     assert result.err == "profilekit: error: " + message.replace("{cwd}", str(tmp_path)) + "\n"
     assert list((repo / "profiles").iterdir()) == []
+
+
+def test_a_no_value_word_for_an_option_whose_default_is_none_is_left_out(repo: Path, run: Run) -> None:
+    result = run("--repo", repo, "import", "--", "vllm", "serve", "m", "--host=", "--chat-template", "None")
+    assert result.code == 0, result
+    assert result.err == (
+        "note: --host '' means no value, vLLM's default; left out of the layer\n"
+        "note: --chat-template 'None' means no value, vLLM's default; left out of the layer\n"
+    )
+    assert _layer(repo, "m").endswith('[serve]\nmodel = "m"\n')
 
 
 def test_an_existing_layer_is_never_overwritten(repo: Path, run: Run) -> None:

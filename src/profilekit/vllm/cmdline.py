@@ -23,13 +23,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from profilekit.vllm.values import WordError, from_words, human_readable_int
+from profilekit.vllm.values import WordError, from_words, human_readable_int, kind_of
 
 if TYPE_CHECKING:
     from profilekit.vllm.catalogue import Catalogue, Flag
 
 _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 _UNDERSCORES = re.compile(r"(?<=--)[^\.]*")
+# a Hugging Face access token (hf_ and ~34 letters and digits); plain names such as hf_model pass
+_HF_TOKEN = re.compile(r"^hf_[A-Za-z0-9]{20,}$")
 # serve options whose values are credentials: profilekit keeps those out of layer files
 SECRET_OPTIONS = {"api_key": "VLLM_API_KEY", "hf_token": "HF_TOKEN"}
 
@@ -281,6 +283,19 @@ def read_serve_args(args: list[str], catalogue: Catalogue, read_config: ConfigRe
                 f"drop {option} and set {SECRET_OPTIONS[dest]} in the launching environment "
                 f"(the layer gets {SECRET_OPTIONS[dest]} = {{ secret = true }})",
             )
+        last = occurrences[-1]
+        if (
+            not flag.is_bool
+            and not flag.takes_many
+            and not flag.is_append
+            and len(last) == 1
+            and last[0] in ("", "None")
+            and kind_of(flag).optional
+            and flag.default is None
+        ):
+            # vLLM reads '' / 'None' here as None, its default: the same as leaving the option out
+            result.notes.append(f"{option} {last[0]!r} means no value, vLLM's default; left out of the layer")
+            continue
         try:
             result.serve[dest] = _typed(flag, option, occurrences, catalogue)
         except WordError as exc:
@@ -299,6 +314,6 @@ def _typed(flag: Flag, option: str, occurrences: list[list[str]], catalogue: Cat
     words = occurrences[-1]
     if flag.nargs == "?" and not words:
         return True  # a bare `bool | str` flag (vLLM's const=True)
-    if any(w.startswith("hf_") for w in words):
+    if any(_HF_TOKEN.match(w) for w in words):
         raise WordError(f"{option} holds what looks like a Hugging Face token; set HF_TOKEN in the environment")
     return from_words(flag, words, catalogue.version, what=option)

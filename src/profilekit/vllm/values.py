@@ -320,7 +320,7 @@ def problem(flag: Flag, value: Any, version: str) -> Problem | None:
     if flag.positional or flag.dest == "model":
         if not isinstance(value, str):
             return Problem(f"expected a string, got {toml_type(value)}", f'write {flag.dest} = "org/model"')
-        if value.startswith("-"):
+        if value.startswith("-") and value != "-":
             return Problem(f"{value!r} starts with '-': vLLM cannot read it as the model", "give the model's path")
         return None
     if flag.takes_many or flag.is_append:
