@@ -10,8 +10,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from profilekit.errors import Finding
-from profilekit.rules import basic, declared, kv, pd, replayssm, secrets  # noqa: F401 - they register rules
-from profilekit.rules.engine import RULES, STAGE_ARGPARSE, Context, Verdict, first_rejection, run_rules
+from profilekit.rules import basic, declared, kv, mamba, pd, replayssm, runner, secrets  # noqa: F401 - they register
+from profilekit.rules.engine import (
+    RULES,
+    STAGE_ARGPARSE,
+    STAGE_CONFIG_OBJECTS,
+    Context,
+    Verdict,
+    first_rejection,
+    run_rules,
+)
 from profilekit.rules.facts import stack_facts
 
 if TYPE_CHECKING:
@@ -38,11 +46,24 @@ def evaluate(stack: Stack, *, version: str, catalogue: Catalogue | None, root: P
         from profilekit.vllm.validate import option_findings
 
         for index, finding in enumerate(option_findings(stack, catalogue)):
-            vllm_checks = finding.is_error and finding.rule in _ARGPARSE_RULES
-            out.append((finding, (STAGE_ARGPARSE, index) if vllm_checks else None))
+            order: tuple[int, int] | None = None
+            if finding.is_error and finding.rule in _ARGPARSE_RULES:
+                order = (_option_stage(finding, catalogue), index)
+            out.append((finding, order))
     for finding, _order in out:
         finding.stack = stack.spec
     return out
+
+
+def _option_stage(finding: Finding, catalogue: Catalogue) -> int:
+    """argparse rejects most bad options; enum-typed ones (`mamba_backend`) fail only when the config is built."""
+    for loc in finding.locations:
+        parts = loc.key.split(".")
+        if "serve" in parts and parts.index("serve") + 1 < len(parts):
+            flag = catalogue.flag(parts[parts.index("serve") + 1].replace("-", "_"))
+            if flag is not None and flag.enum_members:
+                return STAGE_CONFIG_OBJECTS
+    return STAGE_ARGPARSE
 
 
 def check_stack(stack: Stack, *, version: str, catalogue: Catalogue | None, root: Path | None = None) -> list[Finding]:
@@ -58,10 +79,29 @@ def vllm_verdict(
     ordered = evaluate(stack, version=version, catalogue=catalogue, root=root)
     config = stack.roles[role]
     effective = {entry.origin for entry in config.scope.entries.values()}
-    # a catalogue finding counts only where the value it judges reaches this role
-    kept = [
-        (f, order)
-        for f, order in ordered
-        if f.role is not None or f.rule not in _ARGPARSE_RULES or any(loc in effective for loc in f.locations)
-    ]
+    argv_order = list(config.serve)  # the rendered argv follows the effective key order
+    kept: Ordered = []
+    for finding, order in ordered:
+        # a catalogue finding counts only where the value it judges reaches this role
+        if (
+            finding.role is None
+            and finding.rule in _ARGPARSE_RULES
+            and not any(loc in effective for loc in finding.locations)
+        ):
+            continue
+        at_parse = order is not None and order[0] == STAGE_ARGPARSE
+        kept.append((finding, (STAGE_ARGPARSE, _argv_position(finding, argv_order)) if at_parse else order))
     return first_rejection(kept, role)
+
+
+def _argv_position(finding: Finding, argv_order: list[str]) -> int:
+    """argparse stops at the first value it cannot convert, in argv order; unknown options come last."""
+    if finding.rule == "unknown-option":
+        return len(argv_order) + 1
+    for loc in finding.locations:
+        parts = loc.key.split(".")
+        if "serve" in parts and parts.index("serve") + 1 < len(parts):
+            dest = parts[parts.index("serve") + 1].replace("-", "_")
+            if dest in argv_order:
+                return argv_order.index(dest)
+    return len(argv_order)

@@ -96,6 +96,7 @@ class RoleFacts:
     backend: str = "triton"
     buffer_len: int = 16
     v2_model_runner: bool | None = None  # None: the env value is not an integer
+    v2_unsupported: list[str] = field(default_factory=list)  # features that keep vLLM off Model Runner V2
     capabilities: set[str] = field(default_factory=set)
     memo: dict[str, Any] = field(default_factory=dict)  # results a rule family computes once per role
 
@@ -256,29 +257,45 @@ def _mamba_cache_mode(version: str, model: ModelFacts, prefix_caching: bool | No
     return mode
 
 
-# `VllmConfig._get_v2_model_runner_unsupported_features` (vllm/config/vllm.py): speculative methods
-# that make vLLM fall back to Model Runner V1 when VLLM_USE_V2_MODEL_RUNNER is unset.
-_V2_SPEC_METHODS_029 = frozenset({"eagle", "eagle3", "mtp", "dflash", "dspark", "extract_hidden_states"})
-_V1_SPEC_METHODS_030 = frozenset(
-    {"ngram", "ngram_gpu", "draft_model", "suffix", "medusa", "mlp_speculator", "custom_class"}
-)
+# `VllmConfig._get_v2_model_runner_unsupported_features` (vllm/config/vllm.py) of each release.
+_V2_SPEC_METHODS_027 = frozenset({"eagle", "eagle3", "mtp", "dflash", "dspark"})
+_V2_SPEC_METHODS_029 = frozenset({*_V2_SPEC_METHODS_027, "extract_hidden_states"})
+_V1_SPEC_METHODS = {
+    "0.30.0": frozenset({"ngram", "ngram_gpu", "draft_model", "suffix", "medusa", "mlp_speculator", "custom_class"}),
+    "0.31.0": frozenset({"ngram", "ngram_gpu", "suffix", "medusa", "mlp_speculator", "custom_class"}),
+    "0.32.0": frozenset({"suffix", "medusa", "mlp_speculator", "custom_class"}),
+    "0.33.0": frozenset({"suffix", "custom_class"}),
+}
 
 
-def _v2_model_runner(version: str, env: dict[str, Any], spec_method: str | None, mode: str | None) -> bool | None:
-    """`VllmConfig.use_v2_model_runner` on a GPU host with Triton (0.29.0+).
+def v2_unsupported_features(version: str, spec_method: str | None, mode: str | None) -> list[str]:
+    """The features of a role that Model Runner V2 lacks, worded as vLLM words them."""
+    features: list[str] = []
+    if spec_method is not None:
+        if not at_least(version, "0.30.0"):
+            allowed = _V2_SPEC_METHODS_029 if at_least(version, "0.29.0") else _V2_SPEC_METHODS_027
+            if spec_method in ("ngram", "ngram_gpu"):
+                features.append("ngram/ngram_gpu speculative decoding")
+            elif spec_method not in allowed:
+                features.append(f"speculative method '{spec_method}'")
+        else:
+            table = max((k for k in _V1_SPEC_METHODS if at_least(version, k)), key=version_key)
+            if spec_method in _V1_SPEC_METHODS[table]:
+                features.append(f"speculative method '{spec_method}'")
+    if version in ("0.30.0", "0.31.0") and mode == "all":
+        features.append("mamba cache mode 'all'")
+    return features
+
+
+def _v2_model_runner(env: dict[str, Any], unsupported: list[str]) -> bool | None:
+    """`VllmConfig.use_v2_model_runner` on a GPU host with Triton (read by the ReplaySSM rules from 0.29.0).
 
     The env var wins when set; otherwise V2, unless a feature V2 does not support forces V1.
     """
     raw = env.get("VLLM_USE_V2_MODEL_RUNNER")
     if isinstance(raw, str):
         return _int_env(raw)
-    if spec_method is not None:
-        if at_least(version, "0.30.0"):
-            if spec_method in _V1_SPEC_METHODS_030:
-                return False
-        elif spec_method not in _V2_SPEC_METHODS_029:
-            return False
-    return mode != "all"
+    return not unsupported
 
 
 def role_facts(role: RoleConfig, version: str, root: Path | None) -> RoleFacts:
@@ -320,8 +337,9 @@ def role_facts(role: RoleConfig, version: str, root: Path | None) -> RoleFacts:
         spec_method=method,
         backend=backend,
         buffer_len=buffer if isinstance(buffer, int) and not isinstance(buffer, bool) else 16,
-        v2_model_runner=_v2_model_runner(version, env, method, mode),
+        v2_unsupported=v2_unsupported_features(version, method, mode),
     )
+    facts.v2_model_runner = _v2_model_runner(env, facts.v2_unsupported)
     facts.capabilities = _capabilities(facts)
     return facts
 

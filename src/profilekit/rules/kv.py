@@ -105,7 +105,7 @@ def kv_role_invalid(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
         Hit(
             "kv-role-invalid",
             f"kv_transfer_config has kv_role = {_v(raw)}; vLLM refuses to start: "
-            f'"Unsupported kv_role: {raw}. Supported roles are {_ROLES_TUPLE}"',
+            "\"kv_role: Input should be 'kv_producer', 'kv_both' or 'kv_consumer'\"",
             _ktc_locs(f, "kv_role"),
             'use "kv_producer", "kv_consumer" or "kv_both"',
             role=f.role.name,

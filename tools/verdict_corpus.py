@@ -1,0 +1,330 @@
+#!/usr/bin/env python3
+"""A seeded corpus of layer compositions around the ReplaySSM and KV-connector rules, and vLLM's messages
+mapped to profilekit rule ids (DESIGN section 6).
+
+The verdict agreement suite (tests/oracle/test_verdicts.py) writes each case's layers into one profile
+repository, composes the stack with profilekit, asks profilekit for its verdict, renders the argv and env,
+and asks vLLM's real `create_engine_config()` (the oracle) for its own.
+
+Each case varies: the architecture (Nemotron-H, Llama, Qwen3, Kimi Linear) and how profilekit learns it,
+`use_replayssm`, the mamba backend, prefix caching on/off/unset, the Mamba cache mode, the ReplaySSM
+buffer length, speculative decoding, every connector form (explicit roles, MultiConnector, the offload
+flags with native/simple/lmcache backends, a missing role or connector name, unknown names), HMA,
+pipeline parallelism, and the env vars VLLM_USE_V2_MODEL_RUNNER, VLLM_USE_SIMPLE_KV_OFFLOAD and
+PYTORCH_CUDA_ALLOC_CONF. The values are spread over one to three layers, with overrides and `unset`s, so
+composition is exercised too.
+
+Usage: python3 tools/verdict_corpus.py 0.33.0 --count 5 (prints the cases as JSON).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ARCHITECTURES = {
+    "NemotronHForCausalLM": 0.5,
+    "KimiLinearForCausalLM": 0.2,
+    "LlamaForCausalLM": 0.15,
+    "Qwen3ForCausalLM": 0.15,
+}
+# how profilekit learns the architecture: declared in [model], or from the well-known model id table
+WELL_KNOWN_IDS = {
+    "NemotronHForCausalLM": "nvidia/NVIDIA-Nemotron-Nano-9B-v2",
+    "LlamaForCausalLM": "meta-llama/Llama-3.2-1B",
+    "Qwen3ForCausalLM": "Qwen/Qwen3-0.6B",
+    "KimiLinearForCausalLM": "moonshotai/Kimi-Linear-48B-A3B-Instruct",
+}
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split("."))
+
+
+@dataclass
+class Case:
+    """One composition: layers (name -> TOML text), the stack, and the dummy model's architecture."""
+
+    id: str
+    architecture: str
+    stack: str
+    layers: dict[str, str]
+    intended: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "architecture": self.architecture,
+            "stack": self.stack,
+            "layers": self.layers,
+            "intended": self.intended,
+        }
+
+
+def _pick(rng: random.Random, weighted: dict[Any, float]) -> Any:
+    keys = list(weighted)
+    return rng.choices(keys, weights=[weighted[k] for k in keys])[0]
+
+
+def _connector(rng: random.Random, version: str) -> tuple[dict[str, Any], dict[str, Any], dict[str, str]]:
+    """(serve keys, extra serve keys, env) for one connector form."""
+    form = _pick(
+        rng,
+        {
+            "none": 0.34,
+            "explicit": 0.2,
+            "multi": 0.07,
+            "offload": 0.13,
+            "offload+explicit": 0.05,
+            "missing-role": 0.04,
+            "unknown": 0.04,
+            "role-only": 0.03,
+            "bad-role": 0.02,
+            "offload-explicit-connector": 0.08,
+        },
+    )
+    serve: dict[str, Any] = {}
+    env: dict[str, str] = {}
+    role = rng.choice(["kv_producer", "kv_consumer", "kv_both"])
+    if form == "explicit":
+        name = rng.choice(["NixlConnector", "LMCacheConnectorV1", "ExampleConnector", "MooncakeConnector"])
+        serve["kv_transfer_config"] = {"kv_connector": name, "kv_role": role}
+        if name == "NixlConnector" and rng.random() < 0.5:
+            serve["kv_transfer_config"]["kv_load_failure_policy"] = "fail"
+    elif form == "offload-explicit-connector":
+        name = rng.choice(["OffloadingConnector", "SimpleCPUOffloadConnector"])
+        serve["kv_transfer_config"] = {
+            "kv_connector": name,
+            "kv_role": "kv_both",
+            "kv_connector_extra_config": {"cpu_bytes_to_use": 1 << 30},
+        }
+    elif form == "multi":
+        serve["kv_transfer_config"] = {
+            "kv_connector": "MultiConnector",
+            "kv_role": rng.choice(["kv_both", "kv_producer"]),
+            "kv_connector_extra_config": {
+                "connectors": [
+                    {"kv_connector": "NixlConnector", "kv_role": role},
+                    {
+                        "kv_connector": "OffloadingConnector",
+                        "kv_role": "kv_both",
+                        "kv_connector_extra_config": {"cpu_bytes_to_use": 1 << 30},
+                    },
+                ]
+            },
+        }
+    elif form in ("offload", "offload+explicit"):
+        serve["kv_offloading_size"] = rng.choice([1, 4, 16])
+        backend = _pick(rng, {None: 0.4, "native": 0.4, "lmcache": 0.2})
+        if backend is not None:
+            serve["kv_offloading_backend"] = backend
+        if rng.random() < 0.4:
+            env["VLLM_USE_SIMPLE_KV_OFFLOAD"] = rng.choice(["0", "1"])
+        if form == "offload+explicit":
+            serve["kv_transfer_config"] = {"kv_connector": "NixlConnector", "kv_role": role}
+    elif form == "missing-role":
+        serve["kv_transfer_config"] = {"kv_connector": rng.choice(["NixlConnector", "OffloadingConnector"])}
+    elif form == "unknown":
+        name = rng.choice(["SharedStorageConnector", "P2pNcclConnector", "NixlConector"])
+        serve["kv_transfer_config"] = {"kv_connector": name, "kv_role": role}
+    elif form == "role-only":
+        serve["kv_transfer_config"] = {"kv_role": role}
+    elif form == "bad-role":
+        serve["kv_transfer_config"] = {"kv_connector": "NixlConnector", "kv_role": "kv_sender"}
+    if "kv_transfer_config" in serve and rng.random() < 0.15:
+        serve["disable_hybrid_kv_cache_manager"] = rng.choice([True, False])
+    return serve, {}, env
+
+
+def generate(version: str, count: int, seed: int) -> list[Case]:
+    """`count` cases for `version`; the same arguments always give the same cases."""
+    rng = random.Random(f"{seed}-{version}")
+    before_032 = _version_key(version) < (0, 32, 0)
+    cases: list[Case] = []
+    for n in range(count):
+        arch = _pick(rng, ARCHITECTURES)
+        serve: dict[str, Any] = {}
+        env: dict[str, str] = {}
+        model: dict[str, Any] = {}
+        if rng.random() < 0.8:
+            serve["model"] = f"dummy/{arch}"
+            model["architecture"] = arch
+        else:
+            serve["model"] = WELL_KNOWN_IDS[arch]
+        serve["max_model_len"] = 512
+        replay = _pick(rng, {True: 0.85, False: 0.1, None: 0.05})
+        if replay is not None:
+            serve["use_replayssm"] = replay
+        backend = _pick(
+            rng, {None: 0.35, "triton": 0.2, "flashinfer": 0.3, "cpu": 0.08, "FlashInfer": 0.05, "bogus": 0.02}
+        )
+        if backend is not None:
+            serve["mamba_backend"] = backend
+        pc = _pick(rng, {None: 0.4, True: 0.3, False: 0.3})
+        if pc is not None:
+            serve["enable_prefix_caching"] = pc
+        modes = {None: 0.6, "align": 0.15, "none": 0.1, "all": 0.15 if before_032 else 0.03}
+        mode = _pick(rng, modes)
+        if mode is not None:
+            serve["mamba_cache_mode"] = mode
+        buffer = _pick(rng, {None: 0.5, 1: 0.05, 2: 0.1, 4: 0.1, 8: 0.05, 16: 0.08, 17: 0.06, 32: 0.06})
+        if buffer is not None:
+            serve["replayssm_buffer_len"] = buffer
+        spec = _pick(rng, {None: 0.55, 1: 0.1, 2: 0.1, 3: 0.1, 5: 0.08, 15: 0.04, 16: 0.03})
+        if spec is not None:
+            serve["speculative_config"] = {
+                "method": "ngram",
+                "num_speculative_tokens": spec,
+                "prompt_lookup_max": 4,
+                "prompt_lookup_min": 2,
+            }
+        if arch == "KimiLinearForCausalLM" and rng.random() < 0.1:
+            serve["pipeline_parallel_size"] = 2
+        if rng.random() < 0.05:
+            serve["enable_mamba_cache_stochastic_rounding"] = True
+        kv_serve, _extra, kv_env = _connector(rng, version)
+        serve.update(kv_serve)
+        env.update(kv_env)
+        v2 = _pick(rng, {None: 0.45, "0": 0.35, "1": 0.2})
+        if v2 is not None:
+            env["VLLM_USE_V2_MODEL_RUNNER"] = v2
+        alloc = _pick(
+            rng, {None: 0.8, "expandable_segments:True": 0.15, "expandable_segments:False,max_split_size_mb:512": 0.05}
+        )
+        if alloc is not None:
+            env["PYTORCH_CUDA_ALLOC_CONF"] = alloc
+        cid = f"c{n:05d}"
+        layers, stack = _split(rng, cid, serve, env, model)
+        cases.append(
+            Case(
+                f"{version}/{cid}",
+                arch,
+                stack,
+                layers,
+                {"serve": serve, "env": env, "model": model},
+            )
+        )
+    return cases
+
+
+def _decoy(rng: random.Random, key: str, value: Any) -> Any:
+    """A different value of the same type, for an earlier layer to set and a later one to override."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, dict):
+        return {"kv_connector": "NixlConnector", "kv_role": "kv_both"} if key == "kv_transfer_config" else {}
+    return "triton" if value != "triton" else "flashinfer"
+
+
+def _split(
+    rng: random.Random, cid: str, serve: dict[str, Any], env: dict[str, str], model: dict[str, Any]
+) -> tuple[dict[str, str], str]:
+    """Spread the intended values over 1-3 layers so that composing them gives exactly the intended table."""
+    import tomlkit
+
+    n = rng.choice([1, 1, 2, 2, 3])
+    tables: list[dict[str, Any]] = [{"serve": {}, "env": {}, "model": {}, "unset": []} for _ in range(n)]
+    for scope, values in (("serve", serve), ("env", env), ("model", model)):
+        for key, value in values.items():
+            idx = rng.randrange(n)
+            tables[idx][scope][key] = value
+            # an earlier layer sets a decoy that this one overrides
+            if idx > 0 and scope == "serve" and key not in ("model", "kv_transfer_config") and rng.random() < 0.2:
+                tables[rng.randrange(idx)]["serve"].setdefault(key, _decoy(rng, key, value))
+    # an earlier layer sets something that a later layer unsets
+    if n > 1 and rng.random() < 0.25:
+        victim = rng.choice(["kv_offloading_size", "speculative_config", "enable_prefix_caching"])
+        if victim not in serve:
+            first = rng.randrange(n - 1)
+            decoy: Any = {
+                "kv_offloading_size": 8,
+                "speculative_config": {"method": "ngram", "num_speculative_tokens": 2, "prompt_lookup_max": 4},
+                "enable_prefix_caching": True,
+            }[victim]
+            tables[first]["serve"][victim] = decoy
+            tables[rng.randrange(first + 1, n)]["unset"].append(f"serve.{victim}")
+    layers: dict[str, str] = {}
+    names: list[str] = []
+    for i, table in enumerate(tables):
+        doc = tomlkit.document()
+        if table["unset"]:
+            doc["layer"] = {"unset": table["unset"]}
+        for scope in ("model", "serve", "env"):
+            if table[scope]:
+                doc[scope] = table[scope]
+        name = f"{cid}/l{i}"
+        layers[name] = tomlkit.dumps(doc)
+        names.append(name)
+    return layers, "+".join(names)
+
+
+# ---- vLLM's messages and the rule ids they belong to (DESIGN section 6; vllm-facts.md 1.2, 1.3a) -----
+
+MESSAGE_RULES: list[tuple[str, str]] = [
+    # argparse and parse-time config validation
+    (r"unrecognized arguments", "unknown-option"),
+    (r"invalid choice", "invalid-value"),
+    (r"Unknown Mamba SSU backend", "invalid-value"),
+    (r"Please specify kv_role when kv_connector is set", "kv-role-missing"),
+    (r"Unsupported kv_role|kv_role\s+Input should be", "kv-role-invalid"),
+    (r"Stochastic rounding for Mamba cache requires the SSM cache to be float16", "mamba-stochastic-rounding-dtype"),
+    (r"Model Runner V2 does not yet support", "model-runner-v2-unsupported"),
+    # VllmConfig.__post_init__
+    (r"Unsupported connector type", "kv-connector-unknown"),
+    (r"Connector name is not set in KVTransferConfig", "kv-connector-missing"),
+    (r"incompatible with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", "kv-expandable-segments"),
+    # validate_mamba_cached_kernel, every release 0.27.0-0.33.0
+    (r"only supported for Nemotron-H models", "replayssm-architecture"),
+    (r"not supported for architecture", "replayssm-architecture"),
+    (r"FlashInfer ReplaySSM requires --replayssm-buffer-len <= 16", "replayssm-buffer-len"),
+    (r"does not support speculative decoding", "replayssm-speculative"),
+    (r"RecoverSSM is only supported for Kimi-K3 KDA", "replayssm-speculative"),
+    (r"speculative decoding does not support prefix caching", "replayssm-speculative"),
+    (r"speculative decoding requires --mamba-cache-mode none", "replayssm-speculative"),
+    (r"speculative decoding requires --mamba-backend flashinfer", "replayssm-speculative"),
+    (r"requires --replayssm-buffer-len >= 1 \+ num_speculative_tokens", "replayssm-speculative"),
+    (r"RecoverSSM supports bfloat16/float32", "replayssm-stochastic-rounding"),
+    (r"RecoverSSM supports only none and align Mamba cache modes", "replayssm-prefix-caching"),
+    (r"supports prefix caching only in align mode", "replayssm-prefix-caching"),
+    (r"FlashInfer ReplaySSM does not support --mamba-cache-mode align yet", "replayssm-prefix-caching"),
+    (r"FlashInfer ReplaySSM does not support prefix caching yet", "replayssm-prefix-caching"),
+    (r"RecoverSSM requires --mamba-backend triton", "replayssm-backend"),
+    (r"requires --mamba-backend triton or flashinfer", "replayssm-backend"),
+    (r"requires --mamba-backend triton", "replayssm-backend"),
+    (r"Triton ReplaySSM requires Model Runner V1", "replayssm-model-runner"),
+    (r"RecoverSSM with (align mode|prefix caching) requires VLLM_USE_V2_MODEL_RUNNER=1", "replayssm-model-runner"),
+    (r"RecoverSSM currently requires pipeline_parallel_size=1", "replayssm-pipeline-parallel"),
+    (r"incompatible with KV connectors", "replayssm-kv-connector"),
+]
+
+
+def rule_for_message(message: str) -> str | None:
+    """The profilekit rule id of a vLLM error message, or None when no rule claims it."""
+    for pattern, rule_id in MESSAGE_RULES:
+        if re.search(pattern, message):
+            return rule_id
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("version")
+    parser.add_argument("--count", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=20261129)
+    args = parser.parse_args(argv)
+    json.dump([c.as_dict() for c in generate(args.version, args.count, args.seed)], sys.stdout, indent=1)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    sys.exit(main())
