@@ -31,7 +31,7 @@ for extra in (REPO_ROOT / "src", REPO_ROOT, REPO_ROOT / "tools"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
 
-from corpus import DEFAULT_SEED, NOT_GENERATED, launch_corpus, layer_corpus  # noqa: E402
+from corpus import DEFAULT_SEED, NOT_GENERATED, config_corpus, launch_corpus, layer_corpus  # noqa: E402
 
 from profilekit.errors import FindingsError, UsageError  # noqa: E402
 from profilekit.importer import import_launch, write_layer  # noqa: E402
@@ -47,6 +47,7 @@ RESULTS = REPO_ROOT / "tests" / "oracle" / "results"
 LAUNCHES = REPO_ROOT / "tests" / "data" / "launches"
 LAYER_CORPUS = 500
 LAUNCH_CORPUS = 200
+CONFIG_CORPUS = 100
 _ABSENT = "<absent>"
 
 
@@ -403,16 +404,46 @@ def import_corpus(version: str, oracle: Oracle, *, seed: int = DEFAULT_SEED, cou
     return outcome
 
 
+def import_config_corpus(
+    version: str, oracle: Oracle, *, seed: int = DEFAULT_SEED, count: int = CONFIG_CORPUS
+) -> Outcome:
+    """The import round trip over seeded `vllm serve --config FILE.yaml` launches (vLLM reads them with PyYAML)."""
+    catalogue = load_catalogue(version)
+    assert catalogue is not None
+    outcome = Outcome()
+    with tempfile.TemporaryDirectory(prefix="profilekit-import-") as tmp:
+        root = _corpus_repo(Path(tmp), version)
+        for index, (text, cli) in enumerate(config_corpus(catalogue, seed=seed, count=count)):
+            config = root / f"config-{index:03d}.yaml"
+            config.write_text(text, encoding="utf-8")
+            args = [*cli, "--config", config.name]
+            _import_one(
+                outcome,
+                f"config corpus #{index}",
+                root=root,
+                name=f"cc/{index:03d}",
+                words=["vllm", "serve", *args],
+                original_args=[*cli, "--config", str(config)],
+                catalogue=catalogue,
+                oracle=oracle,
+                cwd=root,
+                must_import=True,
+            )
+    return outcome
+
+
 def report(version: str, oracle: Oracle, *, seed: int = DEFAULT_SEED) -> dict[str, Any]:
     baselines = Baselines(oracle)
     profiles = render_profiles(version, oracle, baselines)
     corpus = render_corpus(version, oracle, seed=seed, baselines=baselines)
     examples = import_examples(version, oracle)
     launches = import_corpus(version, oracle, seed=seed)
+    configs = import_config_corpus(version, oracle, seed=seed)
     catalogue = load_catalogue(version)
     assert catalogue is not None
-    total = sum(o.cases for o in (profiles, corpus, examples, launches))
-    agreed = sum(o.agreements for o in (profiles, corpus, examples, launches))
+    outcomes = (profiles, corpus, examples, launches, configs)
+    total = sum(o.cases for o in outcomes)
+    agreed = sum(o.agreements for o in outcomes)
     return {
         "vllm_version": version,
         "generated_by": "python3 tools/oracle_report.py --versions " + version,
@@ -425,6 +456,7 @@ def report(version: str, oracle: Oracle, *, seed: int = DEFAULT_SEED) -> dict[st
         "import_roundtrip": {
             "launch_examples": examples.as_dict(),
             "corpus": {"command_lines": LAUNCH_CORPUS, **launches.as_dict()},
+            "config_files": {"yaml_files": CONFIG_CORPUS, **configs.as_dict()},
         },
         "options_not_generated": NOT_GENERATED,
         "options_not_in_the_import_corpus": dict.fromkeys(

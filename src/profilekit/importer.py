@@ -124,9 +124,7 @@ def _find_launch(commands: list[Command], script: Path | None, notes: list[str],
     return launch
 
 
-def _config_reader(base: Path, catalogue: Catalogue) -> Any:
-    accepted = set(catalogue.by_option)
-
+def _config_reader(base: Path, notes: list[str]) -> Any:
     def read(file: str) -> list[str]:
         extension = file.rsplit(".", maxsplit=1)[-1]
         if extension not in ("yaml", "yml"):
@@ -141,7 +139,7 @@ def _config_reader(base: Path, catalogue: Catalogue) -> Any:
             mapping = read_yaml(text)
         except YamlError as exc:
             raise CommandLineError(f"--config {file}: {exc}") from None
-        return config_args(mapping, version=catalogue.version, accepted=accepted)
+        return config_args(mapping, notes)
 
     return read
 
@@ -181,11 +179,12 @@ def import_launch(root: Path, words: list[str], *, name: str | None, catalogue: 
     launch = _find_launch(commands, script, notes, source)
     base = script.parent if script is not None else cwd
     where = _where(launch.command, script)
+    config_notes: list[str] = []
     try:
-        parsed = read_serve_args(launch.args, catalogue, _config_reader(base, catalogue))
+        parsed = read_serve_args(launch.args, catalogue, _config_reader(base, config_notes))
     except CommandLineError as exc:
         raise _refuse(source, where + exc.message, exc.hint) from None
-    notes += [where + note for note in parsed.notes]
+    notes += [where + note for note in config_notes + parsed.notes]
 
     env: dict[str, Any] = {}
     from profilekit.quoting import env_file_value

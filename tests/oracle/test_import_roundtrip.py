@@ -1,8 +1,9 @@
 """Import round trip: `import` then `render` parses, in vLLM's real parser, to the original's namespace.
 
-For every `vllm serve` launch of launch-examples.md (tests/data/launches) that the release accepts, and a
-seeded corpus of command lines spelled the many ways vLLM accepts (tools/corpus.py), the namespace of
-the original command line must equal the namespace of the argv rendered from the imported layer.
+For every `vllm serve` launch of launch-examples.md (tests/data/launches) that the release accepts, a
+seeded corpus of command lines spelled the many ways vLLM accepts, and a seeded corpus of `--config`
+YAML files (tools/corpus.py), the namespace of the original command line must equal the namespace of
+the argv rendered from the imported layer.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from tests.oracle.oracle_client import OracleWorker
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
 
-from oracle_report import LAUNCH_CORPUS, import_corpus, import_examples
+from oracle_report import CONFIG_CORPUS, LAUNCH_CORPUS, import_config_corpus, import_corpus, import_examples
 
 pytestmark = pytest.mark.oracle
 
@@ -45,3 +46,10 @@ def test_a_corpus_of_command_lines_imports_to_the_same_namespace(oracle: OracleW
     assert outcome.disagreements == [], _readable(outcome.disagreements[:20])
     assert outcome.cases == LAUNCH_CORPUS
     assert outcome.skipped == []
+
+
+def test_config_files_import_to_the_same_namespace(oracle: OracleWorker, oracle_version: str) -> None:
+    # vLLM reads these with PyYAML; profilekit with its own reader of the subset
+    outcome = import_config_corpus(oracle_version, oracle)
+    assert outcome.disagreements == [], _readable(outcome.disagreements[:20])
+    assert outcome.cases == CONFIG_CORPUS

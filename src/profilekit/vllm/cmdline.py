@@ -115,7 +115,7 @@ def _merge(original: dict[str, Any], update: dict[str, Any]) -> None:
             original[key] = value
 
 
-def _dotted(args: list[str]) -> list[str]:
+def _dotted(args: list[str], catalogue: Catalogue) -> list[str]:
     """Fold `--opt.key value` / `--opt.key=value` / `--opt.list+ a,b` into `--opt '<json>'` at the end."""
     skip: set[int] = set()
     objects: dict[str, dict[str, Any]] = {}
@@ -140,6 +140,14 @@ def _dotted(args: list[str]) -> list[str]:
             name = name[:-1]
             text = json.dumps(text.split(","))
         key, *keys = name.split(".")
+        if not key.startswith("--") and key not in catalogue.by_option:
+            # e.g. a negative decimal (-1.25) given as its own word: vLLM's pre-processing takes it for a
+            # dotted option `-1` with key `25` and swallows the next word as its value
+            raise CommandLineError(
+                f"{arg!r} starts with '-' and holds '.', so vLLM's parser takes it for a dotted option and "
+                "swallows the word after it",
+                "glue such a value to its option on the command line: --option=" + arg,
+            )
         value: Any
         try:
             value = json.loads(text)
@@ -224,7 +232,7 @@ def read_serve_args(args: list[str], catalogue: Catalogue, read_config: ConfigRe
         raise CommandLineError("--config=FILE is not expanded by vLLM's parser; write --config FILE")
     if "--config" in words:
         words = _expand_config(words, read_config)
-    words = _dotted(_dash_names(words))
+    words = _dotted(_dash_names(words), catalogue)
 
     seen: dict[str, list[list[str]]] = {}
     options: dict[str, str] = {}
@@ -272,8 +280,6 @@ def read_serve_args(args: list[str], catalogue: Catalogue, read_config: ConfigRe
         seen.setdefault(flag.dest, []).append(values)
         options[flag.dest] = option
 
-    if model is not None:
-        result.serve["model"] = model
     for dest, occurrences in seen.items():
         flag = catalogue.flags[dest]
         option = options[dest]
@@ -303,6 +309,11 @@ def read_serve_args(args: list[str], catalogue: Catalogue, read_config: ConfigRe
         if flag.deprecated:
             reason = f": {flag.help}" if flag.help else ""
             result.notes.append(f"{option} is deprecated in vLLM {catalogue.version}{reason}")
+    if model is not None:
+        # `vllm serve` serves the positional model when there is one, whatever --model says (cli/serve.py)
+        result.serve = {"model": model, **{k: v for k, v in result.serve.items() if k != "model"}}
+    elif "model" in result.serve:
+        result.serve = {"model": result.serve["model"], **{k: v for k, v in result.serve.items() if k != "model"}}
     return result
 
 

@@ -5,8 +5,8 @@ PyYAML is not a dependency of profilekit, so this reads the subset that `vllm se
 scalars, flow lists `[a, b]`, block lists (`- a`), and nested mappings (JSON-valued options). Scalars
 resolve as PyYAML's `safe_load` resolves them (YAML 1.1: `yes`/`on` are booleans too). Anything else
 (anchors, tags, block strings, flow mappings, octal or sexagesimal numbers, ...) is refused with the line,
-never guessed. `config_args` then turns the mapping into argv words exactly like
-`FlexibleArgumentParser.load_config_file` (vllm/utils/argparse_utils.py).
+never guessed. `config_args` then turns the mapping into argv words exactly as `vllm serve` does
+(`FlexibleArgumentParser.load_config_file`, vllm/utils/argparse_utils.py).
 """
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
-
-from profilekit.vllm.versions import version_key
 
 _BOOL_TRUE = {"yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"}
 _BOOL_FALSE = {"no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"}
@@ -32,7 +30,10 @@ _TIMESTAMP = re.compile(
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(\.[0-9]*)?"
     r"([ \t]*(Z|[-+][0-9]{1,2}(:[0-9]{2})?))?"
 )
-_KEY = re.compile(r"^([A-Za-z0-9_.+-]+|\"[^\"]*\"|'[^']*')\s*:(\s|$)")
+# a plain key (any text up to `: `, not starting with a YAML indicator), or a quoted one
+_KEY = re.compile(
+    r"""^((?:[^\s\-?:,\[\]{}#&*!|>'"%@`]|[-?:](?=\S))[^#]*?|"(?:[^"\\]|\\.)*"|'(?:[^']|'')*')\s*:(?:\s|$)"""
+)
 
 
 class YamlError(ValueError):
@@ -40,9 +41,14 @@ class YamlError(ValueError):
 
 
 def _strip_comment(text: str) -> str:
-    """Remove a ` # comment` outside quotes."""
+    """Remove a ` # comment` outside quotes (a double-quoted string may hold escaped quotes)."""
     quote: str | None = None
-    for index, char in enumerate(text):
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if quote == '"' and char == "\\":
+            index += 2
+            continue
         if quote:
             if char == quote:
                 quote = None
@@ -50,6 +56,7 @@ def _strip_comment(text: str) -> str:
             quote = char
         elif char == "#" and (index == 0 or text[index - 1] in " \t"):
             return text[:index].rstrip()
+        index += 1
     return text.rstrip()
 
 
@@ -111,8 +118,13 @@ def _flow_list(text: str, line: int) -> list[Any]:
     if not inner:
         return []
     items: list[str] = []
-    current, quote = "", None
-    for char in inner:
+    current, quote, index = "", None, 0
+    while index < len(inner):
+        char = inner[index]
+        if quote == '"' and char == "\\":
+            current += inner[index : index + 2]
+            index += 2
+            continue
         if quote:
             current += char
             if char == quote:
@@ -127,6 +139,7 @@ def _flow_list(text: str, line: int) -> list[Any]:
             current = ""
         else:
             current += char
+        index += 1
     items.append(current)
     return [scalar(item, line) for item in items]
 
@@ -160,7 +173,8 @@ def read_yaml(text: str) -> dict[str, Any]:
             raise YamlError(f"line {number}: a config file holds one YAML document")
         lines.append((number, len(content) - len(content.lstrip()), content.strip()))
     if not lines:
-        return {}
+        # yaml.safe_load gives None, and vLLM fails on None.items()
+        raise YamlError("the file holds no options; vLLM cannot start from an empty config file")
     value, end = _block(lines, 0, lines[0][1])
     if end != len(lines):
         raise YamlError(f"line {lines[end][0]}: unexpected indentation")
@@ -208,19 +222,21 @@ def _block(lines: list[tuple[int, int, str]], start: int, indent: int) -> tuple[
     return mapping, index
 
 
-def config_args(mapping: dict[str, Any], *, version: str, accepted: set[str]) -> list[str]:
-    """The argv words vLLM makes of a config mapping (`FlexibleArgumentParser.load_config_file`).
+def config_args(mapping: dict[str, Any], notes: list[str] | None = None) -> list[str]:
+    """The argv words `vllm serve` makes of a config mapping (`FlexibleArgumentParser.load_config_file`).
 
-    `false` becomes `--no-KEY` when that option string exists (from vLLM 0.28.0; 0.27.x drops it), lists
-    become the values after one flag (each `str(item)`), mappings one JSON word, anything else `str(value)`.
+    `true` becomes `--KEY`, lists the values after one flag (each `str(item)`), mappings one JSON word,
+    anything else `str(value)`. `false` is dropped: vLLM (0.28+) would write `--no-KEY` if that option
+    string belonged to the parser that expands the file, but through the real `vllm` command that parser
+    is the top-level one, which has no serve options (checked with the oracle), and 0.27 drops it anyway.
     """
     args: list[str] = []
     for key, value in mapping.items():
         if isinstance(value, bool):
             if value:
                 args.append("--" + key)
-            elif version_key(version) >= (0, 28, 0) and f"--no-{key}" in accepted:
-                args.append(f"--no-{key}")
+            elif notes is not None:
+                notes.append(f"`{key}: false` in a config file is ignored by `vllm serve`; left out of the layer")
         elif isinstance(value, list):
             if value:
                 args += ["--" + key, *(str(item) for item in value)]
