@@ -56,6 +56,8 @@ class Case:
     stack: str
     layers: dict[str, str]
     intended: dict[str, Any] = field(default_factory=dict)
+    # other files of the repository (a model's config.json), by path relative to the root
+    files: dict[str, str] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -63,6 +65,7 @@ class Case:
             "architecture": self.architecture,
             "stack": self.stack,
             "layers": self.layers,
+            "files": self.files,
             "intended": self.intended,
         }
 
@@ -152,11 +155,17 @@ def generate(version: str, count: int, seed: int) -> list[Case]:
         serve: dict[str, Any] = {}
         env: dict[str, str] = {}
         model: dict[str, Any] = {}
-        if rng.random() < 0.8:
+        files: dict[str, str] = {}
+        source = _pick(rng, {"declared": 0.7, "well-known": 0.2, "config.json": 0.1})
+        if source == "declared":
             serve["model"] = f"dummy/{arch}"
             model["architecture"] = arch
-        else:
+        elif source == "well-known":
             serve["model"] = WELL_KNOWN_IDS[arch]
+        else:
+            serve["model"] = f"dummy/{arch}"
+            model["config"] = f"models/{arch}/config.json"
+            files[model["config"]] = json.dumps({"architectures": [arch]}) + "\n"
         serve["max_model_len"] = 512
         replay = _pick(rng, {True: 0.85, False: 0.1, None: 0.05})
         if replay is not None:
@@ -199,18 +208,40 @@ def generate(version: str, count: int, seed: int) -> list[Case]:
         )
         if alloc is not None:
             env["PYTORCH_CUDA_ALLOC_CONF"] = alloc
+        roles: dict[str, Any] = {}
+        if rng.random() < 0.12:
+            roles = _pd_roles(rng, serve)
         cid = f"c{n:05d}"
-        layers, stack = _split(rng, cid, serve, env, model)
+        layers, stack = _split(rng, cid, serve=serve, env=env, model=model, roles=roles)
         cases.append(
             Case(
                 f"{version}/{cid}",
                 arch,
                 stack,
                 layers,
-                {"serve": serve, "env": env, "model": model},
+                {"serve": serve, "env": env, "model": model, "roles": roles},
+                files,
             )
         )
     return cases
+
+
+def _pd_roles(rng: random.Random, serve: dict[str, Any]) -> dict[str, Any]:
+    """Prefill and decode roles with their own connector (and a proxy command role)."""
+    serve.pop("kv_transfer_config", None)
+    serve.pop("kv_offloading_size", None)
+    serve.pop("kv_offloading_backend", None)
+    name = rng.choice(["NixlConnector", "NixlConnector", "LMCacheConnectorV1"])
+    roles: dict[str, Any] = {}
+    for role, kv_role, port in (("prefill", "kv_producer", 8100), ("decode", "kv_consumer", 8200)):
+        kv: dict[str, Any] = {"kv_connector": name, "kv_role": _pick(rng, {kv_role: 0.85, "kv_both": 0.15})}
+        table: dict[str, Any] = {"serve": {"port": port, "kv_transfer_config": kv}}
+        if rng.random() < 0.3:
+            table["env"] = {"VLLM_USE_V2_MODEL_RUNNER": rng.choice(["0", "1"])}
+        roles[role] = table
+    if rng.random() < 0.5:
+        roles["proxy"] = {"command": ["vllm-router", "--port", "8192"]}
+    return roles
 
 
 def _decoy(rng: random.Random, key: str, value: Any) -> Any:
@@ -225,13 +256,21 @@ def _decoy(rng: random.Random, key: str, value: Any) -> Any:
 
 
 def _split(
-    rng: random.Random, cid: str, serve: dict[str, Any], env: dict[str, str], model: dict[str, Any]
+    rng: random.Random,
+    cid: str,
+    *,
+    serve: dict[str, Any],
+    env: dict[str, str],
+    model: dict[str, Any],
+    roles: dict[str, Any],
 ) -> tuple[dict[str, str], str]:
     """Spread the intended values over 1-3 layers so that composing them gives exactly the intended table."""
     import tomlkit
 
     n = rng.choice([1, 1, 2, 2, 3])
-    tables: list[dict[str, Any]] = [{"serve": {}, "env": {}, "model": {}, "unset": []} for _ in range(n)]
+    tables: list[dict[str, Any]] = [{"serve": {}, "env": {}, "model": {}, "unset": [], "roles": {}} for _ in range(n)]
+    for role, table in roles.items():
+        tables[rng.randrange(n)]["roles"][role] = table
     for scope, values in (("serve", serve), ("env", env), ("model", model)):
         for key, value in values.items():
             idx = rng.randrange(n)
@@ -257,7 +296,7 @@ def _split(
         doc = tomlkit.document()
         if table["unset"]:
             doc["layer"] = {"unset": table["unset"]}
-        for scope in ("model", "serve", "env"):
+        for scope in ("model", "serve", "env", "roles"):
             if table[scope]:
                 doc[scope] = table[scope]
         name = f"{cid}/l{i}"
