@@ -316,3 +316,20 @@ def test_the_targeted_release_selects_the_catalogue(make_repo: MakeRepo) -> None
         "    in stack a\n"
         "    fix: did you mean 'max_num_scheduled_tokens'?"
     )
+
+
+def test_check_reports_option_findings_and_render_refuses(make_repo: MakeRepo, run: Run) -> None:
+    root = make_repo({"bad.toml": "[serve]\nmodel = 'm'\ntool-call-parser-plugin = 'x.py'\n"})
+    expected = (
+        "profiles/bad.toml:3:1: error unknown-option serve.tool_call_parser_plugin: "
+        "vLLM 0.33.0 has no option 'tool_call_parser_plugin'\n"
+        "    in stack bad\n"
+        "    fix: did you mean 'tool_parser_plugin'?\n"
+        "1 error, 0 warnings\n"
+    )
+    result = run("--repo", root, "check", "bad")
+    assert (result.code, result.out) == (1, expected), result
+    result = run("--repo", root, "render", "bad", "--print")
+    assert (result.code, result.out, result.err) == (1, expected, "nothing rendered: bad has errors\n"), result
+    # show does not run the rules (DESIGN section 8)
+    assert run("--repo", root, "show", "bad").code == 0
