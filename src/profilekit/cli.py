@@ -347,6 +347,43 @@ def _exit_for(findings: list[Finding], *, strict: bool) -> int:
     return EXIT_OK
 
 
+# ---- lint ---------------------------------------------------------------------------------------
+
+
+@app.command()
+@command
+def lint(
+    fmt: Annotated[str, typer.Option("--format", help="text, json, github or sarif")] = "text",
+    strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too.")] = False,
+    combinations: Annotated[
+        str | None,
+        typer.Option("--combinations", help="none, pairs or all (default: [lint] combinations)"),
+    ] = None,
+) -> int:
+    """Check the whole repository: every file, every deployable layer, every [lint] stack, layer combinations."""
+    from profilekit.errors import UsageError
+    from profilekit.lint import lint_repository
+    from profilekit.report import FORMATS
+
+    _check_format(fmt, FORMATS)
+    if combinations is not None and combinations not in ("none", "pairs", "all"):
+        raise UsageError(f"unknown --combinations {combinations!r}", hint="choose one of: none, pairs, all")
+    try:
+        session = _session()
+    except FindingsError as exc:  # a broken profilekit.toml is a finding of the lint, in the asked format
+        findings = sorted(exc.findings, key=lambda f: f.sort_key())
+        _print_findings(findings, fmt, version="")
+        return EXIT_FINDINGS
+    report = lint_repository(session, combinations=combinations)
+    _print_findings(report.findings, fmt, version=session.version)
+    if fmt == "text" and not report.findings:
+        what = f"{report.files} files, {len(report.stacks)} stacks"
+        if report.combinations:
+            what += f", {report.combinations} combinations"
+        out(f"lint: {what} checked, no problems found (vLLM {session.version})")
+    return _exit_for(report.findings, strict=strict)
+
+
 # ---- render -------------------------------------------------------------------------------------
 
 

@@ -17,9 +17,11 @@ from profilekit.rules.facts import DERIVED_CAPABILITIES, capability_locations
 _MODEL_CAPABILITIES = frozenset({"hybrid-model"})
 
 
-def _layer_head(layer: Layer) -> Location:
+def layer_head(layer: Layer) -> Location:
     """Where a layer is declared: its `[layer]` table, or the top of its file."""
-    return layer.location(("layer",))
+    if ("layer",) in layer.source.positions:
+        return layer.location(("layer",))
+    return Location(layer.file, 1, 1, "", layer.name)
 
 
 def capability_sources(ctx: Context, cap: str) -> tuple[list[str], list[Location]]:
@@ -96,7 +98,7 @@ def declared_conflict(ctx: Context) -> Iterable[Hit]:
                     Hit(
                         "declared-conflict",
                         f"layer {layer.name!r} conflicts with layer {ref!r}, which is in the stack",
-                        [loc, _layer_head(in_stack[ref])],
+                        [loc, layer_head(in_stack[ref])],
                         f"remove {ref!r} or {layer.name!r} from the stack",
                     )
                 )

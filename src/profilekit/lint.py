@@ -1,0 +1,249 @@
+"""Lint a whole profile repository (DESIGN section 10): every file, every deployable layer, every listed stack,
+and combinations of layers, with all findings of the repository in one report.
+
+The unit of work is a *stack*: each is composed and checked once (`_Checker` caches the results by layer
+names), so combinations reuse the single-layer results they are compared against.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from profilekit.compose import compose_layers, linearise, unknown_references
+from profilekit.errors import Finding, Location, Severity
+from profilekit.layers import REPO_MARKER
+from profilekit.rules.declared import layer_head
+from profilekit.tomlpos import locate_keys
+
+if TYPE_CHECKING:
+    from profilekit.compose import Stack
+    from profilekit.layers import Layer
+    from profilekit.session import Session
+
+# rules whose findings mean the layers were declared exclusive: a combination that gives them is not linted
+_EXCLUSIVE = frozenset({"group-conflict", "declared-conflict"})
+# findings about files, not about what the layers do together
+_FILE_RULES = frozenset({"toml-syntax", "invalid-layer", "duplicate-option", "extends-cycle", "unknown-layer"})
+
+
+@dataclass(slots=True)
+class LintReport:
+    findings: list[Finding]
+    files: int
+    stacks: list[str] = field(default_factory=list)  # every stack composed and checked
+    combinations: int = 0  # layer combinations checked for undeclared conflicts
+
+
+class _Checker:
+    """Composes and checks stacks of one session; each distinct stack once."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.results: dict[tuple[str, ...], tuple[Stack | None, list[Finding]]] = {}
+
+    def run(self, names: list[str], spec: str | None = None) -> tuple[Stack | None, list[Finding]]:
+        key = tuple(names)
+        if key not in self.results:
+            self.results[key] = self._run(names, spec or "+".join(names))
+        return self.results[key]
+
+    def _run(self, names: list[str], spec: str) -> tuple[Stack | None, list[Finding]]:
+        catalog = self.session.layers
+        layers, problems = linearise(catalog, names)
+        for layer in layers:
+            problems += unknown_references(catalog, layer)
+        if problems:
+            for finding in problems:
+                finding.stack = spec
+            return None, problems
+        stack = compose_layers(spec, layers, [])
+        if stack.findings:
+            return stack, list(stack.findings)
+        return stack, self.session.check(stack)
+
+
+def lint_repository(session: Session, *, combinations: str | None = None) -> LintReport:
+    """Every finding of the repository of `session`, deduplicated and sorted by file and line."""
+    catalog = session.layers
+    findings: list[Finding] = list(session.config_findings)
+    checker = _Checker(session)
+    layers: dict[str, Layer] = {}
+
+    # 1. every file parses and matches the schema
+    for name in catalog.files:
+        layer, problems = catalog.get(name)
+        findings += problems
+        if layer is not None:
+            layers[name] = layer
+            findings += unknown_references(catalog, layer)
+            if session.catalogue is not None:
+                from profilekit.vllm.validate import layer_option_findings
+
+                findings += layer_option_findings(layer, session.catalogue)
+
+    stacks: list[str] = []
+    # 2. every non-abstract layer, composed with its extends
+    deployable = [name for name, layer in layers.items() if not layer.data.layer.abstract]
+    for name in deployable:
+        stacks.append(name)
+        findings += checker.run([name])[1]
+
+    # 3. every stack listed in [lint] stacks
+    for index, spec in enumerate(session.config.lint.stacks):
+        names, problem = _parse_listed(session, index, spec)
+        if problem is not None:
+            findings.append(problem)
+            continue
+        stacks.append(spec)
+        findings += checker.run(names, spec)[1]
+
+    # 4. combinations of layers that nobody declared exclusive
+    mode = combinations or session.config.lint.combinations
+    checked = 0
+    if mode in ("pairs", "all"):
+        found, checked = _combinations(checker, deployable, all_subsets=mode == "all")
+        findings += found
+
+    return LintReport(_dedupe(findings), len(catalog.files), stacks, checked)
+
+
+def _parse_listed(session: Session, index: int, spec: str) -> tuple[list[str], Finding | None]:
+    """A `[lint] stacks` entry: its layer names, or a finding at its place in profilekit.toml."""
+    names = [part.strip() for part in spec.split("+")]
+    where = _config_location(session, ("lint", "stacks", index))
+    unknown = [n for n in names if n not in session.layers.files]
+    if not spec.strip() or any(not n for n in names):
+        return [], Finding(
+            "unknown-layer",
+            Severity.ERROR,
+            f"lint.stacks[{index}]: {spec!r} is not a stack",
+            [where],
+            fix="write layer names joined by '+', e.g. base+replayssm",
+        )
+    if unknown:
+        hint = session.layers.suggest(unknown[0])
+        return [], Finding(
+            "unknown-layer",
+            Severity.ERROR,
+            f"lint.stacks[{index}] names no layer: {unknown[0]!r}",
+            [where],
+            fix=hint or "fix the name, or remove the stack from [lint] stacks",
+        )
+    loaded = [session.layers.get(n)[0] for n in names]
+    if all(layer is not None and layer.data.layer.abstract for layer in loaded):
+        return [], Finding(
+            "unknown-layer",
+            Severity.ERROR,
+            f"lint.stacks[{index}]: {spec!r} names only abstract layers, which are never deployed alone",
+            [where],
+            fix="add a deployable layer to the stack",
+        )
+    return names, None
+
+
+def _config_location(session: Session, path: tuple[str | int, ...]) -> Location:
+    try:
+        text = (session.root / REPO_MARKER).read_text(encoding="utf-8")
+        pos = locate_keys(text).get(path)
+    except (OSError, UnicodeDecodeError, ValueError):
+        pos = None
+    key = ".".join(str(p) for p in path[:-1]) + f"[{path[-1]}]"
+    if pos is None:
+        return Location(REPO_MARKER, 1, 1, key)
+    return Location(REPO_MARKER, pos.line, pos.column, key)
+
+
+def _errors(findings: list[Finding]) -> set[tuple[str, str | None]]:
+    return {(f.rule, f.role) for f in findings if f.is_error}
+
+
+def _combinations(checker: _Checker, deployable: list[str], *, all_subsets: bool) -> tuple[list[Finding], int]:
+    """`undeclared-conflict`: combinations that break a rule no member breaks alone, and nothing declares exclusive.
+
+    A combination is *declared exclusive* when composing it gives `group-conflict` or `declared-conflict`.
+    With `all_subsets`, every legal subset (no two members exclusive) of two or more layers is checked.
+    """
+    findings: list[Finding] = []
+    checked = 0
+    exclusive: set[frozenset[str]] = set()
+    legal_pairs: list[tuple[str, str]] = []
+    for a, b in itertools.combinations(deployable, 2):
+        stack, found = checker.run([a, b])
+        checked += 1
+        if stack is None or any(f.rule in _EXCLUSIVE for f in found):
+            exclusive.add(frozenset((a, b)))
+            continue
+        legal_pairs.append((a, b))
+        findings += _undeclared(checker, [a, b], found)
+    if all_subsets:
+        compatible: dict[str, set[str]] = {n: set() for n in deployable}
+        for a, b in legal_pairs:
+            compatible[a].add(b)
+            compatible[b].add(a)
+        for subset in _cliques(deployable, compatible, minimum=3):
+            stack, found = checker.run(subset)
+            checked += 1
+            if stack is None or any(f.rule in _EXCLUSIVE for f in found):
+                continue
+            findings += _undeclared(checker, subset, found)
+    return findings, checked
+
+
+def _cliques(names: list[str], compatible: dict[str, set[str]], *, minimum: int) -> list[list[str]]:
+    """Every subset (in repository order) whose members are pairwise compatible, of at least `minimum` layers."""
+    out: list[list[str]] = []
+
+    def grow(current: list[str], candidates: list[str]) -> None:
+        if len(current) >= minimum:
+            out.append(list(current))
+        for i, name in enumerate(candidates):
+            grow([*current, name], [c for c in candidates[i + 1 :] if c in compatible[name]])
+
+    for i, name in enumerate(names):
+        grow([name], [c for c in names[i + 1 :] if c in compatible[name]])
+    return out
+
+
+def _undeclared(checker: _Checker, members: list[str], found: list[Finding]) -> list[Finding]:
+    alone: set[tuple[str, str | None]] = set()
+    for name in members:
+        alone |= _errors(checker.run([name])[1])
+    if len(members) > 2:  # an error that a smaller combination already gives was reported there
+        for smaller in itertools.combinations(members, len(members) - 1):
+            alone |= _errors(checker.run(list(smaller))[1])
+    new = [f for f in found if f.is_error and (f.rule, f.role) not in alone and f.rule not in _FILE_RULES]
+    if not new:
+        return []
+    spec = "+".join(members)
+    rules = sorted({f.rule for f in new})
+    first = new[0]
+    layers = [checker.session.layers.get(n)[0] for n in members]
+    heads = [layer_head(layer) for layer in layers if layer is not None]
+    declare = f'conflicts = ["{members[1]}"]' if len(members) == 2 else "conflicts = [...]"
+    return [
+        Finding(
+            "undeclared-conflict",
+            Severity.WARNING,
+            f"layers {', '.join(repr(n) for n in members)} break {', '.join(rules)} together, and neither declares "
+            f"the other exclusive (check {spec}: {first.message})",
+            [*heads, *first.locations],
+            f"declare it in the [layer] table of {members[0]!r}: {declare} (or put the layers in one group); "
+            'a conflict with a capability (e.g. "@kv-connector") covers every layer that brings it',
+            stack=spec,
+        )
+    ]
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    """One finding per problem: the same layer fault reached through several stacks is reported once."""
+    seen: set[tuple[object, ...]] = set()
+    kept: list[Finding] = []
+    for f in sorted(findings, key=lambda f: f.sort_key()):
+        key = (f.rule, f.severity, f.message, tuple(f.locations), f.role)
+        if key in seen:
+            continue
+        seen.add(key)
+        kept.append(f)
+    return kept
