@@ -79,7 +79,7 @@ def kv_role_missing(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
     return [
         Hit(
             "kv-role-missing",
-            f"kv_transfer_config sets kv_connector = {_v(c.name)} without kv_role; vLLM refuses to start: "
+            f"kv_transfer_config sets kv_connector = {_v(c.name)} without kv_role; vLLM {f.version} refuses to start: "
             f'"Please specify kv_role when kv_connector is set, supported roles are {_ROLES_TUPLE}"',
             _ktc_locs(f, "kv_connector"),
             'add kv_role: "kv_producer" on prefill instances, "kv_consumer" on decode instances, '
@@ -104,7 +104,7 @@ def kv_role_invalid(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
     return [
         Hit(
             "kv-role-invalid",
-            f"kv_transfer_config has kv_role = {_v(raw)}; vLLM refuses to start: "
+            f"kv_transfer_config has kv_role = {_v(raw)}; vLLM {f.version} refuses to start: "
             "\"kv_role: Input should be 'kv_producer', 'kv_both' or 'kv_consumer'\"",
             _ktc_locs(f, "kv_role"),
             'use "kv_producer", "kv_consumer" or "kv_both"',
@@ -115,7 +115,7 @@ def kv_role_invalid(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
 
 
 def _unknown(ctx: Context, f: RoleFacts, c: Connector, known: tuple[str, ...]) -> Hit:
-    close = difflib.get_close_matches(c.name or "", known, n=1, cutoff=0.6)
+    close = difflib.get_close_matches(c.name or "", known, n=1, cutoff=0.8)
     fix = f"did you mean {close[0]!r}? " if close else ""
     fix += f"vLLM {ctx.version} registers: {', '.join(known)}; an out-of-tree connector needs kv_connector_module_path"
     where = (
@@ -127,7 +127,7 @@ def _unknown(ctx: Context, f: RoleFacts, c: Connector, known: tuple[str, ...]) -
     return Hit(
         "kv-connector-unknown",
         f"{where} names kv_connector = {_v(c.name)}, which vLLM {ctx.version} does not register; "
-        f'vLLM refuses to start{later}: "Unsupported connector type: {c.name}"',
+        f'vLLM {ctx.version} refuses to start{later}: "Unsupported connector type: {c.name}"',
         list(c.locations) or _ktc_locs(f),
         fix,
         role=f.role.name,
@@ -182,8 +182,8 @@ def kv_connector_missing(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
     return [
         Hit(
             "kv-connector-missing",
-            'kv_transfer_config has no kv_connector; vLLM refuses to start: "Connector name is not set in '
-            'KVTransferConfig"',
+            f"kv_transfer_config has no kv_connector; vLLM {ctx.version} refuses to start: "
+            '"Connector name is not set in KVTransferConfig"',
             locs,
             "add kv_connector, or remove kv_transfer_config",
             role=f.role.name,
@@ -276,7 +276,8 @@ def kv_expandable_segments(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
     return [
         Hit(
             "kv-expandable-segments",
-            f"PYTORCH_CUDA_ALLOC_CONF = {_v(conf)} beside {describe_connector(f, eff)}; vLLM refuses to start: "
+            f"PYTORCH_CUDA_ALLOC_CONF = {_v(conf)} beside {describe_connector(f, eff)}; vLLM {ctx.version} refuses "
+            "to start: "
             f'"KV connector {eff.name} is incompatible with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True '
             'unless enable_cumem_allocator is also enabled"',
             [*f.loc("env", "PYTORCH_CUDA_ALLOC_CONF"), *eff.locations],

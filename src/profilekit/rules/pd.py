@@ -165,9 +165,15 @@ def _mismatch(
     values = {s.name: value_of(s.facts) for s in all_sides}
     if len({json.dumps(v, sort_keys=True) for v in values.values()}) < 2:
         return []
-    listed = ", ".join(
-        f"{name} {_v(value) if value is not None else '(vLLM default)'}" for name, value in values.items()
-    )
+
+    def shown(side: Side) -> str:
+        value = values[side.name]
+        written = bool(locs_of(side.facts))
+        if value is None:
+            return f"{side.name} (vLLM default)"
+        return f"{side.name} {_v(value)}" + ("" if written else " (vLLM default)")
+
+    listed = ", ".join(shown(side) for side in all_sides)
     locs = [loc for s in all_sides for loc in locs_of(s.facts)]
     return [Hit(rule_id, f"the P/D roles differ in {label}: {listed}; {why}", locs, fix)]
 

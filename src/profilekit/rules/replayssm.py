@@ -176,6 +176,7 @@ def _failures(f: RoleFacts) -> list[Hit]:
             arch_locs,
             f"ReplaySSM runs only on {supported} in vLLM {v}: serve such a model, or remove use_replayssm",
         )
+        return w.hits  # the other checks judge a model that cannot run ReplaySSM at all
 
     if not at_least(v, "0.29.0"):
         _rules_027(w, mode, spec_on, backend)
@@ -196,7 +197,7 @@ def _failures(f: RoleFacts) -> list[Hit]:
             w.add(
                 "replayssm-speculative",
                 MSG_KDA_ONLY,
-                f"use_replayssm = true with {text} on a {arch or 'model of unknown architecture'}: vLLM {v} takes "
+                f"use_replayssm = true with {text} on a {arch or 'model of unknown architecture'} model: vLLM {v} takes "
                 "the Kimi KDA RecoverSSM path for any speculative tokens",
                 [*locs, *arch_locs],
                 f"remove speculative_config: vLLM {v} supports ReplaySSM speculative decoding only for Kimi KDA models",
