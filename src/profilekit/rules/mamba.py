@@ -39,7 +39,8 @@ def stochastic_rounding_dtype(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
     return [
         Hit(
             "mamba-stochastic-rounding-dtype",
-            f'enable_mamba_cache_stochastic_rounding = true with {shown}; vLLM refuses to start: "{MSG_ROUNDING_DTYPE}"',
+            f"enable_mamba_cache_stochastic_rounding = true with {shown}; vLLM {ctx.version} refuses to start: "
+            f'"{MSG_ROUNDING_DTYPE}"',
             [*f.loc("serve", "enable_mamba_cache_stochastic_rounding"), *f.loc("serve", "mamba_ssm_cache_dtype")],
             'set mamba_ssm_cache_dtype = "float16", or remove enable_mamba_cache_stochastic_rounding',
             role=f.role.name,
