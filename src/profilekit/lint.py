@@ -226,8 +226,9 @@ def _undeclared(checker: _Checker, members: list[str], found: list[Finding]) -> 
         Finding(
             "undeclared-conflict",
             Severity.WARNING,
-            f"layers {', '.join(repr(n) for n in members)} break {', '.join(rules)} together, and neither declares "
-            f"the other exclusive (check {spec}: {first.message})",
+            f"layers {', '.join(repr(n) for n in members)} break {', '.join(rules)} together, and "
+            + ("neither declares the other" if len(members) == 2 else "none of them declares the others")
+            + f" exclusive (check {spec}: {first.message})",
             [*heads, *first.locations],
             f"declare it in the [layer] table of {members[0]!r}: {declare} (or put the layers in one group); "
             'a conflict with a capability (e.g. "@kv-connector") covers every layer that brings it',
