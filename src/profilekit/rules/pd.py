@@ -359,7 +359,7 @@ def pd_side_channel_port(ctx: Context) -> Iterable[Hit]:
 @rule(
     "pd-hybrid-conv-layout",
     Severity.ERROR,
-    "a hybrid (Mamba) model in P/D without VLLM_SSM_CONV_STATE_LAYOUT=DS",
+    "a hybrid (Mamba) model in P/D without VLLM_SSM_CONV_STATE_LAYOUT=DS (a warning for one role of a pair)",
     source="vllm-project/vllm PR #41635 (3-read Mamba conv transfer requires DS conv state layout)",
 )
 def pd_hybrid_conv_layout(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
