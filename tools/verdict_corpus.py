@@ -193,10 +193,12 @@ def generate(version: str, count: int, seed: int) -> list[Case]:
                 "prompt_lookup_max": 4,
                 "prompt_lookup_min": 2,
             }
-        if arch == "KimiLinearForCausalLM" and rng.random() < 0.1:
+        if arch == "KimiLinearForCausalLM" and rng.random() < 0.2:
             serve["pipeline_parallel_size"] = 2
-        if rng.random() < 0.05:
+        if rng.random() < 0.06:
             serve["enable_mamba_cache_stochastic_rounding"] = True
+            if rng.random() < 0.6:
+                serve["mamba_ssm_cache_dtype"] = "float16"
         kv_serve, _extra, kv_env = _connector(rng, version)
         serve.update(kv_serve)
         env.update(kv_env)
@@ -204,7 +206,7 @@ def generate(version: str, count: int, seed: int) -> list[Case]:
         if v2 is not None:
             env["VLLM_USE_V2_MODEL_RUNNER"] = v2
         alloc = _pick(
-            rng, {None: 0.8, "expandable_segments:True": 0.15, "expandable_segments:False,max_split_size_mb:512": 0.05}
+            rng, {None: 0.87, "expandable_segments:True": 0.08, "expandable_segments:False,max_split_size_mb:512": 0.05}
         )
         if alloc is not None:
             env["PYTORCH_CUDA_ALLOC_CONF"] = alloc
