@@ -39,6 +39,7 @@ ORDER = [
     "replayssm-model-runner",
     "replayssm-stochastic-rounding",
     "replayssm-pipeline-parallel",
+    "replayssm-tensor-parallel-heads",
 ]
 
 # findings made outside the rule engine, by the modules that read files and the flag catalogue
@@ -105,6 +106,28 @@ forces V1 (some speculative methods, per release); profilekit judges for such a 
 """
 
 
+LIMITS = """
+## Known limits
+
+- **Host-dependent checks.** profilekit judges for a GPU host with Triton (DESIGN section 6). It does not check
+  what depends on the GPU model: stochastic rounding of the Mamba cache with the Triton backend needs compute
+  capability 10.0 (`vllm/config/mamba.py`).
+- **Model Runner V2, chosen automatically.** With `VLLM_USE_V2_MODEL_RUNNER` unset, profilekit models the
+  features that make vLLM fall back to V1 that a profile can express (speculative methods per release, Mamba
+  cache mode `all` in 0.30/0.31); others (custom logits-processor plugins installed on the host, stock
+  torch.compile, dual batch overlap) are not visible in a profile. Set the variable explicitly in ReplaySSM
+  layers, as the example `replayssm` layer does.
+- **Checks vLLM makes when it builds the model.** `replayssm-tensor-parallel-heads` needs the model's
+  `config.json` (`[model] config`, or `serve.model` being a local folder). An unknown connector name with
+  `disable_hybrid_kv_cache_manager` set is refused only when vLLM builds the connector; profilekit reports it
+  all the same.
+- **The CPU oracle** (`tests/oracle/`) cannot decide cases that import LMCache (compiled CUDA code) or, in
+  0.27.0-0.29.0, MooncakeConnector (its module needs `httpx`, which the oracle pins leave out). They are counted
+  as *undecidable* in `tests/oracle/results/verdicts-X.json`, never as agreements, and each must match a known
+  limit (`tools/verdict_report.py`).
+"""
+
+
 def _releases(spec: str) -> str:
     from packaging.specifiers import SpecifierSet
 
@@ -131,6 +154,7 @@ def render() -> str:
         lines.append("")
         if family == "replayssm":
             lines.append(REPLAYSSM_NOTES)
+    lines.append(LIMITS)
     lines.append("## Checks outside the rule engine\n")
     lines.append("| id | severity | what | where |")
     lines.append("| --- | --- | --- | --- |")

@@ -409,3 +409,21 @@ def test_unknown_architecture_warns_how_to_declare_it(check: Check) -> None:
         'declare it in the layer that sets the model: [model] architecture = "NemotronHForCausalLM" (the first '
         '`architectures` entry of the model\'s config.json), or [model] config = "path/to/config.json"'
     )
+
+
+@pytest.mark.parametrize("version", ["0.27.0", "0.33.0"])
+def test_tensor_parallel_heads_from_a_local_config_json(check: Check, version: str) -> None:
+    config = '{"architectures": ["NemotronHForCausalLM"], "mamba_num_heads": 8}'
+    text = (
+        '[model]\nconfig = "nemo.json"\n\n[serve]\nmodel = "acme/nemo"\nuse_replayssm = true\n'
+        'tensor_parallel_size = 3\n\n[env]\nVLLM_USE_V2_MODEL_RUNNER = "0"\n'
+    )
+    found = check({"s.toml": text, "profiles/../nemo.json": config}, version=version)
+    assert messages(found) == [
+        "use_replayssm = true with tensor_parallel_size = 3 and a model with mamba_num_heads = 8 (config.json); "
+        f'vLLM {version} refuses to start when it builds the model: "--use-replayssm requires tensor-parallel heads '
+        'to divide evenly"'
+    ]
+    assert found[0].fix == "set tensor_parallel_size to a divisor of 8"
+    even = text.replace("tensor_parallel_size = 3", "tensor_parallel_size = 2")
+    assert check({"s.toml": even, "profiles/../nemo.json": config}, version=version) == []

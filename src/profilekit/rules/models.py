@@ -156,6 +156,7 @@ class ModelFacts:
     source: str
     locations: tuple[Location, ...] = field(default_factory=tuple)
     problem: str = ""  # why a config.json could not be read
+    config: dict[str, Any] | None = None  # the local config.json, when profilekit read one
 
     @property
     def known(self) -> bool:
@@ -173,19 +174,22 @@ class ModelFacts:
         return None if info is None else info.hybrid
 
 
-def _read_architecture(path: Path) -> tuple[str | None, str]:
+def _read_config(path: Path) -> tuple[str | None, dict[str, Any] | None, str]:
+    """(architecture, the config, why not) of a config.json."""
     try:
         raw: Any = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        return None, f"{path} does not exist"
+        return None, None, f"{path} does not exist"
     except (OSError, UnicodeDecodeError) as exc:
-        return None, f"{path} cannot be read ({exc})"
+        return None, None, f"{path} cannot be read ({exc})"
     except json.JSONDecodeError as exc:
-        return None, f"{path} is not valid JSON ({exc.msg} at line {exc.lineno})"
-    archs = raw.get("architectures") if isinstance(raw, dict) else None
+        return None, None, f"{path} is not valid JSON ({exc.msg} at line {exc.lineno})"
+    if not isinstance(raw, dict):
+        return None, None, f"{path} does not hold a JSON object"
+    archs = raw.get("architectures")
     if isinstance(archs, list) and archs and isinstance(archs[0], str):
-        return archs[0], ""
-    return None, f"{path} has no `architectures` list"
+        return archs[0], raw, ""
+    return None, raw, f"{path} has no `architectures` list"
 
 
 def model_facts(role: RoleConfig, root: Path | None) -> ModelFacts:
@@ -206,18 +210,18 @@ def model_facts(role: RoleConfig, root: Path | None) -> ModelFacts:
             path = root / path
         if path.is_dir():
             path = path / "config.json"
-        arch, problem = _read_architecture(path)
+        arch, raw, problem = _read_config(path)
         if arch is not None:
-            return ModelFacts(model, arch, "config.json", (config.origin,))
+            return ModelFacts(model, arch, "config.json", (config.origin,), config=raw)
 
     if model is not None:
         folder = Path(model).expanduser()
         if not folder.is_absolute() and root is not None and (root / folder).is_dir():
             folder = root / folder
         if folder.is_dir():
-            arch, why = _read_architecture(folder / "config.json")
+            arch, raw, why = _read_config(folder / "config.json")
             if arch is not None:
-                return ModelFacts(model, arch, "config.json", model_locs)
+                return ModelFacts(model, arch, "config.json", model_locs, config=raw)
             problem = problem or why
         known = WELL_KNOWN_MODELS.get(model.lower())
         if known is not None:

@@ -462,3 +462,31 @@ rule(
     "use_replayssm with an active KV connector, explicit or implied",
     source=SOURCE,
 )(_only("replayssm-kv-connector"))
+
+
+@rule(
+    "replayssm-tensor-parallel-heads",
+    Severity.ERROR,
+    "Mamba heads that tensor parallelism does not divide evenly (checked when vLLM builds the model)",
+    source="vllm/model_executor/layers/mamba/mamba_mixer2.py MambaMixer2.__init__",
+)
+def tensor_parallel_heads(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    """Needs the model's config.json (`[model] config`, or `serve.model` being a local folder)."""
+    config = f.model.config
+    heads = config.get("mamba_num_heads") if config is not None else None
+    tp = f.serve.get("tensor_parallel_size", 1)
+    if f.serve.get("use_replayssm") is not True or not isinstance(heads, int) or not isinstance(tp, int) or tp < 1:
+        return []
+    if heads % tp == 0:
+        return []
+    return [
+        Hit(
+            "replayssm-tensor-parallel-heads",
+            f"use_replayssm = true with tensor_parallel_size = {tp} and a model with mamba_num_heads = {heads} "
+            f'(config.json); vLLM {f.version} refuses to start when it builds the model: "--use-replayssm requires '
+            'tensor-parallel heads to divide evenly"',
+            [*f.loc("serve", "use_replayssm"), *f.loc("serve", "tensor_parallel_size"), *f.model.locations],
+            "set tensor_parallel_size to a divisor of " + str(heads),
+            role=f.role.name,
+        )
+    ]
