@@ -54,7 +54,7 @@ SOURCE_FACTORY = "vllm/distributed/kv_transfer/kv_connector/factory.py KVConnect
 
 
 def _v(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def _ktc_locs(f: RoleFacts, *key: str) -> list[Location]:

@@ -32,7 +32,7 @@ def stochastic_rounding_dtype(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
     if dtype == "float16":
         return []
     shown = (
-        f"mamba_ssm_cache_dtype = {json.dumps(dtype)}"
+        f"mamba_ssm_cache_dtype = {json.dumps(dtype, default=str)}"
         if "mamba_ssm_cache_dtype" in f.serve
         else ("mamba_ssm_cache_dtype unset")
     )

@@ -24,7 +24,7 @@ DEFAULT_SIDE_CHANNEL_PORT = 5600
 
 
 def _v(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,7 +163,7 @@ def _mismatch(
     if len(all_sides) < 2:
         return []
     values = {s.name: value_of(s.facts) for s in all_sides}
-    if len({json.dumps(v, sort_keys=True) for v in values.values()}) < 2:
+    if len({json.dumps(v, sort_keys=True, default=str) for v in values.values()}) < 2:
         return []
 
     def shown(side: Side) -> str:

@@ -59,7 +59,7 @@ MSG_TRITON_V1 = "Triton ReplaySSM requires Model Runner V1; use --mamba-backend 
 
 
 def _v(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 class _Walk:
