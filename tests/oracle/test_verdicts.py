@@ -64,6 +64,16 @@ def test_every_undecidable_case_is_a_known_limit(oracle: OracleWorker, oracle_ve
     assert lmcache.get("undecidable"), lmcache
     limit = limit_for(lmcache, oracle_version)
     assert limit is not None and limit.id == "lmcache-not-importable"
+    mooncake = oracle.validate(
+        ["m", "--kv-transfer-config", '{"kv_connector":"MooncakeConnector","kv_role":"kv_producer"}'],
+        config_json=_nemotron(),
+    )
+    limit = limit_for(mooncake, oracle_version)
+    if oracle_version in ("0.27.0", "0.27.1", "0.28.0", "0.29.0"):
+        assert mooncake.get("undecidable"), mooncake
+        assert limit is not None and limit.id == "mooncake-needs-httpx"
+    else:
+        assert not mooncake.get("undecidable"), mooncake
 
 
 def _nemotron() -> dict[str, object]:
