@@ -56,10 +56,6 @@ class Context:
     root: Path | None
     facts: dict[str, RoleFacts]
 
-    def capabilities(self) -> dict[str, set[str]]:
-        """Derived capabilities of every vLLM role (`provides` are added by the declared family)."""
-        return {name: set(f.capabilities) for name, f in self.facts.items()}
-
 
 RoleCheck = Callable[[Context, "RoleFacts"], Iterable[Hit]]
 StackCheck = Callable[[Context], Iterable[Hit]]
@@ -67,6 +63,8 @@ StackCheck = Callable[[Context], Iterable[Hit]]
 
 @dataclass(frozen=True, slots=True)
 class Rule:
+    """One rule: its stable id, severity, one-line summary, scope, check, releases and vLLM source (docs/RULES.md)."""
+
     id: str
     severity: Severity
     summary: str
@@ -110,15 +108,6 @@ def stack_rule(
         return check
 
     return register
-
-
-def describe(rule_id: str, severity: Severity, summary: str, *, releases: str = "", source: str = "") -> None:
-    """Register a rule whose findings another module produces (listed in docs and `RULES` all the same)."""
-    RULES[rule_id] = Rule(rule_id, severity, summary, "stack", _no_check, releases, source)
-
-
-def _no_check(ctx: Context) -> Iterable[Hit]:
-    return ()
 
 
 @dataclass(slots=True)
