@@ -238,7 +238,7 @@ def _mamba_cache_mode(version: str, model: ModelFacts, prefix_caching: bool | No
 
     With prefix caching on, mode `none` becomes `all` (0.27.x, when the model supports Mamba prefix
     caching) or `align`; `all` falls back to `align` for a model without that support. Off: `none`.
-    From 0.33.0 `--mamba-cache-mode` has no effect: the mode follows prefix caching.
+    From 0.32.0 the mode follows prefix caching (0.32.0 lost `all`; 0.33.0 ignores `--mamba-cache-mode`).
     """
     info = model.info
     if info is None or prefix_caching is None:
@@ -247,8 +247,8 @@ def _mamba_cache_mode(version: str, model: ModelFacts, prefix_caching: bool | No
         return written if isinstance(written, str) else "none"
     if not prefix_caching:
         return "none"
-    if at_least(version, "0.33.0"):
-        return "align"
+    if at_least(version, "0.32.0"):
+        return "align"  # 0.32.0 has only align and none (argparse refuses `all`); 0.33.0 ignores the flag
     mode = written if isinstance(written, str) else "none"
     if mode == "none":
         mode = "all" if (not at_least(version, "0.28.0") and info.mamba_prefix_caching) else "align"
