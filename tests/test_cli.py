@@ -43,10 +43,10 @@ def test_schema_errors_name_key_and_line_and_are_all_collected(make_repo: MakeRe
     assert result.code == 1
     assert result.out == (
         "good  \n"
-        "profiles/bad.toml:3:1: error invalid-layer layer.abstract: expected a boolean, got string\n"
+        "profiles/bad.toml:3:1: error invalid-layer layer.abstract: expected a boolean, got a string\n"
         "profiles/bad.toml:4:1: error invalid-layer layer.colour: unknown key\n"
         "    fix: [layer] keys are description, extends, group, provides, conflicts, requires, abstract, unset\n"
-        "profiles/bad.toml:7:1: error invalid-layer env.TOKEN: expected a string or { secret = true }, got integer\n"
+        "profiles/bad.toml:7:1: error invalid-layer env.TOKEN: expected a string or { secret = true }, got an integer\n"
         '    fix: env values are strings (quote numbers: "1") or { secret = true }\n'
         "profiles/bad.toml:8:11: error invalid-layer env.OTHER.secret: must be `secret = true`\n"
         '    fix: env values are strings (quote numbers: "1") or { secret = true }\n'

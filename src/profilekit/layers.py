@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import os
 import re
@@ -241,25 +242,28 @@ def _friendly(err: Any) -> str:
         return f"{err['input']!r} is not a valid name"
     if kind.endswith("_type"):
         base = kind.removesuffix("_type")
-        return f"expected a {_TYPE_NAMES.get(base, base)}, got {_toml_type(err['input'])}"
+        return f"expected a {_TYPE_NAMES.get(base, base)}, got {toml_type(err['input'])}"
     if kind == "too_short":
         return "must not be empty"
     return str(err["msg"])
 
 
-def _toml_type(value: Any) -> str:
+def toml_type(value: Any) -> str:
+    """What a TOML value is, as a message says it: `a boolean`, `an array`, `a date or time`."""
     if isinstance(value, bool):
-        return "boolean"
+        return "a boolean"
     if isinstance(value, int):
-        return "integer"
+        return "an integer"
     if isinstance(value, float):
-        return "float"
+        return "a float"
     if isinstance(value, str):
-        return "string"
+        return "a string"
     if isinstance(value, list):
-        return "array"
+        return "an array"
     if isinstance(value, dict):
-        return "table"
+        return "a table"
+    if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
+        return "a date or time"
     return type(value).__name__
 
 

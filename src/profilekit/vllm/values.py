@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from profilekit.layers import toml_type
+
 if TYPE_CHECKING:
     from profilekit.vllm.catalogue import Flag
 
@@ -90,24 +92,6 @@ def kind_of(flag: Flag) -> Kind:
     if name in _LOWERED_CHOICE_TYPES and flag.choices:
         return Kind("lowered_choice", optional)
     return Kind("str", optional)
-
-
-def toml_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a float"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "a table"
-    if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
-        return "a date or time"
-    return type(value).__name__
 
 
 def human_readable_int(text: str) -> int:
