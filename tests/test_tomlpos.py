@@ -213,3 +213,21 @@ def test_parse_and_format_key_round_trip(text: str, parts: tuple[str, ...]) -> N
 def test_parse_key_rejects_malformed_keys(bad: str) -> None:
     with pytest.raises(ValueError, match="key"):
         parse_key(bad)
+
+
+def test_inline_tables_spread_over_lines_are_located() -> None:
+    """TOML 1.1 lets an inline table span lines; tomllib (TOML 1.0) refuses it, the locator copes."""
+    text = (
+        "[serve]\n"
+        "kv_transfer_config = {\n"
+        '  kv_connector = "NixlConnector",  # comment inside\n'
+        '  kv_connector_extra_config = { backends = ["UCX",\n'
+        '                                            "LIBFABRIC"] },\n'
+        "}\n"
+        "port = 8100\n"
+    )
+    found = locate_keys(text)
+    assert found[("serve", "kv_transfer_config")] == Pos(2, 1)
+    assert found[("serve", "kv_transfer_config", "kv_connector")] == Pos(3, 3)
+    assert found[("serve", "kv_transfer_config", "kv_connector_extra_config", "backends", 1)] == Pos(5, 45)
+    assert found[("serve", "port")] == Pos(7, 1)
