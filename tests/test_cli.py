@@ -174,7 +174,7 @@ def test_no_repository_is_a_usage_error(run: Run, tmp_path: Path) -> None:
     assert result.err == (
         f"profilekit: error: no profile repository found: no profilekit.toml in {tmp_path.resolve()} "
         "or any parent folder\n"
-        "  hint: run inside a profile repository, pass --repo PATH, or create one with `profilekit init DIR`\n"
+        "  hint: run inside a profile repository, pass --repo PATH, or create profilekit.toml at the root of one\n"
     )
 
 

@@ -89,7 +89,7 @@ def find_repo(start: Path | None, explicit: Path | None) -> Path:
         if not (root / REPO_MARKER).is_file():
             raise UsageError(
                 f"no {REPO_MARKER} in {explicit}",
-                hint="pass the folder that holds profilekit.toml, or run `profilekit init DIR`",
+                hint="pass the folder that holds profilekit.toml (the repository root)",
             )
         return root
     here = (start or Path.cwd()).resolve()
@@ -98,7 +98,7 @@ def find_repo(start: Path | None, explicit: Path | None) -> Path:
             return folder
     raise UsageError(
         f"no profile repository found: no {REPO_MARKER} in {here} or any parent folder",
-        hint="run inside a profile repository, pass --repo PATH, or create one with `profilekit init DIR`",
+        hint="run inside a profile repository, pass --repo PATH, or create profilekit.toml at the root of one",
     )
 
 
