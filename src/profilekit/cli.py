@@ -228,10 +228,6 @@ def _value_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _origin_json(entry_origin: Any) -> dict[str, Any]:
-    return entry_origin.as_dict()  # type: ignore[no-any-return]
-
-
 def _entry_json(role: str, key: str, entry: Entry) -> dict[str, Any]:
     from profilekit.compose import UNSET
 
@@ -242,8 +238,8 @@ def _entry_json(role: str, key: str, entry: Entry) -> dict[str, Any]:
         "role": role,
         "key": key,
         **value(entry.value),
-        "origin": _origin_json(entry.origin),
-        "overridden": [{**value(a.value), "origin": _origin_json(a.origin)} for a in entry.overridden],
+        "origin": entry.origin.as_dict(),
+        "overridden": [{**value(a.value), "origin": a.origin.as_dict()} for a in entry.overridden],
     }
 
 

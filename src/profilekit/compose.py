@@ -11,7 +11,7 @@ from profilekit.errors import Finding, Location, Severity, UsageError
 from profilekit.layers import Layer, discover_layers, load_layer
 from profilekit.models import Secret
 from profilekit.tomlpos import Path as KeyPath
-from profilekit.tomlpos import format_key, parse_key
+from profilekit.tomlpos import parse_key
 
 if TYPE_CHECKING:
     from profilekit.vllm.catalogue import Catalogue
@@ -399,7 +399,3 @@ def unknown_references(catalog: Catalog, layer: Layer) -> list[Finding]:
                 )
             )
     return findings
-
-
-def display_key(path: KeyPath) -> str:
-    return format_key(path)

@@ -38,9 +38,8 @@ class Session:
 
     @property
     def catalogue(self) -> Catalogue | None:
-        from profilekit.vllm.catalogue import load_catalogue
-
-        return load_catalogue(self.version)
+        """The flag catalogue of the target release: the one the layers were loaded with."""
+        return self.layers.catalogue
 
     def stack(self, spec: str) -> Stack:
         """Compose `spec`; problems inside its files stop the command (exit 1)."""
