@@ -1,8 +1,9 @@
-"""Our generated 0.33.0 flag catalogue against the independent dump in shared/reference.
+"""Our generated 0.33.0 flag catalogue against an independent dump of the same parser.
 
 ``src/profilekit/vllm/catalogues/vllm-0.33.0.json`` comes from
-``tools/gen_catalogue.py``; ``../shared/reference/vllm-0.33.0-flags.json`` was
-dumped separately from the same release's parser (vllm-facts.md section 6).
+``tools/gen_catalogue.py``; ``tests/data/reference/vllm-0.33.0-flags.json`` was
+dumped separately from the same release's parser (copied into the repository
+from the project's shared reference folder; see the README beside it).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 OURS = REPO_ROOT / "src" / "profilekit" / "vllm" / "catalogues" / "vllm-0.33.0.json"
-REFERENCE = REPO_ROOT.parent / "shared" / "reference" / "vllm-0.33.0-flags.json"
+REFERENCE = REPO_ROOT / "tests" / "data" / "reference" / "vllm-0.33.0-flags.json"
 
 # Compared exactly, entry by entry.
 EXACT_FIELDS = (
@@ -52,12 +53,6 @@ def load(path: Path) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def catalogues() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    if not REFERENCE.is_file():
-        pytest.fail(
-            f"the reference catalogue {REFERENCE} is missing: this test expects the shared folder "
-            "beside the repository (<repo>/../shared/reference/vllm-0.33.0-flags.json)",
-            pytrace=False,
-        )
     return load(OURS), load(REFERENCE)
 
 

@@ -118,15 +118,11 @@ def cache_root() -> Path:
 
 
 def pins_file() -> Path:
-    """The pins: the in-repo copy first, then the shared reference."""
-    candidates = [
-        HERE / "oracle-pins.txt",
-        REPO_ROOT.parent / "shared" / "reference" / "oracle-pins.txt",
-    ]
-    for candidate in candidates:
-        if candidate.is_file():
-            return candidate
-    raise BuildError("oracle pins not found; looked at " + ", ".join(str(c) for c in candidates))
+    """The pins, kept in the repository beside this script."""
+    pins = HERE / "oracle-pins.txt"
+    if not pins.is_file():
+        raise BuildError(f"oracle pins not found: {pins}")
+    return pins
 
 
 def python_tag() -> str:
