@@ -40,7 +40,9 @@ class OracleError(RuntimeError):
 class OracleWorker:
     """One running worker for one vLLM release."""
 
-    def __init__(self, version: str, *, startup_timeout: float = 600.0) -> None:
+    def __init__(
+        self, version: str, *, startup_timeout: float = 600.0, extra_env: dict[str, str] | None = None
+    ) -> None:
         self.version = version
         self.env = build_env.ensure(version)
         self._log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - lives as long as the worker
@@ -48,7 +50,7 @@ class OracleWorker:
         )
         self._proc = subprocess.Popen(
             self.env.worker_command(),
-            env=self.env.worker_environ(),
+            env={**self.env.worker_environ(), **(extra_env or {})},
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._log,

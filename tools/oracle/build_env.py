@@ -42,7 +42,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-REPO_ROOT = HERE.parent.parent
 WORKER = HERE / "worker.py"
 
 SUPPORTED_VERSIONS: tuple[str, ...] = (

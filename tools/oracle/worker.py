@@ -50,6 +50,7 @@ import enum
 import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import io
 import json
 import os
@@ -175,6 +176,178 @@ VERSION: str = getattr(vllm, "__version__", "unknown") if _IMPORT_ERROR is None 
 # choice and its checks read this module-level flag.
 if _IMPORT_ERROR is None and hasattr(_vllm_config_module, "HAS_TRITON"):
     _vllm_config_module.HAS_TRITON = True
+
+
+# --------------------------------------------------------------------------
+# Judging as a GPU host, whatever the CPU this worker runs on
+#
+# vLLM's CPU platform changes the configuration it is given, and some of those
+# changes depend on the CPU: with MLA models and no AMX it turns prefix caching
+# and chunked prefill off, which makes "--mamba-block-size can only be set with
+# --enable-prefix-caching" fire on an AMD EPYC and not on a Xeon with AMX. A GPU
+# host runs none of it. Each hook below is replaced by what a CUDA host runs, so
+# the verdict is the same on any x86 or ARM CPU (tools/oracle/README.md lists
+# them per release; tests/oracle/test_cpu_independence.py proves it with the
+# probes forced each way).
+
+FORCE_CPU_ENV = "PROFILEKIT_ORACLE_FORCE_CPU"
+"""Tests only: pretend to be another CPU, e.g. ``amx=1,avx512_bf16=0,arch=riscv64,cores=96``."""
+RAW_CPU_HOOKS_ENV = "PROFILEKIT_ORACLE_RAW_CPU_HOOKS"
+"""Tests only: ``1`` keeps the CPU platform's own hooks, to show that the forced probes bite."""
+
+NEUTRALISED: list[str] = []
+FORCED_CPU: dict[str, str] = {}
+
+
+def force_cpu_probes(spec: str) -> dict[str, str]:
+    """Make the CPU-feature probes vLLM reads answer as another CPU would."""
+    import platform as platform_module
+
+    import torch
+
+    forced: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in spec.split(","))):
+        name, _, value = item.partition("=")
+        if name in ("amx", "avx512_bf16", "avx512"):
+            answer_ = value == "1"
+            probe = {"amx": "_is_amx_tile_supported", "avx512_bf16": "_is_avx512_bf16_supported"}.get(
+                name, "_is_avx512_supported"
+            )
+            setattr(torch.cpu, probe, lambda answer_=answer_: answer_)
+        elif name == "arch":
+            platform_module.machine = lambda value=value: value
+        elif name == "cores":
+            os.cpu_count = lambda value=value: int(value)
+            torch.set_num_threads(int(value))
+        else:
+            raise ValueError(f"{FORCE_CPU_ENV}: unknown probe {name!r} (amx, avx512_bf16, avx512, arch, cores)")
+        forced[name] = value
+    return forced
+
+
+def _cuda_platform_hook() -> Callable[..., None]:
+    """``CudaPlatformBase.check_and_update_config`` of this release, run without CUDA.
+
+    ``vllm/platforms/cuda.py`` imports compiled CUDA extensions at module level,
+    so it cannot be imported here; the hook itself only reads and sets config
+    fields. Its source is taken from the installed module and executed with the
+    module's imports that do load (the rest are never reached by the hook).
+    """
+    import ast
+
+    spec = importlib.util.find_spec("vllm.platforms.cuda")
+    if spec is None or spec.origin is None:
+        raise ImportError("vllm.platforms.cuda not found")
+    with open(spec.origin, encoding="utf-8") as handle:
+        source = handle.read()
+    tree = ast.parse(source, spec.origin)
+    namespace: dict[str, Any] = {"__name__": "vllm.platforms.cuda", "__package__": "vllm.platforms"}
+    hook: ast.FunctionDef | None = None
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == "CudaPlatformBase":
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name == "check_and_update_config":
+                    hook = item
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef)) or (
+            isinstance(node, ast.Assign) and ast.unparse(node.value).startswith("init_logger(")
+        ):
+            with contextlib.suppress(Exception):
+                exec(compile(ast.Module(body=[node], type_ignores=[]), spec.origin, "exec"), namespace)
+    if hook is None:
+        raise ImportError("CudaPlatformBase.check_and_update_config not found in vllm/platforms/cuda.py")
+    hook.decorator_list = []
+    future = [n for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "__future__"]
+    exec(compile(ast.Module(body=[*future, hook], type_ignores=[]), spec.origin, "exec"), namespace)
+    function: Callable[..., None] = namespace["check_and_update_config"]
+    return function
+
+
+@contextlib.contextmanager
+def _as_unknown_gpu(platform_cls: Any) -> Iterator[None]:
+    """For one call: not a CPU, and a device whose name and memory cannot be queried."""
+
+    def no_device(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("the oracle judges for a GPU it cannot query")
+
+    saved = {
+        name: platform_cls.__dict__[name]
+        for name in ("is_cpu", "get_device_total_memory", "get_device_name")
+        if name in platform_cls.__dict__
+    }
+    platform_cls.is_cpu = lambda self: False
+    platform_cls.get_device_total_memory = classmethod(no_device)
+    platform_cls.get_device_name = classmethod(no_device)
+    try:
+        yield
+    finally:
+        for name in ("is_cpu", "get_device_total_memory", "get_device_name"):
+            if name in saved:
+                setattr(platform_cls, name, saved[name])
+            else:
+                delattr(platform_cls, name)
+
+
+def judge_as_gpu_host() -> list[str]:
+    """Replace every CPU-platform hook that changes a configuration by a GPU host's behaviour."""
+    import torch
+    from vllm.platforms import cpu as cpu_platform_module
+    from vllm.platforms.interface import CpuArchEnum
+
+    platform_cls: Any = cpu_platform_module.CpuPlatform
+    done: list[str] = []
+
+    cuda_hook = _cuda_platform_hook()
+    platform_cls.check_and_update_config = classmethod(cuda_hook)
+    done.append(
+        "CpuPlatform.check_and_update_config -> CudaPlatformBase.check_and_update_config of this release"
+        " (no CPU block sizes, MLA/AMX prefix-caching and chunked-prefill switches, float32 Mamba SSM cache,"
+        " async-scheduling/DBO/executor/compilation changes, or env vars it exports)"
+    )
+
+    platform_cls.get_cpu_architecture = classmethod(lambda cls: CpuArchEnum.X86)
+    done.append("CpuPlatform.get_cpu_architecture -> X86 (RISC-V prefix-caching/chunked-prefill switch, POWERPC dtype)")
+
+    platform_cls.supported_dtypes = property(lambda self: [torch.bfloat16, torch.float16, torch.float32])
+    done.append("CpuPlatform.supported_dtypes -> bfloat16, float16, float32 (an Ampere or newer GPU)")
+
+    static = inspect_static(EngineArgs, "get_batch_defaults")
+    if static is not None:
+        kind, original = static
+
+        def get_batch_defaults(*args: Any, **kwargs: Any) -> Any:
+            with _as_unknown_gpu(platform_cls):
+                return original(*args, **kwargs)
+
+        patched: Any = kind(get_batch_defaults) if kind else get_batch_defaults
+        EngineArgs.get_batch_defaults = patched  # type: ignore[method-assign]
+        done.append(
+            "EngineArgs.get_batch_defaults -> a GPU host's defaults for a device whose name and memory are unknown"
+            " (not the CPU's 2048 x world size batched tokens and 128 x world size sequences)"
+        )
+    return done
+
+
+def inspect_static(owner: type, name: str) -> tuple[Any, Callable[..., Any]] | None:
+    """How ``owner.name`` is bound (staticmethod, classmethod or a plain function) and its function."""
+    for klass in owner.__mro__:
+        if name in klass.__dict__:
+            raw = klass.__dict__[name]
+            if isinstance(raw, staticmethod):
+                return staticmethod, raw.__func__
+            if isinstance(raw, classmethod):
+                return classmethod, raw.__func__
+            return None, raw
+    return None
+
+
+if _IMPORT_ERROR is None:
+    try:
+        FORCED_CPU = force_cpu_probes(os.environ.get(FORCE_CPU_ENV, ""))
+        if os.environ.get(RAW_CPU_HOOKS_ENV) != "1":
+            NEUTRALISED = judge_as_gpu_host()
+    except BaseException:  # reported in the hello line
+        _IMPORT_ERROR = traceback.format_exc()
 
 
 # --------------------------------------------------------------------------
@@ -697,6 +870,8 @@ def info() -> dict[str, Any]:
         "vllm_file": getattr(vllm, "__file__", None),
         "python": platform.python_version(),
         "has_triton_patched": hasattr(_vllm_config_module, "HAS_TRITON"),
+        "neutralised": NEUTRALISED,
+        "forced_cpu": FORCED_CPU,
         "current_platform": type(_current_platform()).__name__,
     }
 
