@@ -1,0 +1,319 @@
+"""How each `raise` of vLLM's config start-up is classified (used by `raise_inventory.py`; stdlib only).
+
+`TABLE` is read top to bottom; the first entry whose function pattern matches the whole function name (`re.fullmatch`)
+and whose message pattern is found in the normalised message (`re.search`, holes are `{}`) decides. A verdict is
+`modelled:<rule id>` (a rule of `profilekit.rules.RULES`; `tests/test_raise_inventory.py` checks the ids),
+`to-model`, `needs-config-json`, `gpu-or-platform` or `out-of-scope`; the reason is shown in the inventory.
+A row no entry matches stops `raise_inventory.py`: a new release's new checks must be classified here.
+"""
+
+from __future__ import annotations
+
+import re
+
+ALL = r".*"
+CONFIG_ONLY = "decidable from the options and environment alone"
+CONFIG_JSON = "needs the model's config.json ({})"
+INTERNAL = "internal consistency check of vLLM's own code, not reachable from a user's options"
+DRAFT = "needs the draft model's checkpoint config (speculative_config.model), not the target's config.json"
+PLATFORM = "depends on the platform vLLM runs on ({})"
+HOST = "depends on what is installed on the host ({})"
+
+# (function, message, verdict, why)
+TABLE: list[tuple[str, str, str, str]] = [
+    # ---- modelled by profilekit's rules ----
+    (r"KVTransferConfig\.__post_init__", r"Please specify kv_role", "modelled:kv-role-missing", ""),
+    (r"KVTransferConfig\.__post_init__", r"Unsupported kv_role", "modelled:kv-role-invalid", ""),
+    (r"VllmConfig\._verify_kv_transfer_compat", r"PYTORCH_CUDA_ALLOC_CONF", "modelled:kv-expandable-segments", ""),
+    (
+        r"VllmConfig\.__post_init__",
+        r"requires the SSM cache to be float16",
+        "modelled:mamba-stochastic-rounding-dtype",
+        "",
+    ),
+    (r"VllmConfig\._validate_v2_model_runner", r"does not yet support", "modelled:model-runner-v2-unsupported", ""),
+    (
+        r"VllmConfig\.validate_mamba_cached_kernel",
+        r"incompatible with KV connectors",
+        "modelled:replayssm-kv-connector",
+        "",
+    ),
+    (
+        r"VllmConfig\.validate_mamba_cached_kernel",
+        r"only supported for Nemotron-H|not supported for architecture",
+        "modelled:replayssm-architecture",
+        "",
+    ),
+    (r"VllmConfig\.validate_mamba_cached_kernel", r"buffer-len <= 16", "modelled:replayssm-buffer-len", ""),
+    (
+        r"VllmConfig\.validate_mamba_cached_kernel",
+        r"Model Runner V1|VLLM_USE_V2_MODEL_RUNNER",
+        "modelled:replayssm-model-runner",
+        "",
+    ),
+    (
+        r"VllmConfig\.validate_mamba_cached_kernel",
+        r"speculative|RecoverSSM is only supported for Kimi",
+        "modelled:replayssm-speculative",
+        "",
+    ),
+    (
+        r"VllmConfig\.validate_mamba_cached_kernel",
+        r"RecoverSSM supports bfloat16/float32",
+        "modelled:replayssm-stochastic-rounding",
+        "",
+    ),
+    (
+        r"VllmConfig\.validate_mamba_cached_kernel",
+        r"prefix caching|cache-mode|cache modes",
+        "modelled:replayssm-prefix-caching",
+        "",
+    ),
+    (r"VllmConfig\.validate_mamba_cached_kernel", r"mamba-backend", "modelled:replayssm-backend", ""),
+    (
+        r"VllmConfig\.validate_mamba_cached_kernel",
+        r"pipeline_parallel_size",
+        "modelled:replayssm-pipeline-parallel",
+        "",
+    ),
+    # ---- internal assertions and runtime-only paths ----
+    (r"VllmConfig\.__post_init__", r"must be set after applying optimization level defaults", "out-of-scope", INTERNAL),
+    (r"ModelConfig\._verify_quantization", r"is an override but", "out-of-scope", INTERNAL),
+    (r"get_field", ALL, "out-of-scope", INTERNAL),
+    (r"VllmConfig\._check_supports_watermarking", r"Unsupported watermarking config", "out-of-scope", INTERNAL),
+    (r"ModelConfig\.get_multimodal_config", ALL, "out-of-scope", INTERNAL),
+    (
+        r"ParallelConfig\._validate_parallel_config",
+        r"_api_process_rank",
+        "out-of-scope",
+        "set by the API server launcher, not an option",
+    ),
+    (
+        r"ParallelConfig\._validate_parallel_config",
+        r"Fault tolerance requires a single API server",
+        "to-model",
+        CONFIG_ONLY,
+    ),
+    (r"PoolerConfig\.__post_init__", r"^\{\}$", "out-of-scope", INTERNAL),
+    (r"SpeculativeConfig\.__post_init__", r"target_model_config must be present", "out-of-scope", INTERNAL),
+    (r"ReasoningConfig\.initialize_token_ids", ALL, "out-of-scope", "needs the tokenizer"),
+    (
+        r"VllmConfig\.try_verify_and_update_config",
+        ALL,
+        "to-model",
+        CONFIG_ONLY + " (the model path is an object-store URL)",
+    ),
+    # ---- the platform, the GPU, the host ----
+    (
+        ALL,
+        r"current platform|CUDA platforms|NVIDIA CUDA|requires (NVIDIA )?CUDA\b(?! graphs)|only available on (CUDA|ROCm)|CUDA devices|compute capability|current GPU|CUDA-alike",
+        "gpu-or-platform",
+        PLATFORM.format("device type or compute capability"),
+    ),
+    (ALL, r"requires Triton", "gpu-or-platform", PLATFORM.format("Triton installed")),
+    (ALL, r"ROCm DeepEP", "to-model", CONFIG_ONLY + " (the ROCm-only all2all backend is an option)"),
+    (r"DeviceConfig\.__post_init__", ALL, "gpu-or-platform", PLATFORM.format("device detection")),
+    (
+        r"ParallelConfig\.__post_init__",
+        r"number of available GPUs",
+        "gpu-or-platform",
+        PLATFORM.format("GPUs in the node"),
+    ),
+    (r"ParallelConfig\.__post_init__", r"requires the NIXL package", "gpu-or-platform", HOST.format("NIXL")),
+    (r"ObservabilityConfig\._validate_otlp_traces_endpoint", ALL, "gpu-or-platform", HOST.format("OpenTelemetry")),
+    (
+        r"SpeculativeConfig\._validate_suffix_decoding",
+        r"Arctic Inference",
+        "gpu-or-platform",
+        HOST.format("arctic-inference"),
+    ),
+    (r"CompilationConfig\.__post_init__", r"torch>=", "gpu-or-platform", HOST.format("the torch version")),
+    (r"EngineArgs\._resolve_device_ids", r"out of range", "gpu-or-platform", PLATFORM.format("the visible devices")),
+    (
+        r"CudaPlatformBase\.check_and_update_config",
+        ALL,
+        "to-model",
+        CONFIG_ONLY + " (CUDA hook; the CUDA host is the one profilekit judges for)",
+    ),
+    # ---- files and the network ----
+    (
+        r"MultiModalConfig\._validate_multimodal_config",
+        r"not found",
+        "out-of-scope",
+        "checks files on the serving host",
+    ),
+    # ---- the draft model's own config ----
+    (r"_validate_qwen3_omni_dspark", ALL, "out-of-scope", DRAFT),
+    (r"SpeculativeConfig\.hf_config_override", ALL, "out-of-scope", DRAFT),
+    (r"SpeculativeConfig\.verify_equal_vocab_size_if_draft_model", ALL, "out-of-scope", DRAFT),
+    (r"SpeculativeConfig\.__post_init__", r"divisible by n_predict|draft vocabulary size", "out-of-scope", DRAFT),
+    (r"SpeculativeConfig\._verify_args", r"n_predict parameter|head_dtype", "out-of-scope", DRAFT),
+    (r"SpeculativeConfig\._maybe_override_draft_max_model_len", r"draft_max_model_len", "out-of-scope", DRAFT),
+    # ---- needs the model's config.json ----
+    (
+        r"ModelConfig\.verify_with_parallel_config",
+        r"attention heads",
+        "needs-config-json",
+        CONFIG_JSON.format("num_attention_heads"),
+    ),
+    (
+        r"ModelConfig\.verify_with_parallel_config",
+        r"KV heads|query heads",
+        "needs-config-json",
+        CONFIG_JSON.format("num_key_value_heads"),
+    ),
+    (
+        r"ModelConfig\.verify_with_parallel_config",
+        r"Pipeline parallelism|hc-sp is not supported",
+        "needs-config-json",
+        CONFIG_JSON.format("architecture; vLLM's model registry"),
+    ),
+    (
+        r"ModelConfig\._verify_with_expert_parallelism",
+        ALL,
+        "needs-config-json",
+        CONFIG_JSON.format("number of experts"),
+    ),
+    (
+        r"ModelConfig\._verify_quantization",
+        r"does not match",
+        "needs-config-json",
+        CONFIG_JSON.format("quantization_config"),
+    ),
+    (
+        r"VllmConfig\._get_quantization_config",
+        r"is not supported for quantization method",
+        "needs-config-json",
+        CONFIG_JSON.format("dtype and quantization_config"),
+    ),
+    (
+        r"_get_and_verify_max_len",
+        ALL,
+        "needs-config-json",
+        CONFIG_JSON.format("max_position_embeddings and rope scaling"),
+    ),
+    (r"_check_valid_dtype", ALL, "needs-config-json", CONFIG_JSON.format("model_type")),
+    (
+        r"ModelConfig\.__post_init__",
+        r"runner|Embedding models|Video pruning|pooling models",
+        "needs-config-json",
+        CONFIG_JSON.format("architecture; vLLM's model registry"),
+    ),
+    (
+        r"ModelConfig\.validate_model_config_after",
+        r"encoder-decoder",
+        "needs-config-json",
+        CONFIG_JSON.format("architecture"),
+    ),
+    (
+        r"LoRAConfig\.verify_with_model_config",
+        r"LoRA is not supported for",
+        "needs-config-json",
+        CONFIG_JSON.format("architecture; vLLM's model registry"),
+    ),
+    (r"validate_flashinfer_moe_ep_model", ALL, "needs-config-json", CONFIG_JSON.format("architecture")),
+    (r"EngramConfig\.verify_model_config", ALL, "needs-config-json", CONFIG_JSON.format("Engram embeddings")),
+    (
+        r"SchedulerConfig\.verify_max_model_len",
+        r"max_model_len",
+        "needs-config-json",
+        CONFIG_JSON.format("max_model_len defaults to the model's positions"),
+    ),
+    (
+        r"VllmConfig\.validate_mamba_block_size",
+        ALL,
+        "needs-config-json",
+        CONFIG_JSON.format("max_model_len; prefix caching defaults by model"),
+    ),
+    (r"VllmConfig\.validate_nvfp4_kv_cache_with_mla", ALL, "needs-config-json", CONFIG_JSON.format("MLA attention")),
+    (r"VllmConfig\._reject_mismatched_float_kv_cache", ALL, "needs-config-json", CONFIG_JSON.format("torch_dtype")),
+    (
+        r"VllmConfig\._resolve_mm_encoder_only",
+        ALL,
+        "needs-config-json",
+        CONFIG_JSON.format("architecture: multimodal or not"),
+    ),
+    (
+        r"VllmConfig\.__post_init__",
+        r"moonep all2all backend currently supports",
+        "needs-config-json",
+        CONFIG_JSON.format("dtype and quantization"),
+    ),
+    (
+        r"VllmConfig\.__post_init__",
+        r"HiSparse is only supported for DSA models",
+        "needs-config-json",
+        CONFIG_JSON.format("index_topk"),
+    ),
+    (
+        r"VllmConfig\.__post_init__",
+        r"Hybrid KV cache manager was explicitly enabled",
+        "needs-config-json",
+        CONFIG_JSON.format("attention layer types"),
+    ),
+    (
+        r"VllmConfig\._verify_aux_output_compatibility",
+        r"only supports MoE models|generate runners",
+        "needs-config-json",
+        CONFIG_JSON.format("experts; runner by architecture"),
+    ),
+    (
+        r"VllmConfig\._verify_sampling_replay_config",
+        r"diffusion models",
+        "needs-config-json",
+        CONFIG_JSON.format("architecture"),
+    ),
+    (
+        r"SpeculativeConfig\.__post_init__",
+        r"DeepSeek V4\.1|Parse 3\.5|Transformers modeling backend|Inkling MTP|MLA DSpark",
+        "needs-config-json",
+        CONFIG_JSON.format("the target's architecture"),
+    ),
+    (r"ParallelConfig\.__post_init__", r"dense models", "needs-config-json", CONFIG_JSON.format("experts")),
+    (
+        r"EngineArgs\.create_engine_config",
+        r"Non-MoE models|non multimodal model",
+        "needs-config-json",
+        CONFIG_JSON.format("experts; multimodal architecture"),
+    ),
+    (r"VllmConfig\._set_cudagraph_sizes", ALL, "to-model", CONFIG_ONLY),
+    # ---- the options and the environment alone ----
+    (
+        r"LoRAConfig\.verify_with_model_config",
+        r"INKLING_MULTIMEM_AR",
+        "needs-config-json",
+        CONFIG_JSON.format("architecture") + " and the environment",
+    ),
+    (r"ModelConfig\._verify_quantization", ALL, "to-model", CONFIG_ONLY + " (the release's quantization registry)"),
+    (r"_get_and_verify_dtype|_get_head_dtype", ALL, "to-model", CONFIG_ONLY),
+    (r"ModelConfig\.validate_model_config_after", ALL, "to-model", CONFIG_ONLY),
+    (
+        r"VllmConfig\._check_supports_watermarking|VllmConfig\._check_watermarking_unsupported",
+        r"custom samplers",
+        "needs-config-json",
+        CONFIG_JSON.format("architecture"),
+    ),
+    (
+        r"(VllmConfig|ParallelConfig|EPLBConfig|SchedulerConfig|SpeculativeConfig|CompilationConfig|CacheConfig|"
+        r"AttentionConfig|MambaConfig|LoRAConfig|ObservabilityConfig|OffloadConfig|PoolerConfig|ProfilerConfig|"
+        r"QuantizationConfigArgs|StructuredOutputsConfig|MultiModalConfig|EngramConfig|ECTransferConfig|"
+        r"EncoderCacheManagerConfig|WatermarkConfig|EngineArgs|ModelConfig)\.\w+",
+        ALL,
+        "to-model",
+        CONFIG_ONLY,
+    ),
+    (
+        r"_coerce_quant_key|bind_passthrough_all2all_backend|validate_grpc_port_arg|validate_parsed_serve_args|validate_reasoning_effort_map|_raise_unsupported_error",
+        ALL,
+        "to-model",
+        CONFIG_ONLY,
+    ),
+]
+
+
+def classify(function: str, message: str) -> tuple[str, str] | None:
+    """(verdict, why) of one row, or None when no entry matches."""
+    for func_pattern, message_pattern, verdict, why in TABLE:
+        if re.fullmatch(func_pattern, function) and re.search(message_pattern, message):
+            return verdict, why
+    return None
