@@ -27,6 +27,7 @@ sys.path.insert(0, str(HERE))
 import build_env  # noqa: E402
 import raise_classes  # noqa: E402
 import raise_walk  # noqa: E402
+import verdict_corpus  # noqa: E402
 
 REPO = HERE.parent
 DOCS = REPO / "docs"
@@ -60,7 +61,8 @@ def collect(versions: Sequence[str]) -> list[dict[str, Any]]:
             row["root"] = found.root
             if version not in row["releases"]:
                 row["releases"].append(version)
-            row["where"].setdefault(version, []).append(f"{found.module}:{found.line}")
+            where = f"{found.module}:{found.line}"
+            row["where"][version] = f"{row['where'][version]}, {where}" if version in row["where"] else where
     out = sorted(rows.values(), key=lambda r: (r["module"], r["function"], r["normalised"]))
     unmatched = []
     for row in out:
@@ -72,6 +74,20 @@ def collect(versions: Sequence[str]) -> list[dict[str, Any]]:
     if unmatched:
         lines = "\n".join(f"  {r['function']}: {r['normalised']}" for r in unmatched)
         raise SystemExit(f"{len(unmatched)} raise(s) match no pattern of tools/raise_classes.py:\n{lines}")
+    return out
+
+
+def hints(rows: list[dict[str, Any]]) -> list[str]:
+    """Rows whose class disagrees with the rule `verdict_corpus.MESSAGE_RULES` gives their message.
+
+    Those patterns match vLLM's rendered messages loosely (they are applied to messages of a known failing case),
+    so a disagreement is a prompt to look, not an error: a new rule usually shows up here first.
+    """
+    out = []
+    for row in rows:
+        claimed = verdict_corpus.rule_for_message(row["normalised"])
+        if claimed and claimed not in {"unknown-option", "invalid-value"} and row["class"] != f"modelled:{claimed}":
+            out.append(f"{row['id']} is {row['class']}; MESSAGE_RULES says {claimed}: {row['normalised'][:80]}")
     return out
 
 
@@ -135,7 +151,8 @@ not `raise`s and are inventoried with the flag catalogues instead (issue 8, item
 `validate_api_server_args` (tool-call and reasoning parsers, run by the API server after these checks) is not a root.
 
 **Rows.** One row is one check: the function plus its message with the holes emptied; the same check in several
-releases is one row listing them. A reworded message is a new row. Counts are rows present in a release.
+releases is one row listing them. A reworded message is a new row. Counts are rows present in a release. `line` is
+where the `raise` is in the newest release that has it; the JSON has `file:line` for every release.
 
 **Classes** (the table in `tools/raise_classes.py`, first match wins; `tests/test_raise_inventory.py` checks every
 rule id against `profilekit.rules.RULES`):
@@ -159,11 +176,14 @@ def markdown(rows: list[dict[str, Any]], versions: Sequence[str]) -> str:
         out.append(f"| {version} | " + " | ".join(cells) + " |")
     modules = sorted({r["module"] for r in rows})
     for module in modules:
-        out += ["", f"## `{module}`", "", "| function | exception | message | releases | class | why |"]
-        out.append("| --- | --- | --- | --- | --- | --- |")
+        out += ["", f"## `{module}`", "", "| function | line | exception | message | releases | class | why |"]
+        out.append("| --- | --- | --- | --- | --- | --- | --- |")
         for row in (r for r in rows if r["module"] == module):
+            newest = row["where"][row["releases"][-1]]
+            lines = ", ".join(place.rsplit(":", 1)[1] for place in newest.split(", "))
             out.append(
-                f"| `{row['function']}` | {row['exception']} | {_cell(row['message']) if row['message'] else '—'} "
+                f"| `{row['function']}` | {lines} | {row['exception']} "
+                f"| {_cell(row['message']) if row['message'] else '—'} "
                 f"| {span(row['releases'], versions)} | `{row['class']}` | {row['detail']} |"
             )
     return "\n".join(out) + "\n"
@@ -196,6 +216,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1 if stale else 0
     for path, text in texts.items():
         path.write_text(text, encoding="utf-8")
+    for hint in hints(rows):
+        print(f"hint: {hint}", file=sys.stderr)
     for version, figures in counts(rows, versions).items():
         print(version, " ".join(f"{c}={n}" for c, n in figures.items()))
     return 0
