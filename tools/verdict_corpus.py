@@ -326,7 +326,7 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     (r"only supported for Nemotron-H models", "replayssm-architecture"),
     (r"not supported for architecture", "replayssm-architecture"),
     (r"FlashInfer ReplaySSM requires --replayssm-buffer-len <= 16", "replayssm-buffer-len"),
-    (r"does not support speculative decoding", "replayssm-speculative"),
+    (r"--use-replayssm does not support speculative decoding", "replayssm-speculative"),
     (r"RecoverSSM is only supported for Kimi-K3 KDA", "replayssm-speculative"),
     (r"speculative decoding does not support prefix caching", "replayssm-speculative"),
     (r"speculative decoding requires --mamba-cache-mode none", "replayssm-speculative"),
@@ -343,7 +343,7 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     (r"Triton ReplaySSM requires Model Runner V1", "replayssm-model-runner"),
     (r"RecoverSSM with (align mode|prefix caching) requires VLLM_USE_V2_MODEL_RUNNER=1", "replayssm-model-runner"),
     (r"RecoverSSM currently requires pipeline_parallel_size=1", "replayssm-pipeline-parallel"),
-    (r"incompatible with KV connectors", "replayssm-kv-connector"),
+    (r"--use-replayssm is incompatible with KV connectors", "replayssm-kv-connector"),
 ]
 
 
