@@ -25,6 +25,7 @@ FAMILIES = {
     "pd": "Prefill/decode pairs (`rules/pd.py`)",
     "declared": "Declared constraints (`rules/declared.py`)",
     "secrets": "Secrets (`rules/secrets.py`)",
+    "env": "The environment (`rules/env.py`)",
     "basic": "The model (`rules/basic.py`)",
 }
 
@@ -52,18 +53,31 @@ OTHER_CHECKS = [
         "unknown-layer",
         "error",
         "`extends`, `conflicts`, `requires`, a stack or a `[lint] stacks` entry names no layer",
-        "`compose.py`, `lint.py`",
+        "`compose.py`, `rules/declared.py`, `lint.py`",
+    ),
+    (
+        "unknown-capability",
+        "error",
+        "a `conflicts` or `requires` entry `@X` names a capability profilekit does not derive and no layer of the "
+        "repository provides",
+        "`rules/declared.py`",
+    ),
+    (
+        "unknown-role",
+        "error",
+        "a `[roles.X]` table that only adds env, for a role no layer of the stack defines ([docs/ROLES.md](ROLES.md))",
+        "`roles.py`",
+    ),
+    (
+        "unset-removes-nothing",
+        "error",
+        "an `unset` entry that names nothing effective at its layer's position",
+        "`compose.py`, `roles.py`",
     ),
     ("extends-cycle", "error", "`extends` forms a cycle", "`compose.py`"),
     ("unknown-option", "error", "a `serve` key the targeted vLLM does not have", "`vllm/validate.py` (flag catalogue)"),
     ("invalid-value", "error", "a value of the wrong type, or not among the choices", "`vllm/validate.py`"),
     ("deprecated-option", "warning", "an option the targeted release deprecates", "`vllm/validate.py`"),
-    (
-        "env-unrepresentable",
-        "error",
-        "an env value no env-file syntax reads alike in bash and python-dotenv",
-        "`render.py`",
-    ),
     (
         "undeclared-conflict",
         "warning",

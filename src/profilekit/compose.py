@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -11,7 +12,7 @@ from profilekit.errors import Finding, Location, Severity, UsageError
 from profilekit.layers import Layer, discover_layers, load_layer
 from profilekit.models import Secret
 from profilekit.tomlpos import Path as KeyPath
-from profilekit.tomlpos import parse_key
+from profilekit.tomlpos import format_key, parse_key
 
 if TYPE_CHECKING:
     from profilekit.vllm.catalogue import Catalogue
@@ -170,11 +171,23 @@ class Catalog:
         # with the target release's flag catalogue, serve keys written as aliases become dests
         self.catalogue = catalogue
         self._loaded: dict[str, tuple[Layer | None, list[Finding]]] = {}
+        self._provided: dict[str, list[str]] | None = None
 
     def get(self, name: str) -> tuple[Layer | None, list[Finding]]:
         if name not in self._loaded:
             self._loaded[name] = load_layer(self.root, name, self.files[name], self.catalogue)
         return self._loaded[name]
+
+    def provided(self) -> dict[str, list[str]]:
+        """Every capability that a layer of the repository `provides`, with those layers (reads every file once)."""
+        if self._provided is None:
+            found: dict[str, list[str]] = {}
+            for name in self.files:
+                layer, _ = self.get(name)
+                for cap in layer.data.layer.provides if layer is not None else []:
+                    found.setdefault(cap, []).append(name)
+            self._provided = found
+        return self._provided
 
     def suggest(self, name: str) -> str:
         close = difflib.get_close_matches(name, list(self.files), n=1, cutoff=0.6)
@@ -247,8 +260,18 @@ def linearise(catalog: Catalog, names: list[str]) -> tuple[list[Layer], list[Fin
     return order, findings
 
 
-def _unset_paths(layer: Layer) -> tuple[list[tuple[KeyPath, Location]], list[Finding]]:
-    out: list[tuple[KeyPath, Location]] = []
+@dataclass(frozen=True, slots=True)
+class Unset:
+    """One `[layer] unset` entry: the effective path it removes, where it is written, and its text."""
+
+    path: KeyPath
+    origin: Location
+    written: str
+    position: int  # the layer's index in the merge order
+
+
+def _unset_paths(layer: Layer, position: int) -> tuple[list[Unset], list[Finding]]:
+    out: list[Unset] = []
     findings: list[Finding] = []
     for index, text in enumerate(layer.data.layer.unset):
         loc = layer.location(("layer", "unset", index))
@@ -286,84 +309,96 @@ def _unset_paths(layer: Layer) -> tuple[list[tuple[KeyPath, Location]], list[Fin
             path = ("serve", layer.dest(str(path[1])), *path[2:])
         elif path[0] == "roles" and len(path) >= 4 and path[2] == "serve":
             path = (*path[:3], layer.dest(str(path[3])), *path[4:])
-        out.append((path, Location(loc.file, loc.line, loc.column, f"layer.unset[{index}]", loc.layer)))
+        origin = Location(loc.file, loc.line, loc.column, f"layer.unset[{index}]", loc.layer)
+        out.append(Unset(path, origin, text, position))
     return out, findings
 
 
-def _env_value(value: Any) -> Any:
+def env_value(value: Any) -> Any:
+    """An env value as the scope holds it: a string, or `{"secret": True}`."""
     return {"secret": True} if isinstance(value, Secret) else value
 
 
-def _role_table(layer: Layer, role: str) -> dict[str, Any]:
-    spec = layer.data.roles.get(role)
-    if spec is None:
-        return {}
-    return {
-        "serve": layer.role_serve.get(role, {}),
-        "env": {k: _env_value(v) for k, v in spec.env.items()},
-    }
+def effective_keys(paths: Iterable[KeyPath], prefix: KeyPath = ()) -> list[str]:
+    """Every effective key and table path (as dotted keys, below `prefix`): the names an `unset` can take."""
+    keys: dict[str, None] = {}
+    for path in paths:
+        for depth in range(2, len(path) + 1):
+            keys[format_key((*prefix, *path[:depth]))] = None
+    return list(keys)
+
+
+def unset_removes_nothing(unset: Unset, why: str, candidates: list[str], notes: list[str] | None = None) -> Finding:
+    """`unset-removes-nothing`: an `unset` entry that names nothing effective at its layer's position."""
+    close = difflib.get_close_matches(format_key(unset.path), candidates, n=1, cutoff=0.6)
+    fix = (
+        f"did you mean {close[0]!r}?"
+        if close
+        else "fix the key, or remove the entry: an unset removes what the layers before it (and its own layer) set"
+    )
+    return Finding(
+        "unset-removes-nothing",
+        Severity.ERROR,
+        f"unset {unset.written!r} removes nothing: {why}",
+        [unset.origin],
+        fix=fix,
+        notes=list(notes or []),
+    )
+
+
+def _set_later(top: Scope, unset: Unset, order: dict[str, int]) -> list[str]:
+    """Where a later layer sets what an unset named too early: the unset applies at its own position."""
+    notes: list[str] = []
+    for path, entry in top.entries.items():
+        if path[: len(unset.path)] == unset.path and order.get(entry.origin.layer, -1) > unset.position:
+            notes.append(
+                f"layer {entry.origin.layer!r} sets {format_key(path)} later ({entry.origin}); "
+                "an unset removes only what is set up to its own layer"
+            )
+    return notes[:3]
+
+
+def _merge_top(layers: list[Layer], unsets: list[list[Unset]]) -> tuple[Scope, list[Finding]]:
+    """The top-level `serve`, `env` and `model` of every layer, merged in order with their unsets."""
+    top = Scope()
+    missed: list[tuple[Unset, list[str]]] = []
+    for layer, layer_unsets in zip(layers, unsets, strict=True):
+        top.merge(("serve",), layer.serve, layer.location)
+        top.merge(("env",), {k: env_value(v) for k, v in layer.data.env.items()}, layer.location)
+        top.merge(("model",), layer.data.model.model_dump(exclude_none=True), layer.location)
+        for unset in layer_unsets:
+            if unset.path[0] not in SCOPES:
+                continue
+            scope = unset.path[0]
+            candidates = effective_keys(k for k in top.entries if k[0] == scope)
+            if not top.unset(unset.path, unset.origin):
+                missed.append((unset, candidates))
+    order = {layer.name: index for index, layer in enumerate(layers)}
+    findings = [
+        unset_removes_nothing(
+            unset,
+            f"nothing sets {format_key(unset.path)} up to layer {unset.origin.layer!r}",
+            candidates,
+            _set_later(top, unset, order),
+        )
+        for unset, candidates in missed
+    ]
+    return top, findings
 
 
 def compose_layers(spec: str, layers: list[Layer], findings: list[Finding]) -> Stack:
-    """Merge linearised layers (DESIGN section 5 steps 2-4)."""
-    top = Scope()
-    unsets: dict[str, list[tuple[KeyPath, Location]]] = {}
-    for layer in layers:
-        paths, problems = _unset_paths(layer)
+    """Merge linearised layers (DESIGN section 5 steps 2-4): the top level, then each role (roles.py)."""
+    from profilekit.roles import compose_roles
+
+    unsets: list[list[Unset]] = []
+    for position, layer in enumerate(layers):
+        paths, problems = _unset_paths(layer, position)
         findings.extend(problems)
-        unsets[layer.name] = paths
-        top.merge(("serve",), layer.serve, layer.location)
-        top.merge(("env",), {k: _env_value(v) for k, v in layer.data.env.items()}, layer.location)
-        model = layer.data.model.model_dump(exclude_none=True)
-        top.merge(("model",), model, layer.location)
-        for path, origin in paths:
-            if path[0] in SCOPES:
-                top.unset(path, origin)
-
-    # which roles exist, and which are commands, after every layer's tables and unsets
-    exists: dict[str, bool] = {}
-    command: dict[str, tuple[list[str], Location] | None] = {}
-    for layer in layers:
-        for role, role_spec in layer.data.roles.items():
-            exists[role] = True
-            if role_spec.command is not None:
-                command[role] = (list(role_spec.command), layer.location(("roles", role, "command")))
-        for path, _origin in unsets[layer.name]:
-            if path[0] == "roles" and len(path) == 2:
-                exists[str(path[1])] = False
-                command[str(path[1])] = None
-            elif path[0] == "roles" and len(path) == 3:
-                command[str(path[1])] = None
-
-    roles: dict[str, RoleConfig] = {}
-    names = [r for r, alive in exists.items() if alive]
-    if not names:
-        roles[DEFAULT_ROLE] = RoleConfig(DEFAULT_ROLE, top.copy())
-        return Stack(spec, layers, roles, findings)
-
-    for role in names:
-        cmd = command.get(role)
-        # a command role takes only its own env; a vLLM role starts from the merged top level
-        scope = Scope() if cmd else top.copy()
-        for layer in layers:
-            for path, _origin in unsets[layer.name]:
-                if path[0] == "roles" and path[1] == role and len(path) == 2:
-                    scope = Scope() if cmd else top.copy()
-            table = _role_table(layer, role)
-
-            def locate(path: KeyPath, _layer: Layer = layer, _role: str = role) -> Location:
-                return _layer.location(("roles", _role, *path))
-
-            if not cmd:
-                scope.merge(("serve",), table.get("serve", {}), locate)
-            scope.merge(("env",), table.get("env", {}), locate)
-            for path, origin in unsets[layer.name]:
-                if path[0] == "roles" and path[1] == role and len(path) >= 4:
-                    scope.unset(path[2:], origin)
-        config = RoleConfig(role, scope, cmd[0] if cmd else None)
-        if cmd:
-            scope.assign(("command",), cmd[0], cmd[1])
-        roles[role] = config
+        unsets.append(paths)
+    top, problems = _merge_top(layers, unsets)
+    findings.extend(problems)
+    roles, problems = compose_roles(layers, unsets, top)
+    findings.extend(problems)
     return Stack(spec, layers, roles, findings)
 
 
@@ -371,31 +406,17 @@ def compose(catalog: Catalog, spec: str) -> Stack:
     """Compose a stack named on the command line: `a+b+c` (usage errors raise)."""
     names = catalog.parse_stack(spec)
     layers, findings = linearise(catalog, names)
+    if not findings:
+        require_deployable(catalog, spec, names, layers)
+    return compose_layers(spec, layers, findings)
+
+
+def require_deployable(catalog: Catalog, spec: str, names: list[str], layers: list[Layer]) -> None:
+    """A stack on the command line must name a layer that is not abstract (a usage error otherwise)."""
     chosen = [layer for layer in layers if layer.name in names]
-    if chosen and all(layer.data.layer.abstract for layer in chosen) and not findings:
+    if chosen and all(layer.data.layer.abstract for layer in chosen):
         raise UsageError(
             f"stack {spec!r} names only abstract layers",
             hint="abstract layers are mixins: compose them with a deployable layer, e.g. "
             f"{spec}+{next(iter(n for n in catalog.files if n not in names), 'LAYER')}",
         )
-    return compose_layers(spec, layers, findings)
-
-
-def unknown_references(catalog: Catalog, layer: Layer) -> list[Finding]:
-    """`conflicts` and `requires` entries that name no layer."""
-    findings: list[Finding] = []
-    for field_name in ("conflicts", "requires"):
-        for index, ref in enumerate(getattr(layer.data.layer, field_name)):
-            if ref.startswith("@") or ref in catalog.files:
-                continue
-            loc = layer.location(("layer", field_name, index))
-            findings.append(
-                Finding(
-                    "unknown-layer",
-                    Severity.ERROR,
-                    f"layer.{field_name}[{index}] names no layer: {ref!r}",
-                    [loc],
-                    fix=catalog.suggest(ref) or "fix the name, or write @capability for a capability",
-                )
-            )
-    return findings

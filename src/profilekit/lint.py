@@ -11,10 +11,9 @@ import itertools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from profilekit.compose import compose_layers, linearise, unknown_references
 from profilekit.errors import Finding, Location, Severity
 from profilekit.layers import REPO_MARKER
-from profilekit.rules.declared import layer_head
+from profilekit.rules.declared import layer_head, reference_findings
 from profilekit.tomlpos import locate_keys
 
 if TYPE_CHECKING:
@@ -25,7 +24,18 @@ if TYPE_CHECKING:
 # rules whose findings mean the layers were declared exclusive: a combination that gives them is not linted
 _EXCLUSIVE = frozenset({"group-conflict", "declared-conflict"})
 # findings about files, not about what the layers do together
-_FILE_RULES = frozenset({"toml-syntax", "invalid-layer", "duplicate-option", "extends-cycle", "unknown-layer"})
+_FILE_RULES = frozenset(
+    {
+        "toml-syntax",
+        "invalid-layer",
+        "duplicate-option",
+        "extends-cycle",
+        "unknown-layer",
+        "unknown-capability",
+        "unknown-role",
+        "unset-removes-nothing",
+    }
+)
 
 
 @dataclass(slots=True)
@@ -50,17 +60,11 @@ class _Checker:
         return self.results[key]
 
     def _run(self, names: list[str], spec: str) -> tuple[Stack | None, list[Finding]]:
-        catalog = self.session.layers
-        layers, problems = linearise(catalog, names)
-        for layer in layers:
-            problems += unknown_references(catalog, layer)
-        if problems:
+        stack, problems = self.session.compose(names, spec)
+        if problems or stack is None:
             for finding in problems:
                 finding.stack = spec
-            return None, problems
-        stack = compose_layers(spec, layers, [])
-        if stack.findings:
-            return stack, list(stack.findings)
+            return stack, problems
         return stack, self.session.check(stack)
 
 
@@ -77,7 +81,7 @@ def lint_repository(session: Session, *, combinations: str | None = None) -> Lin
         findings += problems
         if layer is not None:
             layers[name] = layer
-            findings += unknown_references(catalog, layer)
+            findings += reference_findings(catalog, layer)
             if session.catalogue is not None:
                 from profilekit.vllm.validate import layer_option_findings
 

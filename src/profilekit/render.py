@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from profilekit import __version__
-from profilekit.errors import Finding, Severity, UsageError
+from profilekit.errors import Finding, UsageError
 from profilekit.quoting import env_file_value, shell_quote
+from profilekit.rules.env import env_findings, split_env
 from profilekit.vllm.argv import render_argv
 
 if TYPE_CHECKING:
@@ -63,41 +64,6 @@ def role_argv(role: RoleConfig, catalogue: Catalogue | None) -> list[str]:
     if role.command is not None:
         return list(role.command)
     return ["vllm", "serve", *render_argv(role.serve, catalogue)]
-
-
-def split_env(role: RoleConfig) -> tuple[dict[str, str], list[str]]:
-    """A role's env as (plain values, names of secrets)."""
-    plain: dict[str, str] = {}
-    secrets: list[str] = []
-    for name, value in role.env.items():
-        if isinstance(value, dict):
-            secrets.append(name)
-        else:
-            plain[name] = value
-    return plain, secrets
-
-
-def env_findings(stack: Stack, role: RoleConfig) -> list[Finding]:
-    """`env-unrepresentable`: values that no env-file syntax reads alike in bash and python-dotenv."""
-    findings: list[Finding] = []
-    plain, _ = split_env(role)
-    for name, value in plain.items():
-        if env_file_value(value) is None:
-            entry = role.entry("env", name)
-            findings.append(
-                Finding(
-                    "env-unrepresentable",
-                    Severity.ERROR,
-                    f"env.{name}: no env-file syntax reads this value the same in bash and python-dotenv "
-                    "(a single quote together with `$` or a backtick, a `${...}` that python-dotenv would expand, "
-                    "or a NUL or carriage return)",
-                    [entry.origin] if entry else [],
-                    fix=f"change the value of {name}, or pass it as a secret from the launching environment",
-                    stack=stack.spec,
-                    role=role.name,
-                )
-            )
-    return findings
 
 
 def _context(stack: Stack, role: RoleConfig, version: str) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from profilekit.compose import Catalog, Stack, compose, unknown_references
+from profilekit.compose import Catalog, Stack, compose_layers, linearise, require_deployable
 from profilekit.errors import Finding, FindingsError, UsageError
 from profilekit.layers import find_repo, load_repo_config
 from profilekit.vllm.versions import resolve_version
@@ -42,14 +42,30 @@ class Session:
         return self.layers.catalogue
 
     def stack(self, spec: str) -> Stack:
-        """Compose `spec`; problems inside its files stop the command (exit 1)."""
-        stack = compose(self.layers, spec)
-        problems = list(self.config_findings) + stack.findings
-        for layer in stack.layers:
-            problems += unknown_references(self.layers, layer)
-        if problems:
+        """Compose `spec` named on the command line; problems inside its files stop the command (exit 1)."""
+        names = self.layers.parse_stack(spec)
+        stack, problems = self.compose(names, spec)
+        if stack is not None and not problems:
+            require_deployable(self.layers, spec, names, stack.layers)
+        problems = list(self.config_findings) + problems
+        if problems or stack is None:
             raise FindingsError(problems)
         return stack
+
+    def compose(self, names: list[str], spec: str) -> tuple[Stack | None, list[Finding]]:
+        """Compose layer names: the stack, and every problem inside its files (for commands and lint alike).
+
+        Files that do not load and `extends` cycles (no stack then), and names that match nothing (layers,
+        capabilities, roles, unset paths) are problems of the files, not rule findings.
+        """
+        from profilekit.rules.declared import reference_findings
+
+        layers, problems = linearise(self.layers, names)
+        references = [f for layer in layers for f in reference_findings(self.layers, layer)]
+        if problems:  # a layer that did not load, or a cycle: the stack cannot be composed faithfully
+            return None, problems + references
+        stack = compose_layers(spec, layers, [])
+        return stack, references + stack.findings
 
     def role_names(self, stack: Stack, role: str | None) -> list[str]:
         if role is None:

@@ -1,6 +1,6 @@
 """The rule engine: every check that runs on a composed stack, returning findings as data.
 
-One module per rule family (replayssm, kv, pd, declared, secrets, basic); `engine` holds the
+One module per rule family (replayssm, kv, pd, mamba, runner, declared, secrets, env, basic); `engine` holds the
 registry and the run loop, `facts` the per-role facts, `models` the model architecture lookup.
 """
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from profilekit.errors import Finding
-from profilekit.rules import basic, declared, kv, mamba, pd, replayssm, runner, secrets  # noqa: F401 - they register
+from profilekit.rules import basic, declared, env, kv, mamba, pd, replayssm, runner, secrets  # noqa: F401 - they register
 from profilekit.rules.engine import (
     RULES,
     STAGE_ARGPARSE,
@@ -36,12 +36,8 @@ Ordered = list[tuple[Finding, "tuple[int, int] | None"]]
 
 def evaluate(stack: Stack, *, version: str, catalogue: Catalogue | None, root: Path | None = None) -> Ordered:
     """Every finding of one stack, each with its place in vLLM's start-up order (None: vLLM does not check it)."""
-    from profilekit.render import env_findings
-
     ctx = Context(stack, version, catalogue, root, stack_facts(stack, version, root))
     out = run_rules(ctx)
-    for role in stack.roles.values():
-        out += [(f, None) for f in env_findings(stack, role)]
     if catalogue is not None:
         from profilekit.vllm.validate import option_findings
 
