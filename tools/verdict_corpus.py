@@ -318,6 +318,7 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     (r"Unsupported kv_role|kv_role\s+Input should be", "kv-role-invalid"),
     (r"Stochastic rounding for Mamba cache requires the SSM cache to be float16", "mamba-stochastic-rounding-dtype"),
     (r"Model Runner V2 does not yet support", "model-runner-v2-unsupported"),
+    (r"Unknown vLLM environment variable detected", "unknown-env-var"),
     # VllmConfig.__post_init__
     (r"Unsupported connector type", "kv-connector-unknown"),
     (r"Connector name is not set in KVTransferConfig", "kv-connector-missing"),

@@ -61,7 +61,8 @@ def _plan_roles(layers: list[Layer], unsets: list[list[Unset]]) -> _Plan:
                 _remove_role(plan, unset, role)
             elif plan.command.get(role) is None or not plan.alive.get(role):
                 why = f"role {role!r} has no command up to layer {unset.origin.layer!r}"
-                plan.findings.append(unset_removes_nothing(unset, why, _role_keys(plan, "command")))
+                commands = [format_key(("roles", name, "command")) for name in plan.names() if plan.command.get(name)]
+                plan.findings.append(unset_removes_nothing(unset, why, commands))
             else:
                 plan.command[role] = None
     return plan
@@ -79,8 +80,8 @@ def _remove_role(plan: _Plan, unset: Unset, role: str) -> None:
     plan.additions = [(name, layer) for name, layer in plan.additions if name != role]
 
 
-def _role_keys(plan: _Plan, *rest: str) -> list[str]:
-    return [format_key(("roles", name, *rest)) for name in plan.names()]
+def _role_keys(plan: _Plan) -> list[str]:
+    return [format_key(("roles", name)) for name in plan.names()]
 
 
 def compose_roles(
@@ -135,7 +136,7 @@ def _compose_role(
             if len(unset.path) == 2:
                 scope = fresh()
             elif len(unset.path) >= 4:
-                candidates = effective_keys(scope.entries, ("roles", role))
+                candidates = effective_keys((k for k in scope.entries if k[0] == unset.path[2]), ("roles", role))
                 if not scope.unset(unset.path[2:], unset.origin):
                     why = f"role {role!r} has no {format_key(unset.path[2:])} up to layer {unset.origin.layer!r}"
                     findings.append(unset_removes_nothing(unset, why, candidates))
