@@ -369,10 +369,8 @@ def _merge_top(layers: list[Layer], unsets: list[list[Unset]]) -> tuple[Scope, l
         for unset in layer_unsets:
             if unset.path[0] not in SCOPES:
                 continue
-            scope = unset.path[0]
-            candidates = effective_keys(k for k in top.entries if k[0] == scope)
-            if not top.unset(unset.path, unset.origin):
-                missed.append((unset, candidates))
+            if not top.unset(unset.path, unset.origin):  # a miss changes nothing: what is there is what was
+                missed.append((unset, effective_keys(k for k in top.entries if k[0] == unset.path[0])))
     order = {layer.name: index for index, layer in enumerate(layers)}
     findings = [
         unset_removes_nothing(

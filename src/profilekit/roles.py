@@ -135,11 +135,10 @@ def _compose_role(
                 continue
             if len(unset.path) == 2:
                 scope = fresh()
-            elif len(unset.path) >= 4:
+            elif len(unset.path) >= 4 and not scope.unset(unset.path[2:], unset.origin):
                 candidates = effective_keys((k for k in scope.entries if k[0] == unset.path[2]), ("roles", role))
-                if not scope.unset(unset.path[2:], unset.origin):
-                    why = f"role {role!r} has no {format_key(unset.path[2:])} up to layer {unset.origin.layer!r}"
-                    findings.append(unset_removes_nothing(unset, why, candidates))
+                why = f"role {role!r} has no {format_key(unset.path[2:])} up to layer {unset.origin.layer!r}"
+                findings.append(unset_removes_nothing(unset, why, candidates))
     if command:
         scope.assign(("command",), command[0], command[1])
     return RoleConfig(role, scope, command[0] if command else None), findings
