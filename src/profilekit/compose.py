@@ -336,9 +336,10 @@ def unset_removes_nothing(unset: Unset, why: str, candidates: list[str], notes: 
         if close
         else "fix the key, or remove the entry: an unset removes what the layers before it (and its own layer) set"
     )
+    # legal (vLLM's default or the later value applies) but very likely a mistake: DESIGN's warning
     return Finding(
         "unset-removes-nothing",
-        Severity.ERROR,
+        Severity.WARNING,
         f"unset {unset.written!r} removes nothing: {why}",
         [unset.origin],
         fix=fix,
