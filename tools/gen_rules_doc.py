@@ -23,6 +23,7 @@ FAMILIES = {
     "mamba": "Mamba cache (`rules/mamba.py`)",
     "runner": "Model runner (`rules/runner.py`)",
     "pd": "Prefill/decode pairs (`rules/pd.py`)",
+    "host": "One host, one resource (`rules/host.py`)",
     "declared": "Declared constraints (`rules/declared.py`)",
     "secrets": "Secrets (`rules/secrets.py`)",
     "env": "The environment (`rules/env.py`)",

@@ -345,6 +345,8 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     (r"RecoverSSM with (align mode|prefix caching) requires VLLM_USE_V2_MODEL_RUNNER=1", "replayssm-model-runner"),
     (r"RecoverSSM currently requires pipeline_parallel_size=1", "replayssm-pipeline-parallel"),
     (r"--use-replayssm is incompatible with KV connectors", "replayssm-kv-connector"),
+    # ParallelConfig.__post_init__ on a GPU host (the CPU oracle never reaches it)
+    (r"is larger than the number of available GPUs", "host-gpu-count"),
 ]
 
 

@@ -1,6 +1,6 @@
 """The rule engine: every check that runs on a composed stack, returning findings as data.
 
-One module per rule family (replayssm, kv, pd, mamba, runner, declared, secrets, env, basic); `engine` holds the
+One module per rule family (replayssm, kv, pd, host, mamba, runner, declared, secrets, env, basic); `engine` holds the
 registry and the run loop, `facts` the per-role facts, `models` the model architecture lookup.
 """
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from profilekit.errors import Finding
-from profilekit.rules import basic, declared, env, kv, mamba, pd, replayssm, runner, secrets  # noqa: F401 - they register
+from profilekit.rules import basic, declared, env, host, kv, mamba, pd, replayssm, runner, secrets  # noqa: F401 - they register
 from profilekit.rules.engine import (
     RULES,
     STAGE_ARGPARSE,
