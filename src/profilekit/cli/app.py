@@ -1,0 +1,126 @@
+"""The typer app, its global options, and what every command shares: printing, the error wrapper, the session."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import typer
+
+from profilekit import __version__
+from profilekit.errors import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_OK, Finding, FindingsError, ProfilekitError
+
+if TYPE_CHECKING:
+    from profilekit.session import Session
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    help="Compose typed vLLM deployment profiles, check them against vLLM's own rules, render launch scripts.",
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _Globals:
+    repo: Path | None = None
+    vllm_version: str | None = None
+    debug: bool = False
+
+
+G = _Globals()
+
+
+def out(text: str) -> None:
+    sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
+
+
+def err(text: str) -> None:
+    sys.stderr.write(text if text.endswith("\n") else text + "\n")
+
+
+def print_findings(findings: list[Finding], fmt: str = "text", *, version: str = "") -> None:
+    from profilekit.report import format_findings, summary_line
+
+    text = format_findings(findings, fmt, version=version)
+    if text:
+        out(text)
+    if fmt == "text" and findings:
+        out(summary_line(findings))
+
+
+def command(fn: F) -> F:
+    """Run a command; map domain errors to messages and exit codes, never to a traceback."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            code = fn(*args, **kwargs)
+        except FindingsError as exc:
+            findings = sorted(exc.findings, key=lambda f: f.sort_key())
+            from profilekit.report import format_text, summary_line
+
+            err(format_text(findings))
+            err(summary_line(findings))
+            raise typer.Exit(EXIT_FINDINGS) from None
+        except ProfilekitError as exc:
+            err(f"profilekit: error: {exc.message}")
+            if exc.hint:
+                err(f"  hint: {exc.hint}")
+            raise typer.Exit(exc.exit_code) from None
+        except (typer.Exit, typer.Abort, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            if G.debug:
+                raise
+            err(f"profilekit: internal error: {type(exc).__name__}: {exc} (run with --debug for a traceback)")
+            raise typer.Exit(EXIT_INTERNAL) from None
+        raise typer.Exit(code or EXIT_OK)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        out(f"profilekit {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def main_options(
+    repo: Annotated[
+        Path | None, typer.Option("--repo", help="Profile repository root (default: search upwards).")
+    ] = None,
+    vllm_version: Annotated[
+        str | None, typer.Option("--vllm-version", help="Target vLLM release (default: [vllm] version).")
+    ] = None,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks of internal errors.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    G.repo, G.vllm_version, G.debug = repo, vllm_version, debug
+
+
+def open_session() -> Session:
+    from profilekit.session import Session
+
+    return Session.open(repo=G.repo, vllm_version=G.vllm_version)
+
+
+def check_format(fmt: str, allowed: tuple[str, ...]) -> None:
+    from profilekit.errors import UsageError
+
+    if fmt not in allowed:
+        raise UsageError(f"unknown format {fmt!r}", hint="choose one of: " + ", ".join(allowed))
+
+
+def exit_for(findings: list[Finding], *, strict: bool) -> int:
+    if any(f.is_error for f in findings) or (strict and findings):
+        return EXIT_FINDINGS
+    return EXIT_OK

@@ -1,0 +1,70 @@
+"""`profilekit check` and `profilekit lint`: findings in text, JSON, GitHub or SARIF form."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from profilekit.cli.app import app, check_format, command, exit_for, open_session, out, print_findings
+from profilekit.errors import EXIT_FINDINGS, FindingsError
+
+
+@app.command()
+@command
+def check(
+    stack: Annotated[str, typer.Argument(help="Layers joined by '+'")],
+    fmt: Annotated[str, typer.Option("--format", help="text, json, github or sarif")] = "text",
+    strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too.")] = False,
+) -> int:
+    """Run every check on one stack."""
+    from profilekit.report import FORMATS
+
+    check_format(fmt, FORMATS)
+    session = open_session()
+    try:
+        composed = session.stack(stack)
+        findings = session.check(composed)
+    except FindingsError as exc:
+        findings = sorted(exc.findings, key=lambda f: f.sort_key())
+    print_findings(findings, fmt, version=session.version)
+    if fmt == "text" and not findings:
+        out(f"{stack}: no problems found (vLLM {session.version})")
+    return exit_for(findings, strict=strict)
+
+
+# ---- lint ---------------------------------------------------------------------------------------
+
+
+@app.command()
+@command
+def lint(
+    fmt: Annotated[str, typer.Option("--format", help="text, json, github or sarif")] = "text",
+    strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too.")] = False,
+    combinations: Annotated[
+        str | None,
+        typer.Option("--combinations", help="none, pairs or all (default: [lint] combinations)"),
+    ] = None,
+) -> int:
+    """Check the whole repository: every file, every deployable layer, every [lint] stack, layer combinations."""
+    from profilekit.errors import UsageError
+    from profilekit.lint import lint_repository
+    from profilekit.report import FORMATS
+
+    check_format(fmt, FORMATS)
+    if combinations is not None and combinations not in ("none", "pairs", "all"):
+        raise UsageError(f"unknown --combinations {combinations!r}", hint="choose one of: none, pairs, all")
+    try:
+        session = open_session()
+    except FindingsError as exc:  # a broken profilekit.toml is a finding of the lint, in the asked format
+        findings = sorted(exc.findings, key=lambda f: f.sort_key())
+        print_findings(findings, fmt, version="")
+        return EXIT_FINDINGS
+    report = lint_repository(session, combinations=combinations)
+    print_findings(report.findings, fmt, version=session.version)
+    if fmt == "text" and not report.findings:
+        what = f"{report.files} files, {len(report.stacks)} stacks"
+        if report.combinations:
+            what += f", {report.combinations} combinations"
+        out(f"lint: {what} checked, no problems found (vLLM {session.version})")
+    return exit_for(report.findings, strict=strict)

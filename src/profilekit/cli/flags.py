@@ -1,0 +1,66 @@
+"""`profilekit flags`: search the flag catalogue of the targeted release, offline."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from profilekit.cli.app import G, app, check_format, command, err, out
+from profilekit.errors import EXIT_FINDINGS, EXIT_OK
+
+
+def _flags_version() -> str:
+    """The target release without loading the repository's layers (and without pydantic)."""
+    import tomllib
+
+    from profilekit.errors import UsageError
+    from profilekit.layers import REPO_MARKER, find_repo
+    from profilekit.vllm.versions import resolve_version
+
+    if G.vllm_version is not None:
+        return resolve_version(G.vllm_version, None)
+    try:
+        root = find_repo(None, G.repo)
+    except UsageError:
+        if G.repo is not None:
+            raise
+        return resolve_version(None, None)
+    try:
+        data = tomllib.loads((root / REPO_MARKER).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"cannot read {REPO_MARKER}: {exc}", hint="fix it, or pass --vllm-version X.Y.Z") from None
+    section = data.get("vllm")
+    configured = section.get("version") if isinstance(section, dict) else None
+    return resolve_version(None, configured if isinstance(configured, str) else None)
+
+
+@app.command()
+@command
+def flags(
+    pattern: Annotated[
+        str | None, typer.Argument(help="Substring (also searched in help text) or glob (*, ?, [..]) of option names.")
+    ] = None,
+    fmt: Annotated[str, typer.Option("--format", help="text or json")] = "text",
+) -> int:
+    """Search the flag catalogue of the targeted vLLM release offline (exit 1 when nothing matches)."""
+    from profilekit.errors import UsageError
+    from profilekit.vllm.catalogue import load_catalogue
+    from profilekit.vllm.flagsearch import as_json, as_text, search
+
+    check_format(fmt, ("text", "json"))
+    version = _flags_version()
+    catalogue = load_catalogue(version)
+    if catalogue is None:
+        raise UsageError(f"this build of profilekit ships no flag catalogue for vLLM {version}")
+    found = search(catalogue, pattern)
+    if fmt == "json":
+        out(as_json(catalogue, found, pattern))
+    elif found:
+        out(as_text(found))
+    if not found:
+        close = catalogue.suggest(pattern or "")
+        hint = f"; did you mean {close!r}?" if close else ""
+        err(f"no option of vLLM {version} matches {pattern!r}{hint}")
+        return EXIT_FINDINGS
+    return EXIT_OK

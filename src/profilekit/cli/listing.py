@@ -1,0 +1,56 @@
+"""`profilekit list`: the layers of the repository."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+
+from profilekit.cli.app import app, check_format, command, open_session, out, print_findings
+from profilekit.errors import EXIT_FINDINGS, EXIT_OK, Finding
+
+
+@app.command("list")
+@command
+def list_layers(
+    fmt: Annotated[str, typer.Option("--format", help="text or json")] = "text",
+) -> int:
+    """List the layers with description, group, extends and abstract."""
+    check_format(fmt, ("text", "json"))
+    session = open_session()
+    rows: list[dict[str, Any]] = []
+    problems: list[Finding] = list(session.config_findings)
+    for name in session.layers.files:
+        layer, findings = session.layers.get(name)
+        problems += findings
+        if layer is None:
+            continue
+        meta = layer.data.layer
+        rows.append(
+            {
+                "name": name,
+                "file": layer.file,
+                "description": meta.description,
+                "group": meta.group,
+                "extends": list(meta.extends),
+                "abstract": meta.abstract,
+            }
+        )
+    if fmt == "json":
+        out(json.dumps({"layers": rows, "findings": [f.as_dict() for f in problems]}, indent=2, ensure_ascii=False))
+    else:
+        width = max((len(r["name"]) for r in rows), default=4)
+        for r in rows:
+            tags = []
+            if r["abstract"]:
+                tags.append("abstract")
+            if r["group"]:
+                tags.append(f"group={r['group']}")
+            if r["extends"]:
+                tags.append("extends=" + ",".join(r["extends"]))
+            suffix = f"  [{'; '.join(tags)}]" if tags else ""
+            out(f"{r['name']:<{width}}  {r['description']}{suffix}".rstrip())
+        if problems:
+            print_findings(sorted(problems, key=lambda f: f.sort_key()))
+    return EXIT_FINDINGS if any(f.is_error for f in problems) else EXIT_OK

@@ -1,0 +1,56 @@
+"""`profilekit show`: the effective configuration of a stack."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from profilekit.cli.app import app, check_format, command, open_session, out
+from profilekit.errors import EXIT_OK
+
+if TYPE_CHECKING:
+    from profilekit.compose import Stack
+
+
+def _role_view(stack: Stack, names: list[str]) -> dict[str, Any]:
+    roles: dict[str, Any] = {}
+    for name in names:
+        role = stack.roles[name]
+        view: dict[str, Any] = {}
+        if role.is_vllm:
+            view["serve"] = role.serve
+        else:
+            view["command"] = role.command
+        view["env"] = role.env
+        model = role.model
+        if model:
+            view["model"] = model
+        roles[name] = view
+    return roles
+
+
+@app.command()
+@command
+def show(
+    stack: Annotated[str, typer.Argument(help="Layers joined by '+', e.g. base+replayssm")],
+    role: Annotated[str | None, typer.Option("--role", help="Only this role.")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="toml or json")] = "toml",
+) -> int:
+    """Print the effective configuration of a stack."""
+    check_format(fmt, ("toml", "json"))
+    session = open_session()
+    composed = session.stack(stack)
+    data = {
+        "stack": composed.spec,
+        "layers": composed.layer_names,
+        "roles": _role_view(composed, session.role_names(composed, role)),
+    }
+    if fmt == "json":
+        out(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        import tomlkit
+
+        out(tomlkit.dumps(data))
+    return EXIT_OK
