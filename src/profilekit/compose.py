@@ -189,6 +189,10 @@ class Catalog:
             self._provided = found
         return self._provided
 
+    def loaded_layers(self) -> list[Layer]:
+        """Every layer read so far that loaded."""
+        return [layer for layer, _ in self._loaded.values() if layer is not None]
+
     def suggest(self, name: str) -> str:
         close = difflib.get_close_matches(name, list(self.files), n=1, cutoff=0.6)
         return f"did you mean {close[0]!r}?" if close else ""

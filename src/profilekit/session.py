@@ -13,6 +13,7 @@ from profilekit.vllm.versions import resolve_version
 
 if TYPE_CHECKING:
     from profilekit.models import RepoConfig
+    from profilekit.redact import Redactor
     from profilekit.vllm.catalogue import Catalogue
 
 
@@ -23,6 +24,7 @@ class Session:
     version: str
     layers: Catalog
     config_findings: list[Finding] = field(default_factory=list)
+    _redactor: tuple[int, Redactor] | None = None
 
     @classmethod
     def open(cls, *, repo: Path | None, vllm_version: str | None, cwd: Path | None = None) -> Session:
@@ -89,6 +91,15 @@ class Session:
                 hint=f"create {folder} or remove [render] templates",
             )
         return folder
+
+    def redactor(self) -> Redactor:
+        """The redaction rule over the secrets of every layer read so far (profilekit.redact)."""
+        from profilekit.redact import Redactor
+
+        layers = self.layers.loaded_layers()
+        if self._redactor is None or self._redactor[0] != len(layers):
+            self._redactor = (len(layers), Redactor.of_layers(layers))
+        return self._redactor[1]
 
     def check(self, stack: Stack) -> list[Finding]:
         from profilekit.rules import check_stack

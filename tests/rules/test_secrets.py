@@ -51,3 +51,30 @@ def test_literal_hf_token_is_refused_without_repeating_it(check: Check) -> None:
     )
     assert TOKEN not in repr(found[0])
     assert check({"s.toml": layer("Qwen3ForCausalLM", env={"HF_TOKEN": {"secret": True}})}) == []
+
+
+def test_secrets_in_json_option_leaves_and_command_arguments(check: Check) -> None:
+    text = (
+        '[serve]\nmodel = "Qwen/Qwen3-0.6B"\n'
+        'kv_transfer_config = { kv_connector = "NixlConnector", kv_role = "kv_both", '
+        'kv_connector_extra_config = { auth_token = "abc-123-xyz" } }\n'
+        '[roles.proxy]\ncommand = ["router", "--api-key", "abc-456-xyz", "--client-secret=abc-789-xyz"]\n'
+        '[roles.serve.serve]\napi_key = ["abc-000-xyz"]\n'
+    )
+    found = check({"s.toml": text}, rule="literal-secret")
+    assert [loc.key for f in found for loc in f.locations] == [
+        "serve.kv_transfer_config.kv_connector_extra_config.auth_token",
+        "roles.proxy.command[2]",
+        "roles.proxy.command[3]",
+        "roles.serve.serve.api_key[0]",
+    ]
+    assert all("abc-" not in f.message + f.fix for f in found)
+
+
+def test_references_in_secret_positions_pass(check: Check) -> None:
+    text = (
+        '[serve]\nmodel = "Qwen/Qwen3-0.6B"\n'
+        '[roles.proxy]\ncommand = ["router", "--api-key", "${API_KEY}", "--token-file=/run/secrets/token"]\n'
+        '[roles.serve.serve]\napi_key = ["$API_KEY"]\n'
+    )
+    assert check({"s.toml": text}, rule="literal-secret") == []

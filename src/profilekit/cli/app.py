@@ -12,6 +12,7 @@ import typer
 
 from profilekit import __version__
 from profilekit.errors import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_OK, Finding, FindingsError, ProfilekitError
+from profilekit.redact import Redactor
 
 if TYPE_CHECKING:
     from profilekit.session import Session
@@ -31,16 +32,25 @@ class _Globals:
     repo: Path | None = None
     vllm_version: str | None = None
     debug: bool = False
+    session: Session | None = None  # the repository the command opened, once it has
 
 
 G = _Globals()
 
 
+def redactor() -> Redactor:
+    """The redaction rule for what this command prints: the secrets of every layer it has read."""
+    return G.session.redactor() if G.session is not None else Redactor()
+
+
 def out(text: str) -> None:
+    """Print to stdout; like everything profilekit prints, without a secret value in it."""
+    text = redactor().text(text)
     sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
 
 
 def err(text: str) -> None:
+    text = redactor().text(text)
     sys.stderr.write(text if text.endswith("\n") else text + "\n")
 
 
@@ -104,13 +114,14 @@ def main_options(
         bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Print the version and exit.")
     ] = False,
 ) -> None:
-    G.repo, G.vllm_version, G.debug = repo, vllm_version, debug
+    G.repo, G.vllm_version, G.debug, G.session = repo, vllm_version, debug, None
 
 
 def open_session() -> Session:
     from profilekit.session import Session
 
-    return Session.open(repo=G.repo, vllm_version=G.vllm_version)
+    G.session = Session.open(repo=G.repo, vllm_version=G.vllm_version)
+    return G.session
 
 
 def check_format(fmt: str, allowed: tuple[str, ...]) -> None:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from profilekit.cli.app import app, check_format, command, open_session, out
+from profilekit.cli.app import app, check_format, command, open_session, out, redactor
 from profilekit.errors import EXIT_OK
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ def _role_view(stack: Stack, names: list[str]) -> dict[str, Any]:
         model = role.model
         if model:
             view["model"] = model
-        roles[name] = view
+        roles[name] = redactor().value(view)  # a secret value written in a layer is never shown
     return roles
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from profilekit.errors import Finding
+from profilekit.redact import Redactor
 from profilekit.rules import basic, declared, env, host, kv, mamba, pd, replayssm, runner, secrets  # noqa: F401 - they register
 from profilekit.rules.engine import (
     RULES,
@@ -46,9 +47,12 @@ def evaluate(stack: Stack, *, version: str, catalogue: Catalogue | None, root: P
             if finding.is_error and finding.rule in _ARGPARSE_RULES:
                 order = (_option_stage(finding, catalogue), index)
             out.append((finding, order))
-    for finding, _order in out:
+    redactor = Redactor.of_layers(stack.layers)
+    redacted: Ordered = []
+    for finding, order in out:
         finding.stack = stack.spec
-    return out
+        redacted.append((redactor.finding(finding), order))  # no finding carries a secret value
+    return redacted
 
 
 def _option_stage(finding: Finding, catalogue: Catalogue) -> int:
