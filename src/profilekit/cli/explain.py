@@ -3,32 +3,36 @@
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from profilekit.cli.app import app, check_format, command, open_session, out
-from profilekit.errors import EXIT_OK
+from profilekit.cli.app import app, check_format, command, open_session, out, redactor
+from profilekit.errors import EXIT_FINDINGS, EXIT_OK, ProfilekitError, UsageError
+from profilekit.tomlpos import format_key, parse_key
 
 if TYPE_CHECKING:
-    from profilekit.compose import Entry
+    from profilekit.compose import Entry, Stack
+    from profilekit.redact import Redactor
+    from profilekit.vllm.catalogue import Catalogue, Flag
+
+# a bare key written like an environment variable (HF_TOKEN, UCX_TLS) names env.KEY
+_ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
 
 
-def _value_text(value: Any) -> str:
-    from profilekit.compose import UNSET
-
-    if value is UNSET:
+def _value_text(value: Any, redact: Redactor) -> str:
+    if _is_unset(value):
         return "(unset: vLLM's default applies)"
     if isinstance(value, dict) and value.get("secret") is True and len(value) == 1:
         return "{ secret = true }"
-    return json.dumps(value, ensure_ascii=False)
+    return json.dumps(redact.value(value), ensure_ascii=False)
 
 
-def _entry_json(role: str, key: str, entry: Entry) -> dict[str, Any]:
-    from profilekit.compose import UNSET
-
+def _entry_json(role: str, key: str, entry: Entry, redact: Redactor) -> dict[str, Any]:
     def value(v: Any) -> dict[str, Any]:
-        return {"value": None, "unset": True} if v is UNSET else {"value": v}
+        return {"value": None, "unset": True} if _is_unset(v) else {"value": redact.value(v)}
 
     return {
         "role": role,
@@ -39,60 +43,143 @@ def _entry_json(role: str, key: str, entry: Entry) -> dict[str, Any]:
     }
 
 
+class UnknownKey(ProfilekitError):
+    """A key that names no option of the targeted vLLM release and no value of the stack: exit 1."""
+
+    exit_code = EXIT_FINDINGS
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What `KEY` names: a path prefix of the effective keys, a role (from `roles.R.…`), and the vLLM option."""
+
+    prefix: tuple[str | int, ...]
+    role: str | None = None
+    flag: Flag | None = None  # the whole option KEY names, whose default applies where no layer sets it
+
+
+def _written(stack: Stack, prefix: tuple[str | int, ...]) -> bool:
+    """Whether any role holds a value (or a removal) at or below `prefix`."""
+    for role in stack.roles.values():
+        for path in (*role.scope.entries, *role.scope.removed):
+            if path[: len(prefix)] == prefix:
+                return True
+    return False
+
+
+def _unknown_option(name: str, catalogue: Catalogue) -> UnknownKey:
+    close = catalogue.suggest(name)
+    hint = f"did you mean {close!r}?" if close else f"`profilekit flags {name}` searches the options of vLLM"
+    return UnknownKey(f"vLLM {catalogue.version} has no option {name!r}", hint=hint)
+
+
+def resolve_key(key: str, stack: Stack, catalogue: Catalogue | None) -> Target:
+    """`serve.max_num_seqs`, `max_num_seqs`, `--max-num-seqs`, `port`, `HF_TOKEN`, `roles.decode.serve.port`: the
+    effective key they name (raises UnknownKey for an option the release does not have)."""
+    try:
+        parts: tuple[str | int, ...] = parse_key(key)
+    except ValueError as exc:
+        raise UsageError(str(exc), hint="write a dotted key such as serve.max_num_seqs or env.HF_TOKEN") from None
+    role: str | None = None
+    if parts[0] == "roles" and len(parts) >= 3:
+        role, parts = str(parts[1]), parts[2:]
+    head = str(parts[0])
+    if head in ("serve", "env", "model", "command"):
+        if head != "serve" or len(parts) < 2 or catalogue is None:
+            return Target(parts, role)
+        flag = catalogue.resolve(str(parts[1]))
+        if flag is not None:
+            return Target(("serve", flag.dest, *parts[2:]), role, flag if len(parts) == 2 else None)
+        spelled = str(parts[1]).replace("-", "_")
+        if _written(stack, ("serve", spelled, *parts[2:])):
+            return Target(("serve", spelled, *parts[2:]), role)  # an unknown option a layer writes
+        raise _unknown_option(spelled, catalogue)
+    bare = head.lstrip("-") if len(parts) == 1 else head
+    flag = catalogue.resolve(bare) if catalogue is not None else None
+    if flag is not None:
+        return Target(("serve", flag.dest, *parts[1:]), role, flag if len(parts) == 1 else None)
+    if len(parts) == 1 and (_written(stack, ("env", bare)) or _ENV_NAME.fullmatch(bare)):
+        return Target(("env", bare), role)
+    spelled = bare.replace("-", "_")
+    if _written(stack, ("serve", spelled, *parts[1:])):
+        return Target(("serve", spelled, *parts[1:]), role)
+    if catalogue is None:
+        return Target(("serve", spelled, *parts[1:]), role)
+    raise _unknown_option(spelled, catalogue)
+
+
+def _default_text(flag: Flag, version: str) -> str:
+    if flag.default is None:
+        return f"vLLM {version}'s default is None (vLLM decides at start-up)"
+    return f"vLLM {version}'s default is {json.dumps(flag.default, ensure_ascii=False)}"
+
+
 @app.command()
 @command
 def explain(
     stack: Annotated[str, typer.Argument(help="Layers joined by '+'")],
     key: Annotated[
-        str | None, typer.Argument(help="Only entries at or below this key, e.g. serve.max_num_seqs")
+        str | None,
+        typer.Argument(help="Only entries at or below this key: serve.max_num_seqs, max_num_seqs, port, HF_TOKEN"),
     ] = None,
     role: Annotated[str | None, typer.Option("--role", help="Only this role.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="text or json")] = "text",
 ) -> int:
-    """Show each effective value with its origin and what it overrode."""
-    from profilekit.errors import UsageError
-    from profilekit.tomlpos import format_key, parse_key
-
+    """Show each effective value with its origin and what it overrode, or vLLM's default where no layer sets it."""
     check_format(fmt, ("text", "json"))
     session = open_session()
     composed = session.stack(stack)
-    prefix: tuple[str | int, ...] = ()
-    if key is not None:
-        try:
-            prefix = parse_key(key)
-        except ValueError as exc:
-            raise UsageError(str(exc), hint="write a dotted key such as serve.max_num_seqs or env.HF_TOKEN") from None
-        if prefix and prefix[0] == "serve" and len(prefix) > 1:
-            from profilekit.layers import serve_dest
-
-            prefix = ("serve", serve_dest(str(prefix[1]), session.catalogue), *prefix[2:])
+    target = resolve_key(key, composed, session.catalogue) if key is not None else Target(())
+    if target.role is not None:
+        role = session.role_names(composed, target.role)[0] if role in (None, target.role) else role
+        if role != target.role:
+            raise UsageError(f"the key names role {target.role!r} and --role names {role!r}")
+    prefix = target.prefix
     rows: list[tuple[str, str, Entry]] = []
+    defaults: list[str] = []  # vLLM roles where no layer sets the option KEY names
     for name in session.role_names(composed, role):
-        scope = composed.roles[name].scope
+        config = composed.roles[name]
+        scope = config.scope
         items = sorted([*scope.entries.items(), *scope.removed.items()], key=lambda kv: _order(kv[0]))
-        for path, entry in items:
-            if path[: len(prefix)] == prefix:
-                rows.append((name, format_key(path), entry))
+        found = [(name, format_key(path), entry) for path, entry in items if path[: len(prefix)] == prefix]
+        rows += found
+        if target.flag is not None and config.is_vllm and not found:
+            defaults.append(name)
+    redact = redactor()
+    shown = format_key(prefix) if prefix else ""
     if fmt == "json":
-        out(
-            json.dumps(
-                {"stack": composed.spec, "entries": [_entry_json(r, k, e) for r, k, e in rows]},
-                indent=2,
-                ensure_ascii=False,
-            )
-        )
+        data: dict[str, Any] = {
+            "stack": composed.spec,
+            "entries": [_entry_json(r, k, e, redact) for r, k, e in rows],
+        }
+        if target.flag is not None and defaults:  # only where vLLM's default applies: the contract's shape stays
+            default = redact.value(target.flag.default)
+            data["defaults"] = [
+                {"role": name, "key": shown, "value": default, "vllm_version": session.version} for name in defaults
+            ]
+        out(json.dumps(data, indent=2, ensure_ascii=False))
         return EXIT_OK
     if not rows:
-        what = f"{key!r} is" if key else "nothing is"
-        out(f"{what} not set by any layer of {composed.spec}; vLLM's default applies")
+        what = f"{shown} is" if key else "nothing is"
+        tail = (
+            _default_text(target.flag, session.version)
+            if target.flag is not None
+            else "the launching environment decides"
+            if prefix[:1] == ("env",)
+            else "vLLM's default applies"
+        )
+        out(f"{what} not set by any layer of {composed.spec}; {tail}")
         return EXIT_OK
     for name, k, entry in rows:
-        out(f"[{name}] {k} = {_value_text(entry.value)}")
+        out(f"[{name}] {k} = {_value_text(entry.value, redact)}")
         verb = "unset at" if _is_unset(entry.value) else "set at"
         out(f"    {verb} {entry.origin}  ({entry.origin.key}, layer {entry.origin.layer})")
         for old in reversed(entry.overridden):
-            what = "unset" if _is_unset(old.value) else _value_text(old.value)
+            what = "unset" if _is_unset(old.value) else _value_text(old.value, redact)
             out(f"    overrides {what} from {old.origin}  ({old.origin.key}, layer {old.origin.layer})")
+    for name in defaults:
+        assert target.flag is not None
+        out(f"[{name}] {shown} is not set by any layer; {_default_text(target.flag, session.version)}")
     return EXIT_OK
 
 
