@@ -136,6 +136,12 @@ LIMITS = """
   `config.json` (`[model] config`, or `serve.model` being a local folder). An unknown connector name with
   `disable_hybrid_kv_cache_manager` set is refused only when vLLM builds the connector; profilekit reports it
   all the same.
+- **One host.** The `host-*` rules take every role of a stack for one host, unless two roles' `VLLM_NIXL_SIDE_CHANNEL_HOST`
+  name different addresses. They compare GPUs only between roles that list `CUDA_VISIBLE_DEVICES` (a role without
+  it may get its devices from a launcher such as Kubernetes), a command role's port only where its command says
+  `--port`, and they do not judge the GPU count of multi-node (`nnodes` > 1), Ray or external-launcher
+  deployments, nor the ports data parallelism opens besides the side channel (`data_parallel_rpc_port`). Roles
+  that list one GPU are an error only when their `gpu_memory_utilization` adds up to 1 or more.
 - **The CPU oracle** (`tests/oracle/`) cannot decide cases that import LMCache (compiled CUDA code) or, in
   0.27.0-0.29.0, MooncakeConnector (its module needs `httpx`, which the oracle pins leave out). They are counted
   as *undecidable* in `tests/oracle/results/verdicts-X.json`, never as agreements, and each must match a known
