@@ -207,3 +207,31 @@ def test_redactor_hides_every_spelling_of_a_value_and_token_shapes() -> None:
     assert redact.text('value "pa\\"ss\\\\word-1" and pa"ss\\word-1') == f'value "{REDACTED}" and {REDACTED}'
     assert redact.text(f"token {HF} here") == f"token {REDACTED} here"
     assert Redactor({"abcd"}).text("abcdef abcd") == f"abcdef {REDACTED}"  # a short value only where it stands alone
+
+
+def test_a_numeric_secret_is_neither_accepted_nor_echoed(make_repo: MakeRepo, run: Run) -> None:
+    root = make_repo({"s.toml": '[serve]\nmodel = "Qwen/Qwen3-0.6B"\napi_key = 918273\n'})
+    result = run("--repo", root, "check", "s")
+    assert result.code == 1
+    assert "918273" not in result.out + result.err
+    assert f"    fix: write api_key = [{REDACTED}]\n" in result.out
+    assert "error literal-secret serve.api_key holds a literal value" in result.out
+
+
+def test_issue_row_api_key_string_fix_does_not_print_the_secret(make_repo: MakeRepo, run: Run) -> None:
+    root = make_repo({"s.toml": '[serve]\nmodel = "Qwen/Qwen3-0.6B"\napi_key = "sk-live-123"\n'})
+    result = run("--repo", root, "check", "s")
+    assert result.code == 1
+    assert result.out == (
+        "profiles/s.toml:3:1: error invalid-value serve.api_key: expected an array (the option takes one or more "
+        "values), got a string\n"
+        "    in stack s\n"
+        f'    fix: write api_key = ["{REDACTED}"]\n'
+        "profiles/s.toml:3:1: error literal-secret serve.api_key holds a literal value that looks like a credential; "
+        "a secret written into a profile ends up in git history and in every rendered file (the value is not shown "
+        "here)\n"
+        "    in stack s\n"
+        "    fix: move the value to an env variable marked { secret = true } and reference it at launch; then revoke "
+        "the exposed credential\n"
+        "2 errors, 0 warnings\n"
+    )

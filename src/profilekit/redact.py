@@ -66,8 +66,11 @@ def is_secret(name: str | None, value: str) -> bool:
 
 
 def _strings(value: Any, path: KeyPath) -> Iterator[tuple[KeyPath, str]]:
+    """Every scalar below `value` as written text (a numeric password is a password too)."""
     if isinstance(value, str):
         yield path, value
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        yield path, str(value)
     elif isinstance(value, dict):
         for key, item in value.items():
             yield from _strings(item, (*path, key))
