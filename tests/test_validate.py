@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from profilekit.report import format_text
+from profilekit.rules.options import option_findings
 from profilekit.session import Session
 from profilekit.vllm.catalogue import load_catalogue
-from profilekit.vllm.validate import option_findings
 from profilekit.vllm.values import parsed, problem
 from tests.conftest import MakeRepo, Run
 

@@ -4,7 +4,9 @@
 For each release, builds (or reuses) its oracle environment
 (``tools/oracle/build_env.py``), asks the oracle worker for the catalogue of
 the real ``vllm serve`` parser and writes
-``src/profilekit/vllm/catalogues/vllm-<X>.json``.
+``src/profilekit/vllm/catalogues/vllm-<X>.json``, and the value constraints of
+the release's config classes (``tools/oracle/constraints.py``) to its sibling
+``vllm-<X>.values.json``.
 
 Usage::
 
@@ -37,8 +39,12 @@ def catalogue_path(version: str) -> Path:
     return CATALOGUE_DIR / f"vllm-{version}.json"
 
 
-def fetch_catalogue(env: build_env.OracleEnv) -> list[dict[str, Any]]:
-    """Run one worker for ``env`` and return its catalogue."""
+def values_path(version: str) -> Path:
+    return CATALOGUE_DIR / f"vllm-{version}.values.json"
+
+
+def fetch_catalogue(env: build_env.OracleEnv) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Run one worker for ``env`` and return its catalogue and value constraints."""
     result = subprocess.run(
         env.worker_command(),
         input=json.dumps({"op": "catalogue"}) + "\n",
@@ -59,14 +65,28 @@ def fetch_catalogue(env: build_env.OracleEnv) -> list[dict[str, Any]]:
     if version != env.version:
         raise build_env.BuildError(f"asked for vllm {env.version}, the worker runs {version}")
     catalogue = answers[1]["catalogue"]
-    if not isinstance(catalogue, list):
-        raise build_env.BuildError("the catalogue is not a list")
-    return catalogue
+    values = answers[1].get("values")
+    if not isinstance(catalogue, list) or not isinstance(values, dict):
+        raise build_env.BuildError("the catalogue is not a list, or the value constraints are missing")
+    return catalogue, values
 
 
-def render(catalogue: list[dict[str, Any]]) -> str:
+def render(catalogue: list[dict[str, Any]] | dict[str, Any]) -> str:
     """indent=1, keys sorted inside entries, entries in parser order."""
     return json.dumps(catalogue, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _update(path: Path, text: str, *, check: bool, stale: list[str]) -> bool:
+    """Write `text` to `path` unless it is already there (or only compare, with `check`); True if unchanged."""
+    current = path.read_text() if path.exists() else None
+    if current == text:
+        return True
+    if check:
+        stale.append(str(path))
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return False
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -91,19 +111,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         for version in versions:
             start = time.monotonic()
             env = build_env.ensure(version)
-            catalogue = fetch_catalogue(env)
-            text = render(catalogue)
+            catalogue, values = fetch_catalogue(env)
             path = catalogue_path(version)
-            current = path.read_text() if path.exists() else None
-            if args.check:
-                if current != text:
-                    stale.append(str(path))
-            elif current != text:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(text)
+            same = _update(path, render(catalogue), check=args.check, stale=stale)
+            same_values = _update(values_path(version), render(values), check=args.check, stale=stale)
             build_env.log(
-                f"vllm {version}: {len(catalogue)} options"
-                f"{' (unchanged)' if current == text else ''}"
+                f"vllm {version}: {len(catalogue)} options{' (unchanged)' if same else ''}, "
+                f"{len(values['options'])} constrained{' (unchanged)' if same_values else ''}"
                 f" in {time.monotonic() - start:.1f} s -> {path.relative_to(REPO_ROOT)}"
             )
     except build_env.BuildError as exc:

@@ -28,6 +28,7 @@ FAMILIES = {
     "secrets": "Secrets (`rules/secrets.py`)",
     "env": "The environment (`rules/env.py`)",
     "basic": "The model (`rules/basic.py`)",
+    "options": "Options and values (`rules/options.py`, from the flag catalogue and the config classes' constraints)",
 }
 
 # DESIGN section 6's order for the ReplaySSM family; others keep their registration order
@@ -76,9 +77,6 @@ OTHER_CHECKS = [
         "`compose.py`, `roles.py`",
     ),
     ("extends-cycle", "error", "`extends` forms a cycle", "`compose.py`"),
-    ("unknown-option", "error", "a `serve` key the targeted vLLM does not have", "`vllm/validate.py` (flag catalogue)"),
-    ("invalid-value", "error", "a value of the wrong type, or not among the choices", "`vllm/validate.py`"),
-    ("deprecated-option", "warning", "an option the targeted release deprecates", "`vllm/validate.py`"),
     (
         "undeclared-conflict",
         "warning",

@@ -35,12 +35,12 @@ from corpus import DEFAULT_SEED, NOT_GENERATED, config_corpus, launch_corpus, la
 
 from profilekit.errors import FindingsError, UsageError  # noqa: E402
 from profilekit.importer import import_launch, write_layer  # noqa: E402
+from profilekit.rules.options import option_findings  # noqa: E402
 from profilekit.session import Session  # noqa: E402
 from profilekit.shellwords import ShellError, split_commands  # noqa: E402
 from profilekit.vllm.argv import render_argv  # noqa: E402
 from profilekit.vllm.catalogue import Catalogue, load_catalogue  # noqa: E402
 from profilekit.vllm.cmdline import SECRET_OPTIONS  # noqa: E402
-from profilekit.vllm.validate import option_findings  # noqa: E402
 from profilekit.vllm.values import parsed  # noqa: E402
 
 RESULTS = REPO_ROOT / "tests" / "oracle" / "results"

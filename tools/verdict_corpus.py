@@ -319,6 +319,17 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     (r"Stochastic rounding for Mamba cache requires the SSM cache to be float16", "mamba-stochastic-rounding-dtype"),
     (r"Model Runner V2 does not yet support", "model-runner-v2-unsupported"),
     (r"Unknown vLLM environment variable detected", "unknown-env-var"),
+    # config classes' field constraints and registries (rules/options.py, vllm/constraints.py); after the
+    # kv_role pattern, which rules/kv.py words itself
+    (r"Unexpected keyword argument", "unknown-option"),
+    (r"Input should be (greater|less) than|Input should be a multiple of", "invalid-value"),
+    (r"Input should be (a valid|an object|a dictionary or an instance of)", "invalid-value"),
+    (r"Input should be ('|-?\d)", "invalid-value"),  # Literal and enum fields
+    (r"(String|List|Set) should have at (least|most)", "invalid-value"),
+    (r"Invalid kv_cache_dtype", "invalid-value"),
+    (r"Unknown quantization method", "invalid-value"),
+    (r"Reasoning parser '.*' not found|invalid reasoning parser", "invalid-value"),
+    (r"invalid tool call parser", "invalid-value"),
     # VllmConfig.__post_init__
     (r"Unsupported connector type", "kv-connector-unknown"),
     (r"Connector name is not set in KVTransferConfig", "kv-connector-missing"),

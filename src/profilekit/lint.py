@@ -83,7 +83,7 @@ def lint_repository(session: Session, *, combinations: str | None = None) -> Lin
             layers[name] = layer
             findings += reference_findings(catalog, layer)
             if session.catalogue is not None:
-                from profilekit.vllm.validate import layer_option_findings
+                from profilekit.rules.options import layer_option_findings
 
                 findings += layer_option_findings(layer, session.catalogue)
 

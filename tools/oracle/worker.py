@@ -615,7 +615,7 @@ class Oracle:
     # -- catalogue ------------------------------------------------------------
 
     def op_catalogue(self, request: dict[str, Any]) -> dict[str, Any]:
-        return {"ok": True, "version": VERSION, "catalogue": build_catalogue()}
+        return {"ok": True, "version": VERSION, "catalogue": build_catalogue(), "values": build_values()}
 
     def op_info(self, request: dict[str, Any]) -> dict[str, Any]:
         return info()
@@ -795,6 +795,25 @@ def build_catalogue() -> list[dict[str, Any]]:
             entry["enum_after_parse"] = enums[action.dest]
         entries.append(entry)
     return entries
+
+
+def build_values() -> dict[str, Any]:
+    """The value constraints of this release's config classes (tools/oracle/constraints.py)."""
+    import constraints
+
+    parser = make_serve_parser()
+    dests = [action.dest for action in parser._actions]
+    json_options = constraints.json_option_classes(parser, _config_class_of)
+    return constraints.value_constraints(EngineArgs, arg_utils, dests, json_options)
+
+
+def _config_class_of(fn: Any) -> type | None:
+    """The config class a `json:<Config>` argparse type validates into (through `optional_type` too)."""
+    qualname = getattr(fn, "__qualname__", "") or ""
+    if qualname.endswith("optional_type.<locals>._optional_type"):
+        fn = _closure_var(fn, "return_type")
+        qualname = getattr(fn, "__qualname__", "") or ""
+    return _dataclass_of(fn) if qualname.endswith("<locals>.parse_dataclass") else None
 
 
 def _first_line(text: str | None) -> str:

@@ -1,0 +1,225 @@
+"""`serve` keys and values judged against the targeted vLLM release: unknown, invalid and deprecated options.
+
+What vLLM accepts lives below composition, in `profilekit.vllm` (the flag catalogue, `values.problem` for
+argparse types and choices, `constraints` for the config classes' bounds, JSON keys and registries);
+this module judges a stack with it. What argparse checks (option names, types, choices, the keys and
+values of `json:<Config>` options) is judged on each layer where it is written: a key of a layer is
+reported once, at its own location, however many roles inherit it. What the config objects check
+(field bounds, registries, `speculative_config`) is judged on each role's effective configuration, as
+vLLM sees it: a config object built only when another option is on (LoRAConfig with `enable_lora`)
+checks nothing otherwise.
+
+Each hit carries where vLLM makes the check: argparse (types, choices, `json:<Config>` options), the
+config objects `create_engine_config` builds (field bounds, enum conversions, registries), or
+`VllmConfig.__post_init__` (the reasoning parser).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from profilekit.errors import Finding, Severity
+from profilekit.rules.engine import (
+    STAGE_ARGPARSE,
+    STAGE_CONFIG_OBJECTS,
+    STAGE_POST_INIT,
+    Context,
+    Hit,
+    stack_rule,
+)
+from profilekit.tomlpos import format_key
+from profilekit.vllm.constraints import ValueProblem, argparse_problems, config_problems, conversion_rank
+from profilekit.vllm.values import problem
+
+if TYPE_CHECKING:
+    from profilekit.compose import Stack
+    from profilekit.layers import Layer
+    from profilekit.rules.facts import RoleFacts
+    from profilekit.tomlpos import Path as KeyPath
+    from profilekit.vllm.catalogue import Catalogue, Flag
+
+SOURCE = "vllm/engine/arg_utils.py (EngineArgs.add_cli_args), vllm/config/*.py (field constraints)"
+# keys other rules judge with their own message (rules/kv.py: kv-role-invalid)
+_JUDGED_ELSEWHERE = {("kv_transfer_config", "kv_role")}
+
+Order = tuple[int, int] | None
+
+
+def option_findings(stack: Stack, catalogue: Catalogue) -> list[Finding]:
+    """Every unknown, invalid or deprecated `serve` option written by the layers of `stack`."""
+    findings: list[Finding] = []
+    for layer in stack.layers:
+        findings += layer_option_findings(layer, catalogue)
+    for finding in findings:
+        finding.stack = stack.spec
+    return findings
+
+
+def layer_option_findings(layer: Layer, catalogue: Catalogue) -> list[Finding]:
+    """The option findings of one layer file (lint judges each file once): its `serve` table and each role's."""
+    out: list[Finding] = []
+    for hit, _order in layer_option_hits(layer, catalogue):
+        out.append(
+            Finding(hit.rule, hit.severity or Severity.ERROR, hit.message, hit.locations, hit.fix, role=hit.role)
+        )
+    return out
+
+
+def layer_option_hits(layer: Layer, catalogue: Catalogue) -> list[tuple[Hit, Order]]:
+    hits = _table_hits(layer, ("serve",), layer.serve, catalogue, role=None)
+    for role, table in layer.role_serve.items():
+        hits += _table_hits(layer, ("roles", role, "serve"), table, catalogue, role=role)
+    return hits
+
+
+def _stack_hits(ctx: Context, rule_id: str) -> list[Hit]:
+    """The hits of one rule id: every layer where it is written, then every role's effective values."""
+    if ctx.catalogue is None:
+        return []
+    hits = [hit for layer in ctx.stack.layers for hit, _ in layer_option_hits(layer, ctx.catalogue)]
+    for facts in ctx.facts.values():
+        hits += _role_hits(ctx.catalogue, facts)
+    return [hit for hit in hits if hit.rule == rule_id]
+
+
+@stack_rule(
+    "unknown-option",
+    Severity.ERROR,
+    "a `serve` key, or a key of a JSON-valued option, the targeted vLLM does not have",
+    source=SOURCE,
+)
+def unknown_option(ctx: Context) -> Iterable[Hit]:
+    return _stack_hits(ctx, "unknown-option")
+
+
+@stack_rule(
+    "invalid-value",
+    Severity.ERROR,
+    "a value of the wrong type, not among the choices, outside a config field's bounds, or not in vLLM's registry",
+    source=SOURCE,
+)
+def invalid_value(ctx: Context) -> Iterable[Hit]:
+    return _stack_hits(ctx, "invalid-value")
+
+
+@stack_rule("deprecated-option", Severity.WARNING, "an option the targeted release deprecates", source=SOURCE)
+def deprecated_option(ctx: Context) -> Iterable[Hit]:
+    return _stack_hits(ctx, "deprecated-option")
+
+
+def _role_hits(catalogue: Catalogue, f: RoleFacts) -> list[Hit]:
+    """What the config objects refuse in one role's effective values (vLLM's own order: `Where`)."""
+    hits: list[Hit] = []
+    for dest, value in f.serve.items():
+        flag = catalogue.flag(dest)
+        if flag is None or problem(flag, value, f.version) is not None:
+            continue  # an unknown option or a value argparse refuses is reported where it is written
+        for bad in config_problems(flag, value, f.version, serve=f.serve):
+            path = (dest, *bad.path)
+            hits.append(
+                Hit(
+                    "unknown-option" if bad.unknown_key else "invalid-value",
+                    f"{format_key(('serve', *map(str, path)))}: {bad.message}",
+                    f.loc("serve", *map(str, path)) or f.locs("serve", dest),
+                    bad.fix,
+                    role=f.role.name,
+                    order=_order(bad),
+                )
+            )
+    return hits
+
+
+def _order(found: ValueProblem) -> Order:
+    stage = {"argparse": STAGE_ARGPARSE, "config": STAGE_CONFIG_OBJECTS, "post_init": STAGE_POST_INIT}.get(
+        found.where.stage
+    )
+    return None if stage is None else (stage, found.where.rank)
+
+
+def _table_hits(
+    layer: Layer, prefix: KeyPath, table: dict[str, Any], catalogue: Catalogue, *, role: str | None
+) -> list[tuple[Hit, Order]]:
+    hits: list[tuple[Hit, Order]] = []
+    version = catalogue.version
+    for key, value in table.items():
+        flag = catalogue.resolve(key)
+        if flag is None:
+            hits.append((_unknown(layer, prefix, key, value, catalogue, role=role), (STAGE_ARGPARSE, 0)))
+            continue
+        where = layer.location((*prefix, key))
+        name = format_key((*prefix, flag.dest))
+        if flag.deprecated:
+            hits.append(
+                (
+                    Hit(
+                        "deprecated-option",
+                        f"{name}: vLLM {version} deprecates option {flag.dest!r}"
+                        + (f": {flag.help}" if flag.help else ""),
+                        [where],
+                        fix=f"remove {flag.dest} from this layer" + _deprecation_hint(flag),
+                        role=role,
+                        severity=Severity.WARNING,
+                    ),
+                    None,
+                )
+            )
+        found = problem(flag, value, version)
+        if found is not None:
+            rank = conversion_rank(flag, version) if flag.enum_members else None
+            order = (STAGE_CONFIG_OBJECTS, rank or 0) if flag.enum_members else (STAGE_ARGPARSE, 0)
+            hit = Hit(
+                "invalid-value",
+                f"{format_key((*prefix, flag.dest, *found.path))}: {found.message}",
+                [layer.location((*prefix, key, *found.path))],
+                fix=found.fix,
+                role=role,
+                order=order,
+            )
+            hits.append((hit, order))
+            continue
+        for bad in argparse_problems(flag, value, version):
+            if (flag.dest, *bad.path[:1]) in _JUDGED_ELSEWHERE:
+                continue
+            hit = Hit(
+                "unknown-option" if bad.unknown_key else "invalid-value",
+                f"{format_key((*prefix, flag.dest, *map(str, bad.path)))}: {bad.message}",
+                [layer.location((*prefix, key, *bad.path))],
+                fix=bad.fix,
+                role=role,
+                order=_order(bad),
+            )
+            hits.append((hit, hit.order))
+    return hits
+
+
+def _deprecation_hint(flag: Flag) -> str:
+    text = flag.help
+    marker = "Use "
+    if marker in text:
+        return "; " + text[text.index(marker) :].rstrip(".").replace("Use ", "use ", 1)
+    return ""
+
+
+def _unknown(layer: Layer, prefix: KeyPath, key: str, value: Any, catalogue: Catalogue, *, role: str | None) -> Hit:
+    version = catalogue.version
+    spelled = key.replace("-", "_")
+    negated = catalogue.negated(key)
+    if negated is not None:
+        flag, option = negated
+        fix = f"write {flag.dest} = {str(not value).lower() if isinstance(value, bool) else 'false'} ({option} sets {flag.dest} to false)"
+    else:
+        close = catalogue.suggest(key)
+        fix = (
+            f"did you mean {close!r}?"
+            if close
+            else f"`profilekit flags {spelled}` searches the options of vLLM {version}"
+        )
+    return Hit(
+        "unknown-option",
+        f"{format_key((*prefix, spelled))}: vLLM {version} has no option {spelled!r}",
+        [layer.location((*prefix, key))],
+        fix=fix,
+        role=role,
+        order=(STAGE_ARGPARSE, 0),
+    )

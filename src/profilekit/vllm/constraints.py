@@ -1,0 +1,323 @@
+"""Value constraints of vLLM's config classes for one release: field bounds, literals, JSON keys, registries.
+
+Read lazily from `catalogues/vllm-X.values.json`, generated with the flag catalogue from the release's
+own code (tools/gen_catalogue.py, tools/oracle/constraints.py). Each problem says where vLLM finds it
+(`Where`): while argparse reads a `json:<Config>` option, when `create_engine_config` builds a config
+object (its rank in that order), in `VllmConfig.__post_init__`, or only when the API server starts.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import TYPE_CHECKING, Any, Literal
+
+from profilekit.vllm.schema import Error, Validator
+from profilekit.vllm.values import kind_of, parsed
+from profilekit.vllm.versions import SUPPORTED
+
+if TYPE_CHECKING:
+    from profilekit.vllm.catalogue import Flag
+
+Stage = Literal["argparse", "config", "post_init", "server"]
+
+# VllmConfig.__post_init__: `reasoning_config.initialize_token_ids` runs after the other post-init checks
+# profilekit models (vllm/config/vllm.py, every release 0.27.0-0.33.0)
+POST_INIT_REASONING = 30
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    """Where in `vllm serve`'s start-up vLLM makes a check: the stage, and the rank inside it."""
+
+    stage: Stage
+    rank: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ValueProblem:
+    """A value (or a key inside a JSON-valued option) that the targeted release refuses."""
+
+    message: str
+    fix: str
+    path: tuple[str | int, ...]  # below the option: keys and array indexes
+    where: Where
+    unknown_key: bool = False
+
+
+@dataclass(frozen=True)
+class Values:
+    """The values document of one release."""
+
+    version: str
+    raw: dict[str, Any]
+
+    @property
+    def configs(self) -> dict[str, Any]:
+        return dict(self.raw.get("configs") or {})
+
+    def option(self, dest: str) -> dict[str, Any] | None:
+        found = (self.raw.get("options") or {}).get(dest)
+        return found if isinstance(found, dict) else None
+
+    def json_class(self, dest: str) -> str | None:
+        found = (self.raw.get("json_options") or {}).get(dest)
+        return str(found) if found else None
+
+    def splat(self, dest: str) -> dict[str, Any] | None:
+        found = (self.raw.get("splat_options") or {}).get(dest)
+        return found if isinstance(found, dict) else None
+
+    def first_read(self, dest: str) -> int | None:
+        found = (self.raw.get("first_read") or {}).get(dest)
+        return int(found) if found is not None else None
+
+    def construction_rank(self, config: str) -> int | None:
+        """The rank at which `create_engine_config` first builds `config` (its validators run then)."""
+        found = (self.raw.get("construction_ranks") or {}).get(config)
+        return int(found) if found is not None else None
+
+    def registry(self, name: str) -> list[str] | None:
+        found = (self.raw.get("registries") or {}).get(name)
+        return [str(v) for v in found] if isinstance(found, list) else None
+
+    def has_key(self, config: str, key: str) -> bool:
+        fields = (self.configs.get(config) or {}).get("fields") or {}
+        return key in fields and fields[key].get("init") is not False
+
+
+@cache
+def load_values(version: str) -> Values | None:
+    """The value constraints shipped for `version`, or None when this build ships none."""
+    path = resources.files("profilekit.vllm").joinpath("catalogues", f"vllm-{version}.values.json")
+    if not path.is_file():
+        return None
+    return Values(version, json.loads(path.read_text(encoding="utf-8")))
+
+
+def conversion_rank(flag: Flag, version: str) -> int | None:
+    """The config-object rank where vLLM converts an enum-typed option (`mamba_backend`), if known."""
+    values = load_values(version)
+    return values.first_read(flag.dest) if values is not None else None
+
+
+# ---- one option's value ---------------------------------------------------------------------------------
+
+
+def argparse_problems(flag: Flag, value: Any, version: str) -> list[ValueProblem]:
+    """What vLLM refuses in a `json:<Config>` option's table while argparse reads it (`parse_dataclass`).
+
+    Judged on what a layer writes: a key or value refused here stops `vllm serve` before anything else.
+    """
+    values = load_values(version)
+    config = values.json_class(flag.dest) if values is not None else None
+    if values is None or config is None or not isinstance(value, dict):
+        return []
+    errors = Validator(values.configs, mode="json").check_keys(config, value)
+    return [_nested(values, config, error, Where("argparse")) for error in errors]
+
+
+def config_problems(flag: Flag, value: Any, version: str, *, serve: dict[str, Any]) -> list[ValueProblem]:
+    """What the config objects `create_engine_config` builds refuse in an option's effective value.
+
+    `serve` is the role's effective configuration: a config object built only when another option is
+    on (LoRAConfig with `enable_lora`), or a registry check that another option switches on or off
+    (a tool parser with `enable_auto_tool_choice`, a reasoning parser without a plugin), looks there.
+    """
+    values = load_values(version)
+    if values is None:
+        return []
+    splat = values.splat(flag.dest)
+    if splat is not None:
+        if not isinstance(value, dict) or not _holds(splat.get("when"), serve):
+            return []
+        keys = {str(k).replace("-", "_"): v for k, v in value.items()}  # create_speculative_config does this
+        errors = Validator(values.configs, mode="python").check_keys(splat["config"], keys)
+        return [_nested(values, splat["config"], error, Where("config", splat["rank"])) for error in errors]
+    return (
+        _field_problems(values, flag, value, serve)
+        + _registry_problems(values, flag, value)
+        + _context_problems(values, flag.dest, value, serve)
+    )
+
+
+def _holds(when: list[str] | None, serve: dict[str, Any]) -> bool:
+    """Whether the conditions a config object is built under hold in `serve` ("?": unknown, so no)."""
+    for condition in when or []:
+        if condition.endswith("!=None"):
+            ok = serve.get(condition.removesuffix("!=None")) is not None
+        elif condition.startswith("!"):
+            ok = not serve.get(condition[1:])
+        elif condition == "?":
+            ok = False
+        else:
+            ok = bool(serve.get(condition))
+        if not ok:
+            return False
+    return True
+
+
+def _field_problems(values: Values, flag: Flag, value: Any, serve: dict[str, Any]) -> list[ValueProblem]:
+    entry = values.option(flag.dest)
+    if entry is None or flag.choices or kind_of(flag).base in ("json", "json_config", "dict_or_str"):
+        return []
+    if not _holds(entry.get("when"), serve):
+        return []
+    errors = Validator(values.configs, mode="python").check(entry["schema"], parsed(flag, value))
+    out: list[ValueProblem] = []
+    for error in errors:
+        shown = _at(value, error.path)
+        out.append(
+            ValueProblem(
+                f'vLLM {values.version} refuses {json.dumps(shown)}: "1 validation error for {entry["config"]} / '
+                f'{entry["field"]} / {error.message}"',
+                _fix(error, default=flag.default),
+                error.path,
+                Where("config", int(entry["rank"])),
+            )
+        )
+    return out
+
+
+def _at(value: Any, path: tuple[str | int, ...]) -> Any:
+    for part in path:
+        value = value[part]
+    return value
+
+
+def _fix(error: Error, *, default: Any = None) -> str:
+    """How to write a value the refusing schema takes: its bounds, or its literal values."""
+    core = error.schema or {}
+    bounds = [f"{op} {core[key]}" for key, op in (("gt", ">"), ("ge", ">="), ("lt", "<"), ("le", "<=")) if key in core]
+    if bounds:
+        shown = f" (vLLM's default: {json.dumps(default)})" if default is not None else ""
+        return f"write a value {' and '.join(bounds)}{shown}"
+    if core.get("type") in ("literal", "enum"):
+        return "write one of: " + ", ".join(json.dumps(v) for v in core.get("expected") or core.get("values") or [])
+    if core.get("type") in ("int", "float", "str", "bool", "list", "set", "dict", "config"):
+        words = {
+            "int": "an integer",
+            "float": "a number",
+            "str": "a string",
+            "bool": "a boolean",
+            "list": "an array",
+            "set": "an array",
+            "dict": "a table",
+            "config": "a table",
+        }
+        return f"write {words[core['type']]}"
+    return ""
+
+
+def _nested(values: Values, config: str, error: Error, where: Where) -> ValueProblem:
+    location = ".".join(str(p) for p in error.path)
+    vllm_says = f'"1 validation error for {config} / {location} / {error.message}"'
+    if not error.unknown_key:
+        return ValueProblem(f"vLLM {values.version} refuses it: {vllm_says}", _fix(error), error.path, where)
+    owner, key = _owner(values, config, error.path)
+    history = _key_history(values.version, owner, key)
+    known = list(Validator(values.configs, mode="json").config_fields(owner)[0])
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    fix = f"did you mean {close[0]!r}?" if close else f"{owner} takes: {', '.join(sorted(known))}"
+    if history and not close:
+        fix = f"remove {key}; " + fix
+    return ValueProblem(
+        f"vLLM {values.version}'s {owner} has no key {key!r}{history}; vLLM says {vllm_says}",
+        fix,
+        error.path,
+        where,
+        unknown_key=True,
+    )
+
+
+def _owner(values: Values, config: str, path: tuple[str | int, ...]) -> tuple[str, str]:
+    """The config class that owns the last key of `path` (walking nested config fields) and that key."""
+    owner = config
+    for part in path[:-1]:
+        if isinstance(part, int):
+            continue
+        schema = ((values.configs.get(owner) or {}).get("fields") or {}).get(part) or {}
+        while schema.get("type") == "nullable":
+            schema = schema["schema"]
+        if schema.get("type") == "config":
+            owner = str(schema["class"])
+    return owner, str(path[-1])
+
+
+def _key_history(version: str, config: str, key: str) -> str:
+    """' (removed in vLLM 0.33.0; 0.32.0 has it)' or ' (added in vLLM 0.34.0)', from the other releases' files."""
+    releases = list(SUPPORTED)
+    if version not in releases:
+        return ""
+    at = releases.index(version)
+    for older in reversed(releases[:at]):
+        other = load_values(older)
+        if other is not None and other.has_key(config, key):
+            dropped = releases[releases.index(older) + 1]
+            return f" (removed in vLLM {dropped}; {older} has it)"
+    for newer in releases[at + 1 :]:
+        other = load_values(newer)
+        if other is not None and other.has_key(config, key):
+            return f" (added in vLLM {newer})"
+    return f" (nor has any release {releases[0]}-{releases[-1]})"
+
+
+# ---- registries of free strings ---------------------------------------------------------------------------
+
+
+def _unregistered(values: Values, dest: str, value: Any) -> tuple[list[str], str] | None:
+    """The registry of `dest` and a fix, when `value` is a string the registry does not hold."""
+    registry = values.registry(dest)
+    if not isinstance(value, str) or registry is None or value in registry:
+        return None
+    close = difflib.get_close_matches(value, registry, n=1, cutoff=0.6)
+    return registry, f"did you mean {close[0]!r}?" if close else f"choose one of: {', '.join(registry)}"
+
+
+def _registry_problems(values: Values, flag: Flag, value: Any) -> list[ValueProblem]:
+    dest = flag.dest
+    found = _unregistered(values, dest, value)
+    if found is None:
+        return []
+    registry, fix = found
+    version = values.version
+    if dest == "kv_cache_dtype" and not flag.choices:
+        # CacheConfig._validate_cache_dtype (0.33.0; earlier releases let argparse check the choices)
+        message = f"Invalid kv_cache_dtype: {value!r}. Valid values are: {registry!r}"
+        rank = values.construction_rank("CacheConfig")
+    elif dest == "quantization":
+        # ModelConfig._verify_quantization
+        message = f"Unknown quantization method: {value}. Must be one of {registry!r}."
+        rank = values.construction_rank("ModelConfig")
+    else:
+        return []
+    return [] if rank is None else [ValueProblem(_says(version, message), fix, (), Where("config", rank))]
+
+
+def _context_problems(values: Values, dest: str, value: Any, serve: dict[str, Any]) -> list[ValueProblem]:
+    """Registry checks that other options of the role switch on or off."""
+    found = _unregistered(values, dest, value)
+    if found is None or not isinstance(value, str):
+        return []
+    version = values.version
+    registry, fix = found
+    if dest == "reasoning_parser" and value and value.lower() != "none" and not serve.get("reasoning_parser_plugin"):
+        # VllmConfig.__post_init__ -> ReasoningConfig.initialize_token_ids -> get_reasoning_parser
+        message = f"Reasoning parser '{value}' not found. Available parsers: {', '.join(registry)}"
+        return [ValueProblem(_says(version, message), fix, (), Where("post_init", POST_INIT_REASONING))]
+    if (
+        dest == "tool_call_parser"
+        and serve.get("enable_auto_tool_choice") is True
+        and not serve.get("tool_parser_plugin")
+    ):
+        # validate_api_server_args, when the API server starts (outside create_engine_config)
+        message = f"invalid tool call parser: {value} (chose from {{ {','.join(registry)} }})"
+        return [ValueProblem(_says(version, message), fix, (), Where("server"))]
+    return []
+
+
+def _says(version: str, message: str) -> str:
+    return f"vLLM {version} refuses it: {message!r}" if '"' in message else f'vLLM {version} refuses it: "{message}"'
