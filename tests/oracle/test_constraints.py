@@ -163,3 +163,14 @@ def test_profilekit_refuses_exactly_the_boundary_values_vllm_refuses(oracle: Ora
                 )
     assert disagreements == [], "\n".join(disagreements)
     assert refused >= len(sample) // 3
+
+
+@pytest.mark.oracle
+def test_value_constraints_match_the_committed_file(oracle: OracleWorker, oracle_version: str) -> None:
+    answer = oracle.request({"op": "catalogue"}, timeout=600)
+    committed = load_values(oracle_version)
+    assert committed is not None
+    assert answer["values"] == committed.raw, (
+        f"src/profilekit/vllm/catalogues/vllm-{oracle_version}.values.json is stale: "
+        f"run python3 tools/gen_catalogue.py --versions {oracle_version}"
+    )

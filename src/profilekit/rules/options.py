@@ -59,14 +59,14 @@ def option_findings(stack: Stack, catalogue: Catalogue) -> list[Finding]:
 def layer_option_findings(layer: Layer, catalogue: Catalogue) -> list[Finding]:
     """The option findings of one layer file (lint judges each file once): its `serve` table and each role's."""
     out: list[Finding] = []
-    for hit, _order in layer_option_hits(layer, catalogue):
+    for hit in layer_option_hits(layer, catalogue):
         out.append(
             Finding(hit.rule, hit.severity or Severity.ERROR, hit.message, hit.locations, hit.fix, role=hit.role)
         )
     return out
 
 
-def layer_option_hits(layer: Layer, catalogue: Catalogue) -> list[tuple[Hit, Order]]:
+def layer_option_hits(layer: Layer, catalogue: Catalogue) -> list[Hit]:
     hits = _table_hits(layer, ("serve",), layer.serve, catalogue, role=None)
     for role, table in layer.role_serve.items():
         hits += _table_hits(layer, ("roles", role, "serve"), table, catalogue, role=role)
@@ -77,7 +77,7 @@ def _stack_hits(ctx: Context, rule_id: str) -> list[Hit]:
     """The hits of one rule id: every layer where it is written, then every role's effective values."""
     if ctx.catalogue is None:
         return []
-    hits = [hit for layer in ctx.stack.layers for hit, _ in layer_option_hits(layer, ctx.catalogue)]
+    hits = [hit for layer in ctx.stack.layers for hit in layer_option_hits(layer, ctx.catalogue)]
     for facts in ctx.facts.values():
         hits += _role_hits(ctx.catalogue, facts)
     return [hit for hit in hits if hit.rule == rule_id]
@@ -139,57 +139,60 @@ def _order(found: ValueProblem) -> Order:
 
 def _table_hits(
     layer: Layer, prefix: KeyPath, table: dict[str, Any], catalogue: Catalogue, *, role: str | None
-) -> list[tuple[Hit, Order]]:
-    hits: list[tuple[Hit, Order]] = []
+) -> list[Hit]:
+    hits: list[Hit] = []
     version = catalogue.version
     for key, value in table.items():
         flag = catalogue.resolve(key)
         if flag is None:
-            hits.append((_unknown(layer, prefix, key, value, catalogue, role=role), (STAGE_ARGPARSE, 0)))
+            hits.append(_unknown(layer, prefix, key, value, catalogue, role=role))
             continue
         where = layer.location((*prefix, key))
         name = format_key((*prefix, flag.dest))
         if flag.deprecated:
             hits.append(
-                (
-                    Hit(
-                        "deprecated-option",
-                        f"{name}: vLLM {version} deprecates option {flag.dest!r}"
-                        + (f": {flag.help}" if flag.help else ""),
-                        [where],
-                        fix=f"remove {flag.dest} from this layer" + _deprecation_hint(flag),
-                        role=role,
-                        severity=Severity.WARNING,
-                    ),
-                    None,
+                Hit(
+                    "deprecated-option",
+                    f"{name}: vLLM {version} deprecates option {flag.dest!r}" + (f": {flag.help}" if flag.help else ""),
+                    [where],
+                    fix=f"remove {flag.dest} from this layer" + _deprecation_hint(flag),
+                    role=role,
+                    severity=Severity.WARNING,
                 )
             )
         found = problem(flag, value, version)
         if found is not None:
-            rank = conversion_rank(flag, version) if flag.enum_members else None
-            order = (STAGE_CONFIG_OBJECTS, rank or 0) if flag.enum_members else (STAGE_ARGPARSE, 0)
-            hit = Hit(
-                "invalid-value",
-                f"{format_key((*prefix, flag.dest, *found.path))}: {found.message}",
-                [layer.location((*prefix, key, *found.path))],
-                fix=found.fix,
-                role=role,
-                order=order,
+            # argparse refuses most bad values; an enum-typed option (`mamba_backend`) fails only when
+            # create_engine_config converts it
+            order = (
+                (STAGE_CONFIG_OBJECTS, conversion_rank(flag, version) or 0)
+                if flag.enum_members
+                else (STAGE_ARGPARSE, 0)
             )
-            hits.append((hit, order))
+            hits.append(
+                Hit(
+                    "invalid-value",
+                    f"{format_key((*prefix, flag.dest, *found.path))}: {found.message}",
+                    [layer.location((*prefix, key, *found.path))],
+                    fix=found.fix,
+                    role=role,
+                    order=order,
+                )
+            )
             continue
         for bad in argparse_problems(flag, value, version):
             if (flag.dest, *bad.path[:1]) in _JUDGED_ELSEWHERE:
                 continue
-            hit = Hit(
-                "unknown-option" if bad.unknown_key else "invalid-value",
-                f"{format_key((*prefix, flag.dest, *map(str, bad.path)))}: {bad.message}",
-                [layer.location((*prefix, key, *bad.path))],
-                fix=bad.fix,
-                role=role,
-                order=_order(bad),
+            hits.append(
+                Hit(
+                    "unknown-option" if bad.unknown_key else "invalid-value",
+                    f"{format_key((*prefix, flag.dest, *map(str, bad.path)))}: {bad.message}",
+                    [layer.location((*prefix, key, *bad.path))],
+                    fix=bad.fix,
+                    role=role,
+                    order=_order(bad),
+                )
             )
-            hits.append((hit, hit.order))
     return hits
 
 
