@@ -326,7 +326,9 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     (r"Input should be (a valid|an object|a dictionary or an instance of)", "invalid-value"),
     (r"Input should be ('|-?\d)", "invalid-value"),  # Literal and enum fields
     (r"(String|List|Set) should have at (least|most)", "invalid-value"),
+    (r"Field required", "invalid-value"),  # a config class's key without a default
     (r"Invalid kv_cache_dtype", "invalid-value"),
+    (r"data_parallel_backend can only be ray or mp", "invalid-value"),  # an assert before ParallelConfig
     (r"Unknown quantization method", "invalid-value"),
     (r"Reasoning parser '.*' not found|invalid reasoning parser", "invalid-value"),
     (r"invalid tool call parser", "invalid-value"),

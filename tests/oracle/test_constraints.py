@@ -101,6 +101,18 @@ def cases(values: Values, catalogue: Catalogue) -> list[tuple[str, dict[str, Any
             for value, inside in _edges(schema):
                 out.append((f"{dest}.{key}={value}:{'in' if inside else 'out'}", {dest: {key: value}}))
         out.append((f"{dest}.unknown", {dest: {"no_such_key_anywhere": 1}}))
+    for dest, splat in sorted((values.raw.get("splat_options") or {}).items()):
+        if dest == "speculative_config":
+            continue  # its values interact (method, model, tokens); sampled by hand below
+        fields = (values.configs.get(splat["config"]) or {}).get("fields") or {}
+        base = {key: 1 for key, schema in fields.items() if schema.get("required") and schema.get("type") == "int"}
+        out.append((f"{dest}.missing-required", {dest: {}}))
+        for key, field_schema in sorted(fields.items()):
+            schema = _bounded(field_schema)
+            if schema is None or field_schema.get("init") is False:
+                continue
+            for value, inside in _edges(schema):
+                out.append((f"{dest}.{key}={value}:{'in' if inside else 'out'}", {dest: {**base, key: value}}))
     for dest in ("quantization", "kv_cache_dtype", "reasoning_parser"):
         registry = values.registry(dest)
         if registry and catalogue.flag(dest) is not None:

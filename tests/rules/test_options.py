@@ -160,3 +160,23 @@ def test_a_json_option_fails_in_argparse_before_any_config_object(make_repo: Mak
     accepted, rule, message = _verdict(make_repo, text)
     assert (accepted, rule) == (False, "unknown-option")
     assert message is not None and "use_inductor" in message
+
+
+def test_a_reasoning_parser_inside_reasoning_config_is_checked_unless_the_flag_replaces_it(check: Check) -> None:
+    (found,) = check({"s.toml": layer(NEMOTRON, reasoning_config={"reasoning_parser": "qwen4"})}, rule="invalid-value")
+    assert found.message.startswith(
+        "serve.reasoning_config.reasoning_parser: vLLM 0.33.0 refuses it: \"Reasoning parser 'qwen4' not found."
+    )
+    replaced = layer(NEMOTRON, reasoning_parser="qwen3", reasoning_config={"reasoning_parser": "qwen4"})
+    assert check({"s.toml": replaced}, rule="invalid-value") == []
+
+
+def test_watermark_config_needs_its_key(check: Check) -> None:
+    found = check({"s.toml": layer(NEMOTRON, watermark_config={"alpha": 2})}, rule="invalid-value")
+    assert messages(found) == [
+        'serve.watermark_config.key: vLLM 0.33.0 refuses it: "1 validation error for WatermarkConfig / key / '
+        'Field required"',
+        'serve.watermark_config.alpha: vLLM 0.33.0 refuses it: "1 validation error for WatermarkConfig / alpha / '
+        'Input should be less than or equal to 1"',
+    ]
+    assert check({"s.toml": layer(NEMOTRON, watermark_config={"key": 7, "alpha": 0.5})}, rule="invalid-value") == []

@@ -100,6 +100,8 @@ class SchemaReader:
             extra = str(args.get("extra_behavior") or (node.get("config") or {}).get("extra_fields_behavior") or extra)
             for item in args.get("fields", []):
                 entry = self.read(item["schema"])
+                if item["schema"].get("type") != "default" and item.get("init") is not False:
+                    entry = {**entry, "required": True}
                 if item.get("init") is False or (item.get("init_only") is False and item.get("init") is False):
                     entry = {**entry, "init": False}
                 fields[item["name"]] = entry
@@ -341,10 +343,15 @@ def config_constructions(
         if tree is None:
             return
         visiting.add(method)
+        aliases: dict[str, str] = {}  # `cfg = self.diffusion_config`, later passed as `**cfg`
         for node, when in _in_order(tree, ()):
             attr = _self_attr(node)
             if attr is not None:
                 first_read.setdefault(attr, len(out))
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                source = _self_attr(node.value)
+                if source is not None:
+                    aliases[node.targets[0].id] = source
             if not isinstance(node, ast.Call):
                 continue
             func = node.func
@@ -357,6 +364,8 @@ def config_constructions(
                 splat: list[str] = []
                 for keyword in node.keywords:
                     attr = _self_attr(keyword.value)
+                    if attr is None and keyword.arg is None and isinstance(keyword.value, ast.Name):
+                        attr = aliases.get(keyword.value.id)
                     if attr and keyword.arg:
                         passed[keyword.arg] = attr
                     elif attr:

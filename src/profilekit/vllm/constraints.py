@@ -299,12 +299,23 @@ def _registry_problems(values: Values, flag: Flag, value: Any) -> list[ValueProb
 
 def _context_problems(values: Values, dest: str, value: Any, serve: dict[str, Any]) -> list[ValueProblem]:
     """Registry checks that other options of the role switch on or off."""
+    version = values.version
+    if dest == "reasoning_config" and isinstance(value, dict) and not _flag_parser(serve):
+        # a --reasoning-parser flag replaces the table's reasoning_parser (_set_default_reasoning_config_args)
+        inner = value.get("reasoning_parser")
+        found = _unregistered(values, "reasoning_parser", inner)
+        if found is None or not inner or _has_plugin(serve):
+            return []
+        registry, fix = found
+        message = f"Reasoning parser '{inner}' not found. Available parsers: {', '.join(registry)}"
+        return [
+            ValueProblem(_says(version, message), fix, ("reasoning_parser",), Where("post_init", POST_INIT_REASONING))
+        ]
     found = _unregistered(values, dest, value)
     if found is None or not isinstance(value, str):
         return []
-    version = values.version
     registry, fix = found
-    if dest == "reasoning_parser" and value and value.lower() != "none" and not serve.get("reasoning_parser_plugin"):
+    if dest == "reasoning_parser" and _flag_parser(serve) and not _has_plugin(serve):
         # VllmConfig.__post_init__ -> ReasoningConfig.initialize_token_ids -> get_reasoning_parser
         message = f"Reasoning parser '{value}' not found. Available parsers: {', '.join(registry)}"
         return [ValueProblem(_says(version, message), fix, (), Where("post_init", POST_INIT_REASONING))]
@@ -317,6 +328,19 @@ def _context_problems(values: Values, dest: str, value: Any, serve: dict[str, An
         message = f"invalid tool call parser: {value} (chose from {{ {','.join(registry)} }})"
         return [ValueProblem(_says(version, message), fix, (), Where("server"))]
     return []
+
+
+def _flag_parser(serve: dict[str, Any]) -> bool:
+    """Whether --reasoning-parser names a parser (`parse_reasoning_parser` reads "none" as unset)."""
+    value = serve.get("reasoning_parser")
+    return isinstance(value, str) and bool(value) and value.lower() != "none"
+
+
+def _has_plugin(serve: dict[str, Any]) -> bool:
+    """A reasoning parser plugin registers names profilekit cannot know."""
+    outputs = serve.get("structured_outputs_config")
+    nested = outputs.get("reasoning_parser_plugin") if isinstance(outputs, dict) else None
+    return bool(serve.get("reasoning_parser_plugin") or nested)
 
 
 def _says(version: str, message: str) -> str:

@@ -80,7 +80,11 @@ class Validator:
 
     def check_keys(self, name: str, value: dict[str, Any], path: tuple[str | int, ...] = ()) -> list[Error]:
         fields, forbid = self.config_fields(name)
-        errors: list[Error] = []
+        errors: list[Error] = [
+            Error((*path, key), "Field required", schema=schema)
+            for key, schema in fields.items()
+            if schema.get("required") and key not in value
+        ]
         for key, item in value.items():
             schema = fields.get(key)
             if schema is None:
