@@ -174,9 +174,10 @@ def test_a_reasoning_parser_inside_reasoning_config_is_checked_unless_the_flag_r
 def test_watermark_config_needs_its_key(check: Check) -> None:
     found = check({"s.toml": layer(NEMOTRON, watermark_config={"alpha": 2})}, rule="invalid-value")
     assert messages(found) == [
-        'serve.watermark_config.key: vLLM 0.33.0 refuses it: "1 validation error for WatermarkConfig / key / '
-        'Field required"',
         'serve.watermark_config.alpha: vLLM 0.33.0 refuses it: "1 validation error for WatermarkConfig / alpha / '
         'Input should be less than or equal to 1"',
+        'serve.watermark_config.key: vLLM 0.33.0 refuses it: "1 validation error for WatermarkConfig / key / '
+        'Field required"',
     ]
+    assert [f.fix for f in found] == ["write a value >= 0 and <= 1", "add key (a value >= 0)"]
     assert check({"s.toml": layer(NEMOTRON, watermark_config={"key": 7, "alpha": 0.5})}, rule="invalid-value") == []

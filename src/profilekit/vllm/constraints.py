@@ -216,7 +216,10 @@ def _nested(values: Values, config: str, error: Error, where: Where) -> ValuePro
     location = ".".join(str(p) for p in error.path)
     vllm_says = f'"1 validation error for {config} / {location} / {error.message}"'
     if not error.unknown_key:
-        return ValueProblem(f"vLLM {values.version} refuses it: {vllm_says}", _fix(error), error.path, where)
+        fix = _fix(error)
+        if error.message == "Field required":
+            fix = f"add {error.path[-1]}" + (f" ({fix.removeprefix('write ')})" if fix else "")
+        return ValueProblem(f"vLLM {values.version} refuses it: {vllm_says}", fix, error.path, where)
     owner, key = _owner(values, config, error.path)
     history = _key_history(values.version, owner, key)
     known = list(Validator(values.configs, mode="json").config_fields(owner)[0])
