@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
 import dataclasses
 import enum
 import importlib
@@ -529,6 +530,27 @@ class Recorder:
         return recorded
 
 
+_IMMUTABLE = (str, bytes, int, float, bool, type(None), tuple, frozenset, enum.Enum)
+
+
+def fresh_defaults(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """Give this case its own copy of every mutable default the parser hands out.
+
+    argparse puts the very default object of an action into every namespace, and the worker parses many
+    cases with one parser. vLLM mutates some of those objects while it builds the config (0.33.0:
+    ``EngineArgs.__post_init__`` sets ``aux_output_config.enable_return_routed_experts``, and the config
+    classes fill in compilation and cache settings), which in a one-shot ``vllm serve`` does no harm but
+    here would carry one case's settings into every later case.
+    """
+    for action in parser._actions:
+        value = getattr(ns, action.dest, None)
+        if value is action.default and not isinstance(value, _IMMUTABLE):
+            setattr(ns, action.dest, copy.deepcopy(value))
+    for dest, value in parser._defaults.items():
+        if getattr(ns, dest, None) is value and not isinstance(value, _IMMUTABLE):
+            setattr(ns, dest, copy.deepcopy(value))
+
+
 def _raw_json(val: str) -> Any:
     try:
         return json.loads(val)
@@ -555,6 +577,7 @@ class Oracle:
         """Parse like ``vllm serve ARGV``; argparse errors raise SystemExit."""
         self.recorder.clear()
         ns: argparse.Namespace = self.cli.parse_args(["serve", *argv])
+        fresh_defaults(ns, self.serve)
         return ns
 
     def op_parse(self, request: dict[str, Any]) -> dict[str, Any]:
