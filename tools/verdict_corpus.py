@@ -24,9 +24,13 @@ import json
 import random
 import re
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from verdict_common import Case, split_layers
 
 ARCHITECTURES = {
     "NemotronHForCausalLM": 0.5,
@@ -45,29 +49,6 @@ WELL_KNOWN_IDS = {
 
 def _version_key(version: str) -> tuple[int, ...]:
     return tuple(int(p) for p in version.split("."))
-
-
-@dataclass
-class Case:
-    """One composition: layers (name -> TOML text), the stack, and the dummy model's architecture."""
-
-    id: str
-    architecture: str
-    stack: str
-    layers: dict[str, str]
-    intended: dict[str, Any] = field(default_factory=dict)
-    # other files of the repository (a model's config.json), by path relative to the root
-    files: dict[str, str] = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "architecture": self.architecture,
-            "stack": self.stack,
-            "layers": self.layers,
-            "files": self.files,
-            "intended": self.intended,
-        }
 
 
 def _pick(rng: random.Random, weighted: dict[Any, float]) -> Any:
@@ -214,7 +195,7 @@ def generate(version: str, count: int, seed: int) -> list[Case]:
         if rng.random() < 0.12:
             roles = _pd_roles(rng, serve)
         cid = f"c{n:05d}"
-        layers, stack = _split(rng, cid, serve=serve, env=env, model=model, roles=roles)
+        layers, stack = split_layers(rng, cid, serve=serve, env=env, model=model, roles=roles)
         cases.append(
             Case(
                 f"{version}/{cid}",
@@ -244,67 +225,6 @@ def _pd_roles(rng: random.Random, serve: dict[str, Any]) -> dict[str, Any]:
     if rng.random() < 0.5:
         roles["proxy"] = {"command": ["vllm-router", "--port", "8192"]}
     return roles
-
-
-def _decoy(rng: random.Random, key: str, value: Any) -> Any:
-    """A different value of the same type, for an earlier layer to set and a later one to override."""
-    if isinstance(value, bool):
-        return not value
-    if isinstance(value, int):
-        return value + 1
-    if isinstance(value, dict):
-        return {"kv_connector": "NixlConnector", "kv_role": "kv_both"} if key == "kv_transfer_config" else {}
-    return "triton" if value != "triton" else "flashinfer"
-
-
-def _split(
-    rng: random.Random,
-    cid: str,
-    *,
-    serve: dict[str, Any],
-    env: dict[str, str],
-    model: dict[str, Any],
-    roles: dict[str, Any],
-) -> tuple[dict[str, str], str]:
-    """Spread the intended values over 1-3 layers so that composing them gives exactly the intended table."""
-    import tomlkit
-
-    n = rng.choice([1, 1, 2, 2, 3])
-    tables: list[dict[str, Any]] = [{"serve": {}, "env": {}, "model": {}, "unset": [], "roles": {}} for _ in range(n)]
-    for role, table in roles.items():
-        tables[rng.randrange(n)]["roles"][role] = table
-    for scope, values in (("serve", serve), ("env", env), ("model", model)):
-        for key, value in values.items():
-            idx = rng.randrange(n)
-            tables[idx][scope][key] = value
-            # an earlier layer sets a decoy that this one overrides
-            if idx > 0 and scope == "serve" and key not in ("model", "kv_transfer_config") and rng.random() < 0.2:
-                tables[rng.randrange(idx)]["serve"].setdefault(key, _decoy(rng, key, value))
-    # an earlier layer sets something that a later layer unsets
-    if n > 1 and rng.random() < 0.25:
-        victim = rng.choice(["kv_offloading_size", "speculative_config", "enable_prefix_caching"])
-        if victim not in serve:
-            first = rng.randrange(n - 1)
-            decoy: Any = {
-                "kv_offloading_size": 8,
-                "speculative_config": {"method": "ngram", "num_speculative_tokens": 2, "prompt_lookup_max": 4},
-                "enable_prefix_caching": True,
-            }[victim]
-            tables[first]["serve"][victim] = decoy
-            tables[rng.randrange(first + 1, n)]["unset"].append(f"serve.{victim}")
-    layers: dict[str, str] = {}
-    names: list[str] = []
-    for i, table in enumerate(tables):
-        doc = tomlkit.document()
-        if table["unset"]:
-            doc["layer"] = {"unset": table["unset"]}
-        for scope in ("model", "serve", "env", "roles"):
-            if table[scope]:
-                doc[scope] = table[scope]
-        name = f"{cid}/l{i}"
-        layers[name] = tomlkit.dumps(doc)
-        names.append(name)
-    return layers, "+".join(names)
 
 
 # ---- vLLM's messages and the rule ids they belong to (DESIGN section 6; vllm-facts.md 1.2, 1.3a) -----
@@ -383,5 +303,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     sys.exit(main())

@@ -15,13 +15,8 @@ Cases the CPU oracle cannot decide are not agreements: each must match one of `K
 from __future__ import annotations
 
 import argparse
-import collections
 import json
-import re
 import sys
-import tempfile
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,18 +30,8 @@ for extra in (HERE, REPO, REPO / "src"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
 
-from verdict_corpus import Case, generate, rule_for_message  # noqa: E402
-
-
-@dataclass(frozen=True)
-class Limit:
-    """A kind of case that a CPU-only oracle cannot decide, and why a GPU host would differ."""
-
-    id: str
-    pattern: str  # matched against the worker's `undecidable` reason and error
-    why: str
-    releases: tuple[str, ...] = ()  # empty: every release
-
+from verdict_common import Limit, Outcome, judge, match_limit  # noqa: E402
+from verdict_corpus import generate  # noqa: E402
 
 KNOWN_LIMITS = (
     Limit(
@@ -66,11 +51,7 @@ KNOWN_LIMITS = (
 
 
 def limit_for(answer: dict[str, Any], version: str) -> Limit | None:
-    text = f"{answer.get('undecidable', '')}\n{answer.get('error', '')}"
-    for limit in KNOWN_LIMITS:
-        if re.search(limit.pattern, text) and (not limit.releases or version in limit.releases):
-            return limit
-    return None
+    return match_limit(answer, version, KNOWN_LIMITS)
 
 
 def oracle_config_json(architecture: str) -> dict[str, Any]:
@@ -89,118 +70,23 @@ def oracle_config_json(architecture: str) -> dict[str, Any]:
     return config
 
 
-@dataclass
-class Outcome:
-    version: str
-    seed: int
-    cases: int = 0  # compositions
-    checks: int = 0  # vLLM roles judged (a composition may hold a prefill and a decode role)
-    agreements: int = 0
-    disagreements: list[dict[str, Any]] = field(default_factory=list)
-    undecidable: list[dict[str, Any]] = field(default_factory=list)
-    unexplained: list[dict[str, Any]] = field(default_factory=list)  # undecidable matching no known limit
-    verdicts: collections.Counter[str] = field(default_factory=collections.Counter)
-    seconds: float = 0.0
-
-    @property
-    def decided(self) -> int:
-        return self.agreements + len(self.disagreements)
-
-    def as_dict(self) -> dict[str, Any]:
-        by_limit = collections.Counter(u["limit"] for u in self.undecidable)
-        return {
-            "vllm_version": self.version,
-            "seed": self.seed,
-            "compositions": self.cases,
-            "cases": self.checks,
-            "decided": self.decided,
-            "agreements": self.agreements,
-            "agreement_rate": round(self.agreements / self.decided, 6) if self.decided else None,
-            "disagreements": self.disagreements,
-            "undecidable": {
-                "count": len(self.undecidable),
-                "by_limit": dict(sorted(by_limit.items())),
-                "limits": {limit.id: limit.why for limit in KNOWN_LIMITS if limit.id in by_limit},
-                "unexplained": self.unexplained,
-            },
-            "verdicts": dict(sorted(self.verdicts.items())),
-        }
-
-
-def _write_repo(root: Path, version: str, cases: list[Case]) -> None:
-    (root / "profilekit.toml").write_text(f'[vllm]\nversion = "{version}"\n', encoding="utf-8")
-    for case in cases:
-        for name, text in case.layers.items():
-            path = root / "profiles" / f"{name}.toml"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        for rel, text in case.files.items():
-            path = root / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-
-
 def run_verdicts(version: str, oracle: Any, *, count: int = COUNT, seed: int = SEED) -> Outcome:
     """Judge every case with profilekit and with the oracle (an `OracleWorker` for `version`)."""
-    from profilekit.compose import Catalog, compose
-    from profilekit.rules import vllm_verdict
-    from profilekit.vllm.argv import render_argv
-    from profilekit.vllm.catalogue import load_catalogue
-
-    started = time.monotonic()
-    catalogue = load_catalogue(version)
     cases = generate(version, count, seed)
-    outcome = Outcome(version, seed)
-    with tempfile.TemporaryDirectory(prefix="profilekit-verdicts-") as tmp:
-        root = Path(tmp)
-        _write_repo(root, version, cases)
-        catalog = Catalog(root, catalogue)
-        for case in cases:
-            outcome.cases += 1
-            stack = compose(catalog, case.stack)
-            for name, role in stack.roles.items():
-                if not role.is_vllm:
-                    continue
-                outcome.checks += 1
-                predicted = vllm_verdict(stack, name, version=version, catalogue=catalogue, root=root)
-                argv = render_argv(role.serve, catalogue)
-                env = {k: v for k, v in role.env.items() if isinstance(v, str)}
-                answer = oracle.validate(argv, env=env, config_json=oracle_config_json(case.architecture))
-                record = {"case": f"{case.id}:{name}", "argv": argv, "env": env, "architecture": case.architecture}
-                if answer.get("undecidable"):
-                    limit = limit_for(answer, version)
-                    entry = {**record, "reason": answer["undecidable"], "limit": limit.id if limit else None}
-                    outcome.undecidable.append(entry)
-                    if limit is None:
-                        outcome.unexplained.append(entry)
-                    continue
-                if answer.get("ok"):
-                    actual: str | None = None
-                else:
-                    text = "\n".join(str(answer.get(k, "")) for k in ("error", "stderr", "raw_error"))
-                    actual = rule_for_message(text) or f"unmapped vLLM error: {answer.get('error', '')[:300]}"
-                expected = None if predicted.accepted else predicted.rule
-                outcome.verdicts[actual or "accept"] += 1
-                if expected == actual:
-                    outcome.agreements += 1
-                else:
-                    outcome.disagreements.append(
-                        {
-                            **record,
-                            "profilekit": expected or "accept",
-                            "vllm": actual or "accept",
-                            "vllm_error": answer.get("error"),
-                            "reason": f"profilekit says {expected or 'accept'}, vLLM says {actual or 'accept'}",
-                        }
-                    )
-    outcome.seconds = round(time.monotonic() - started, 1)
-    return outcome
+    return judge(
+        version,
+        oracle,
+        cases,
+        seed=seed,
+        limits=KNOWN_LIMITS,
+        config_json=lambda case: oracle_config_json(case.architecture),
+    )
 
 
 def write_results(outcome: Outcome) -> Path:
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"verdicts-{outcome.version}.json"
-    path.write_text(json.dumps(outcome.as_dict(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(outcome.as_dict(KNOWN_LIMITS), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
 
 
