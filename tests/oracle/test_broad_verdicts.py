@@ -33,17 +33,18 @@ from broad_limits import BROAD_LIMITS, ORACLE_LIMITS
 from broad_report import RESULTS, category, group, run_broad, vllm_message
 from verdict_common import match_limit
 
-# The share of decided cases on which profilekit gives vLLM's verdict may not fall below this.
-# Raise it as rules land; 1.0 is the goal (issue 8): then any disagreement fails the test.
+# The share of decided cases on which profilekit gives vLLM's verdict may not fall below this: the
+# committed figures of tests/oracle/results/broad-X.json, rounded down. Raise it as rules land; 1.0 is the
+# goal (issue 8), and then any disagreement fails the test.
 AGREEMENT_FLOOR = {
-    "0.27.0": 0.0,
-    "0.27.1": 0.0,
-    "0.28.0": 0.0,
-    "0.29.0": 0.0,
-    "0.30.0": 0.0,
-    "0.31.0": 0.0,
-    "0.32.0": 0.0,
-    "0.33.0": 0.0,
+    "0.27.0": 0.73,
+    "0.27.1": 0.72,
+    "0.28.0": 0.73,
+    "0.29.0": 0.73,
+    "0.30.0": 0.72,
+    "0.31.0": 0.71,
+    "0.32.0": 0.71,
+    "0.33.0": 0.71,
 }
 
 
