@@ -120,6 +120,7 @@ def test_decode_tensor_parallel_at_least_prefill(check: Check) -> None:
             "d.toml": pd(prefill_extra="tensor_parallel_size = 4", decode_extra="tensor_parallel_size = 2"),
         },
         stack="m+d",
+        rule="pd-tensor-parallel",
     )
     assert messages(found) == [
         "prefill role prefill has tensor_parallel_size = 4, decode role decode has 2; NIXL needs decode tensor "
@@ -127,13 +128,14 @@ def test_decode_tensor_parallel_at_least_prefill(check: Check) -> None:
     ]
     assert found[0].fix == "raise tensor_parallel_size of decode to at least 4, or lower prefill's"
     larger = pd(prefill_extra="tensor_parallel_size = 1", decode_extra="tensor_parallel_size = 4")
-    assert check({"m.toml": QWEN, "d.toml": larger}, stack="m+d") == []
+    assert check({"m.toml": QWEN, "d.toml": larger}, stack="m+d", rule="pd-tensor-parallel") == []
 
 
 def test_hybrid_models_need_equal_tensor_parallel_and_ds_layout(check: Check) -> None:
     larger = pd(prefill_extra="tensor_parallel_size = 1", decode_extra="tensor_parallel_size = 4")
     found = check({"m.toml": NEMO, "d.toml": larger}, stack="m+d")
     assert sorted((f.rule, f.role or "") for f in found) == [
+        ("model-facts-missing", "decode"),  # tensor_parallel_size = 4 against heads it does not know
         ("pd-hybrid-conv-layout", "decode"),
         ("pd-hybrid-conv-layout", "prefill"),
         ("pd-tensor-parallel", ""),

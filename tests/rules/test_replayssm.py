@@ -413,7 +413,7 @@ def test_unknown_architecture_warns_how_to_declare_it(check: Check) -> None:
 
 @pytest.mark.parametrize("version", ["0.27.0", "0.33.0"])
 def test_tensor_parallel_heads_from_a_local_config_json(check: Check, version: str) -> None:
-    config = '{"architectures": ["NemotronHForCausalLM"], "mamba_num_heads": 8}'
+    config = '{"architectures": ["NemotronHForCausalLM"], "mamba_num_heads": 8, "num_attention_heads": 6}'
     text = (
         '[model]\nconfig = "nemo.json"\n\n[serve]\nmodel = "acme/nemo"\nuse_replayssm = true\n'
         'tensor_parallel_size = 3\n\n[env]\nVLLM_USE_V2_MODEL_RUNNER = "0"\n'

@@ -1,7 +1,9 @@
 """The rule engine: every check that runs on a composed stack, returning findings as data.
 
-One module per rule family (replayssm, kv, pd, host, mamba, runner, declared, secrets, env, basic, options); `engine` holds the
-registry and the run loop, `facts` the per-role facts, `models` the model architecture lookup.
+One module per rule family (replayssm, kv, pd, host, mamba, runner, declared, secrets, env, basic, options,
+and the cross-field checks: modelcfg, parallel, dataparallel, scheduler, cache, speculative); `engine` holds the registry
+and the run loop, `facts` the per-role facts, `models` the model architecture lookup, `order` where in vLLM's
+start-up the cross-field checks run.
 """
 
 from __future__ import annotations
@@ -13,16 +15,22 @@ from profilekit.errors import Finding
 from profilekit.redact import Redactor
 from profilekit.rules import (  # noqa: F401 - they register
     basic,
+    cache,
+    dataparallel,
     declared,
     env,
     host,
     kv,
     mamba,
+    modelcfg,
     options,
+    parallel,
     pd,
     replayssm,
     runner,
+    scheduler,
     secrets,
+    speculative,
 )
 from profilekit.rules.engine import (
     RULES,

@@ -26,11 +26,13 @@ class ArchInfo:
     `hybrid`: implements `IsHybrid` (attention + Mamba/linear-attention layers).
     `mamba_prefix_caching`: implements `SupportsMambaPrefixCaching` (Mamba cache mode `all`).
     `replayssm_since`: the first release whose class implements `SupportsReplaySSM`.
+    `pipeline_parallel`: implements `SupportsPP` (`ModelConfig.verify_with_parallel_config`).
     """
 
     hybrid: bool = False
     mamba_prefix_caching: bool = False
     replayssm_since: str | None = None
+    pipeline_parallel: bool = True
 
     def supports_replayssm(self, version: str) -> bool:
         return self.replayssm_since is not None and version_key(version) >= version_key(self.replayssm_since)
@@ -57,7 +59,8 @@ ARCHITECTURES: dict[str, ArchInfo] = {
     "JambaForCausalLM": _HYBRID,
     "FalconH1ForCausalLM": _HYBRID,
     "GraniteMoeHybridForCausalLM": _HYBRID,
-    "Zamba2ForCausalLM": _HYBRID,
+    # vllm/model_executor/models/zamba2.py: no SupportsPP in any release 0.27.0-0.33.0
+    "Zamba2ForCausalLM": ArchInfo(hybrid=True, pipeline_parallel=False),
     "BambaForCausalLM": _HYBRID,
     "Lfm2ForCausalLM": _HYBRID,
     "Lfm2MoeForCausalLM": _HYBRID,
@@ -193,16 +196,21 @@ def _read_config(path: Path) -> tuple[str | None, dict[str, Any] | None, str]:
 
 
 def model_facts(role: RoleConfig, root: Path | None) -> ModelFacts:
-    """Resolve a role's model and architecture; never raises."""
+    """Resolve a role's model, its architecture and, when there is one to read, its config.json; never raises.
+
+    The config.json comes from `[model] config` (a file or a folder), else from `serve.model` when that is
+    a local folder. The architecture comes from `[model] architecture`, else from that config.json, else
+    from the table of well-known model ids. A declared architecture does not stop profilekit reading the
+    config.json: the cross-field rules need the model's shape (heads, layers, positions, dtype).
+    """
     model_entry = role.entry("serve", "model")
     model = model_entry.value if model_entry is not None and isinstance(model_entry.value, str) else None
     model_locs = (model_entry.origin,) if model_entry is not None else ()
 
-    declared = role.entry("model", "architecture")
-    if declared is not None and isinstance(declared.value, str):
-        return ModelFacts(model, declared.value, "declared", (declared.origin,))
-
     problem = ""
+    raw: dict[str, Any] | None = None
+    arch: str | None = None
+    config_locs: tuple[Location, ...] = ()
     config = role.entry("model", "config")
     if config is not None and isinstance(config.value, str):
         path = Path(config.value).expanduser()
@@ -211,19 +219,22 @@ def model_facts(role: RoleConfig, root: Path | None) -> ModelFacts:
         if path.is_dir():
             path = path / "config.json"
         arch, raw, problem = _read_config(path)
-        if arch is not None:
-            return ModelFacts(model, arch, "config.json", (config.origin,), config=raw)
-
-    if model is not None:
+        config_locs = (config.origin,)
+    elif model is not None:
         folder = Path(model).expanduser()
         if not folder.is_absolute() and root is not None and (root / folder).is_dir():
             folder = root / folder
         if folder.is_dir():
-            arch, raw, why = _read_config(folder / "config.json")
-            if arch is not None:
-                return ModelFacts(model, arch, "config.json", model_locs, config=raw)
-            problem = problem or why
-        known = WELL_KNOWN_MODELS.get(model.lower())
-        if known is not None:
-            return ModelFacts(model, known, "well-known id", model_locs)
-    return ModelFacts(model, None, "", model_locs, problem)
+            arch, raw, problem = _read_config(folder / "config.json")
+            config_locs = model_locs
+
+    declared = role.entry("model", "architecture")
+    if declared is not None and isinstance(declared.value, str):
+        extra = tuple(loc for loc in config_locs if raw is not None and loc != declared.origin)
+        return ModelFacts(model, declared.value, "declared", (declared.origin, *extra), problem, config=raw)
+    if arch is not None:
+        return ModelFacts(model, arch, "config.json", config_locs, config=raw)
+    known = WELL_KNOWN_MODELS.get(model.lower()) if model is not None else None
+    if known is not None:
+        return ModelFacts(model, known, "well-known id", model_locs, problem, config=raw)
+    return ModelFacts(model, None, "", config_locs or model_locs, problem, config=raw)

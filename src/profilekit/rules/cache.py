@@ -1,0 +1,138 @@
+"""KV and Mamba cache options against prefix caching and the model's dtype.
+
+Sources: `vllm/config/vllm.py` `VllmConfig.validate_mamba_block_size` (a model validator, every release
+0.27.0-0.33.0, run before the ReplaySSM validator) and `VllmConfig._reject_mismatched_float_kv_cache`
+(0.33.0, early in `__post_init__`), with the model dtype of `vllm/config/model.py` `_get_and_verify_dtype`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from profilekit.errors import Severity
+from profilekit.rules import order
+from profilekit.rules.engine import STAGE_POST_INIT, STAGE_VALIDATORS, Context, Hit, rule
+from profilekit.rules.facts import RoleFacts, at_least
+from profilekit.rules.modelcfg import (
+    DTYPES,
+    Undecided,
+    derived_max_model_len,
+    lacking,
+    needs,
+    serve_int,
+    shape,
+    shown,
+)
+
+MSG_MAMBA_BLOCK = "--mamba-block-size can only be set with --enable-prefix-caching"
+
+
+def _mamba_block_size(f: RoleFacts) -> int | None:
+    return serve_int(f, "mamba_block_size")
+
+
+def _prefix_caching_text(f: RoleFacts) -> str:
+    if f.prefix_caching_explicit is False:
+        return "enable_prefix_caching = false"
+    return f"prefix caching off (vLLM {f.version}'s default for a {f.model.architecture} model)"
+
+
+@rule(
+    "mamba-block-size-prefix-caching",
+    Severity.ERROR,
+    "mamba_block_size set while prefix caching is off",
+    source="vllm/config/vllm.py VllmConfig.validate_mamba_block_size",
+)
+def mamba_block_size_prefix_caching(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    size = _mamba_block_size(f)
+    if size is None or f.prefix_caching is not False:
+        return []
+    mml = derived_max_model_len(f)
+    if mml is None or size == mml:  # vLLM counts a block size equal to max_model_len as unset
+        return []
+    return [
+        Hit(
+            "mamba-block-size-prefix-caching",
+            f"mamba_block_size = {size} with {_prefix_caching_text(f)}; vLLM {f.version} refuses to start: "
+            f'"{MSG_MAMBA_BLOCK}"',
+            [*f.loc("serve", "mamba_block_size"), *f.loc("serve", "enable_prefix_caching")],
+            "remove mamba_block_size (it sizes the blocks prefix caching keeps), or set enable_prefix_caching = true",
+            role=f.role.name,
+            order=(STAGE_VALIDATORS, order.MAMBA_BLOCK_SIZE),
+        )
+    ]
+
+
+@needs
+def _mamba_block_needs(f: RoleFacts) -> list[Undecided]:
+    size = _mamba_block_size(f)
+    if size is None or f.prefix_caching is not False or derived_max_model_len(f) is not None:
+        return []
+    why = lacking(shape(f), "max_position_embeddings or other length key")
+    return [
+        Undecided(
+            f"mamba_block_size = {size} without prefix caching against max_model_len{why}",
+            tuple(f.loc("serve", "mamba_block_size")),
+        )
+    ]
+
+
+def model_dtype(f: RoleFacts) -> str | None:
+    """`ModelConfig.dtype` on a GPU host: `dtype` when written, else the checkpoint's (float32 -> bfloat16)."""
+    written = f.serve.get("dtype", "auto")
+    if not isinstance(written, str):
+        return None
+    written = written.lower()
+    if written != "auto":
+        return DTYPES.get(written)
+    s = shape(f)
+    if s is None:
+        return None
+    config_dtype = s.dtype or "float32"  # no dtype in config.json: transformers' float32
+    if config_dtype == "float32":
+        return "bfloat16"  # _resolve_auto_dtype: the platform's first supported dtype
+    return config_dtype if config_dtype in ("float16", "bfloat16") else None
+
+
+@rule(
+    "kv-cache-dtype-model-dtype",
+    Severity.ERROR,
+    "a float16/bfloat16 kv_cache_dtype that differs from the model's dtype",
+    releases=">=0.33.0",
+    source="vllm/config/vllm.py VllmConfig._reject_mismatched_float_kv_cache",
+)
+def kv_cache_dtype_model_dtype(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    cache = f.serve.get("kv_cache_dtype")
+    if cache not in ("float16", "bfloat16"):
+        return []
+    model = model_dtype(f)
+    if model is None or model == cache:
+        return []
+    allowed = f"`auto` or `{model}`" if model in ("float16", "bfloat16") else "`auto`"
+    message = (
+        f'kv_cache_dtype="{cache}" is incompatible with dtype="{model}". Please set `--kv-cache-dtype` to {allowed}.'
+    )
+    origin = f"dtype = {shown(f.serve['dtype'])}" if "dtype" in f.serve else "its config.json"
+    return [
+        Hit(
+            "kv-cache-dtype-model-dtype",
+            f"kv_cache_dtype = {shown(cache)} with a model in {model} ({origin}); vLLM {f.version} refuses to start: "
+            f'"{message}"',
+            [*f.loc("serve", "kv_cache_dtype"), *(f.loc("serve", "dtype") or f.model.locations)],
+            'set kv_cache_dtype = "auto"' + (f' or "{model}"' if model in ("float16", "bfloat16") else ""),
+            role=f.role.name,
+            order=(STAGE_POST_INIT, order.FLOAT_KV_CACHE),
+        )
+    ]
+
+
+@needs
+def _kv_dtype_needs(f: RoleFacts) -> list[Undecided]:
+    cache = f.serve.get("kv_cache_dtype")
+    if not at_least(f.version, "0.33.0") or cache not in ("float16", "bfloat16") or model_dtype(f) is not None:
+        return []
+    if not isinstance(f.serve.get("dtype", "auto"), str) or str(f.serve.get("dtype", "auto")).lower() != "auto":
+        return []
+    return [
+        Undecided(f"kv_cache_dtype = {shown(cache)} against the model's dtype", tuple(f.loc("serve", "kv_cache_dtype")))
+    ]

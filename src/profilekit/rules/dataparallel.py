@@ -1,0 +1,362 @@
+"""Data-parallel launch options: load-balancing modes, node ranks, local sizes and the DP rank.
+
+Sources: `vllm/engine/arg_utils.py` `EngineArgs.create_engine_config` (the launch block before
+`ParallelConfig` is built; 0.30.0 counts prefill context parallelism in the world size, 0.31.0 added the
+external-LB node-rank check), then `vllm/config/parallel.py` `ParallelConfig.__post_init__` (the DP rank
+range) and `_validate_parallel_config` (local size, external LB), every release 0.27.0-0.33.0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from profilekit.errors import Location, Severity
+from profilekit.rules import order
+from profilekit.rules.engine import STAGE_CONFIG_OBJECTS, Context, Hit, rule
+from profilekit.rules.facts import RoleFacts, at_least
+from profilekit.rules.modelcfg import Undecided, lacking, needs, serve_bool, serve_int, shape
+
+SOURCE_LAUNCH = "vllm/engine/arg_utils.py EngineArgs.create_engine_config (data-parallel launch options)"
+SOURCE_PARALLEL = "vllm/config/parallel.py ParallelConfig"
+INVALID = "Invalid data-parallel launch options: "
+MSG_DENSE = (
+    "Non-MoE models do not support external data parallel mode. For external load balancing, launch independent "
+    "vLLM instances without --data-parallel-* arguments."
+)
+
+
+@dataclass(slots=True)
+class Failure:
+    rule: str
+    index: int  # its place among the raises of one vLLM function
+    what: str
+    message: str
+    fix: str
+    keys: tuple[str, ...]
+    stage: int = order.DATA_PARALLEL_LAUNCH
+    model: bool = False  # the model's config.json decided it
+
+
+@dataclass(slots=True)
+class Launch:
+    """What the launch block leaves for ParallelConfig, and the first failure on the way."""
+
+    failure: Failure | None = None
+    dense_unknown: bool = False  # the dense-model check needed a config.json profilekit lacks
+    external: bool = False
+    rank: int | None = None
+    size_local: int = 1
+    checked: list[str] = field(default_factory=list)
+
+
+def _launch(f: RoleFacts) -> Launch | None:
+    """`create_engine_config`'s data-parallel block, as a GPU host runs it; None when a size is not an int."""
+    ints = {
+        k: serve_int(f, k, d)
+        for k, d in (
+            ("data_parallel_size", 1),
+            ("tensor_parallel_size", 1),
+            ("pipeline_parallel_size", 1),
+            ("prefill_context_parallel_size", 1),
+            ("nnodes", 1),
+            ("node_rank", 0),
+        )
+    }
+    if any(v is None for v in ints.values()):
+        return None
+    dp, tp, pp, pcp = (
+        int(ints[k] or 0)
+        for k in (
+            "data_parallel_size",
+            "tensor_parallel_size",
+            "pipeline_parallel_size",
+            "prefill_context_parallel_size",
+        )
+    )
+    nnodes, node_rank = int(ints["nnodes"] or 0), int(ints["node_rank"] or 0)
+    rank = serve_int(f, "data_parallel_rank")
+    size_local = serve_int(f, "data_parallel_size_local")
+    start_rank = serve_int(f, "data_parallel_start_rank")
+    hybrid = serve_bool(f, "data_parallel_hybrid_lb") is True
+    external = serve_bool(f, "data_parallel_external_lb") is True
+    backend = f.serve.get("data_parallel_backend", "mp")
+    v = f.version
+    out = Launch()
+
+    def fail(index: int, what: str, message: str, fix: str, *keys: str) -> Launch:
+        out.failure = Failure("data-parallel-launch", index, what, message, fix, keys)
+        return out
+
+    if hybrid and external:
+        return fail(
+            0,
+            "data_parallel_hybrid_lb = true with data_parallel_external_lb = true",
+            INVALID + "`--data-parallel-hybrid-lb` and `--data-parallel-external-lb` cannot be enabled together. "
+            "Enable only one load-balancing mode.",
+            "keep one load-balancing mode",
+            "data_parallel_hybrid_lb",
+            "data_parallel_external_lb",
+        )
+    if nnodes > 1 and backend != "mp":
+        return fail(
+            1,
+            f"nnodes = {nnodes} with data_parallel_backend = {backend!r}",
+            INVALID + f"`--nnodes {nnodes}` requires `--data-parallel-backend mp`; got "
+            f"`--data-parallel-backend {backend}`. Use the MP backend or set `--nnodes 1`.",
+            'set data_parallel_backend = "mp", or nnodes = 1',
+            "nnodes",
+            "data_parallel_backend",
+        )
+    inferred = 0
+    if nnodes > 1:
+        within = pp * tp * (pcp if at_least(v, "0.30.0") else 1)
+        world = dp * within
+        if world % nnodes != 0:
+            sizes = (
+                "`--data-parallel-size`, `--pipeline-parallel-size`, `--tensor-parallel-size`, or "
+                "`--prefill-context-parallel-size`."
+                if at_least(v, "0.30.0")
+                else "`--data-parallel-size`, `--pipeline-parallel-size`, or `--tensor-parallel-size`."
+            )
+            return fail(
+                2,
+                f"nnodes = {nnodes} does not divide the world size {world} (data x pipeline x tensor"
+                + (" x prefill-context" if at_least(v, "0.30.0") else "")
+                + " parallel sizes)",
+                INVALID + f"`--nnodes {nnodes}` must evenly divide the total world size ({world}). "
+                f"Adjust `--nnodes`, {sizes}",
+                f"set nnodes to a divisor of {world}",
+                "nnodes",
+                "data_parallel_size",
+                "tensor_parallel_size",
+                "pipeline_parallel_size",
+            )
+        if not 0 <= node_rank < nnodes:
+            return fail(
+                3,
+                f"node_rank = {node_rank} with nnodes = {nnodes}",
+                INVALID + f"`--node-rank` must be between 0 and {nnodes - 1}; got `--node-rank {node_rank}`. "
+                "Set it to this node's zero-based index.",
+                f"set node_rank between 0 and {nnodes - 1}",
+                "node_rank",
+                "nnodes",
+            )
+        local_world = world // nnodes
+        inferred = (node_rank * local_world) // within
+        if dp > 1 and external:
+            if rank is None:
+                if at_least(v, "0.31.0") and nnodes % dp != 0:
+                    return fail(
+                        4,
+                        f"data_parallel_external_lb = true with nnodes = {nnodes}, data_parallel_size = {dp} and "
+                        "no data_parallel_rank",
+                        INVALID + "`--node-rank` cannot unambiguously identify external data-parallel ranks when "
+                        "`--nnodes` is not divisible by `--data-parallel-size`. Set a unique "
+                        "`--data-parallel-rank` for each external-LB process.",
+                        "set data_parallel_rank for each external-LB process",
+                        "data_parallel_external_lb",
+                        "nnodes",
+                        "data_parallel_size",
+                    )
+                rank = inferred
+        elif size_local is None:
+            size_local = max(local_world // within, 1)
+    ext = external or rank is not None
+    if serve_bool(f, "enable_fault_tolerance") is True and not ext:
+        return fail(
+            5,
+            "enable_fault_tolerance = true without an external load balancer",
+            "Fault tolerance requires external load balancer mode (--data-parallel-external-lb or "
+            "--data-parallel-rank). Internal LB mode is not supported.",
+            "set data_parallel_external_lb = true (or data_parallel_rank), or remove enable_fault_tolerance",
+            "enable_fault_tolerance",
+        )
+    if dp > 1 and ext:
+        s = shape(f)
+        if s is None:
+            out.dense_unknown = True
+        elif not s.moe:
+            out.failure = Failure(
+                "data-parallel-dense-model",
+                6,
+                f"data_parallel_size = {dp} with an external data-parallel rank for a dense (non-MoE) model "
+                "(config.json)",
+                MSG_DENSE,
+                "launch independent vLLM instances without the data_parallel_* options",
+                ("data_parallel_size", "data_parallel_rank", "data_parallel_external_lb"),
+                model=True,
+            )
+            return out
+    if ext:
+        if rank is None:
+            return fail(
+                7,
+                "data_parallel_external_lb = true without data_parallel_rank",
+                INVALID + "`--data-parallel-external-lb` requires a data-parallel rank. Set `--data-parallel-rank`, "
+                "or set `--data-parallel-size` greater than 1 and use `--nnodes` with `--node-rank` so the rank can "
+                "be inferred.",
+                "set data_parallel_rank (this process's rank), or remove data_parallel_external_lb",
+                "data_parallel_external_lb",
+                "data_parallel_rank",
+            )
+        if size_local not in (1, None):
+            return fail(
+                8,
+                f"an external data-parallel rank with data_parallel_size_local = {size_local}",
+                INVALID + "an external data-parallel rank requires `--data-parallel-size-local 1`; got "
+                f"{size_local}. Set it to 1 or omit it.",
+                "set data_parallel_size_local = 1, or remove it",
+                "data_parallel_size_local",
+                "data_parallel_rank",
+                "data_parallel_external_lb",
+            )
+        out.size_local = 1
+    elif size_local is not None:
+        out.size_local = size_local
+        rank = (
+            (start_rank if start_rank is not None else inferred) if at_least(v, "0.28.0") else (start_rank or inferred)
+        )
+    else:
+        if hybrid:
+            return fail(
+                9,
+                "data_parallel_hybrid_lb = true without data_parallel_size_local",
+                INVALID + "`--data-parallel-hybrid-lb` requires `--data-parallel-size-local`. Set it to the number "
+                "of data-parallel ranks on this node.",
+                "set data_parallel_size_local to the number of data-parallel ranks on this node",
+                "data_parallel_hybrid_lb",
+            )
+        span = backend == "ray" and f.env_value("VLLM_RAY_DP_PACK_STRATEGY") == "span"
+        out.size_local = 1 if span else dp
+    out.external = ext
+    out.rank = rank
+    return _parallel_config(f, out, dp)
+
+
+def _parallel_config(f: RoleFacts, out: Launch, dp: int) -> Launch:
+    """`ParallelConfig.__post_init__` (the DP rank range), then `_validate_parallel_config`."""
+    rank = out.rank or 0
+    if (dp > 1 or out.size_local == 0) and not 0 <= rank < dp:
+        out.failure = Failure(
+            "data-parallel-rank",
+            0,
+            f"data_parallel_rank {rank} with data_parallel_size = {dp}",
+            f"data_parallel_rank ({rank}) must be in the range [0, {dp})",
+            f"set the data-parallel rank between 0 and {dp - 1}",
+            ("data_parallel_rank", "data_parallel_start_rank", "data_parallel_size"),
+            stage=order.PARALLEL_POST_INIT,
+        )
+    elif out.size_local > dp:
+        out.failure = Failure(
+            "data-parallel-size-local",
+            0,
+            f"data_parallel_size_local = {out.size_local} is more than data_parallel_size = {dp}",
+            f"data_parallel_size_local ({out.size_local}) must be <= data_parallel_size ({dp})",
+            f"set data_parallel_size_local to at most {dp} (the ranks on this node), or raise data_parallel_size",
+            ("data_parallel_size_local", "data_parallel_size"),
+            stage=order.PARALLEL_VALIDATORS,
+        )
+    elif dp <= 1 and out.external:
+        out.failure = Failure(
+            "data-parallel-external-lb",
+            1,
+            "an external data-parallel load balancer (data_parallel_external_lb or data_parallel_rank) with "
+            f"data_parallel_size = {dp}",
+            "data_parallel_external_lb can only be set when data_parallel_size > 1",
+            "set data_parallel_size above 1, or remove data_parallel_external_lb and data_parallel_rank",
+            ("data_parallel_external_lb", "data_parallel_rank", "data_parallel_size"),
+            stage=order.PARALLEL_VALIDATORS,
+        )
+    return out
+
+
+def launch(f: RoleFacts) -> Launch | None:
+    if "data-parallel" not in f.memo:
+        f.memo["data-parallel"] = _launch(f)
+    result: Launch | None = f.memo["data-parallel"]
+    return result
+
+
+def _hits(f: RoleFacts, rule_id: str) -> list[Hit]:
+    out = launch(f)
+    if out is None or out.failure is None or out.failure.rule != rule_id:
+        return []
+    fail = out.failure
+    locs: list[Location] = [loc for key in fail.keys for loc in f.loc("serve", key)]
+    if fail.model:
+        locs += f.model.locations
+    return [
+        Hit(
+            rule_id,
+            f'{fail.what}; vLLM {f.version} refuses to start: "{fail.message}"',
+            locs,
+            fail.fix,
+            role=f.role.name,
+            order=(STAGE_CONFIG_OBJECTS, fail.stage + fail.index),
+        )
+    ]
+
+
+@rule(
+    "data-parallel-launch",
+    Severity.ERROR,
+    "data-parallel launch options that contradict each other (load-balancing modes, nodes, ranks)",
+    source=SOURCE_LAUNCH,
+)
+def data_parallel_launch(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    return _hits(f, "data-parallel-launch")
+
+
+@rule(
+    "data-parallel-dense-model",
+    Severity.ERROR,
+    "an external data-parallel rank for a dense (non-MoE) model (needs the model's config.json)",
+    source=SOURCE_LAUNCH,
+)
+def data_parallel_dense_model(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    return _hits(f, "data-parallel-dense-model")
+
+
+@rule(
+    "data-parallel-rank",
+    Severity.ERROR,
+    "a data-parallel rank outside [0, data_parallel_size)",
+    source=SOURCE_PARALLEL + ".__post_init__",
+)
+def data_parallel_rank(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    return _hits(f, "data-parallel-rank")
+
+
+@rule(
+    "data-parallel-size-local",
+    Severity.ERROR,
+    "data_parallel_size_local above data_parallel_size",
+    source=SOURCE_PARALLEL + "._validate_parallel_config",
+)
+def data_parallel_size_local(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    return _hits(f, "data-parallel-size-local")
+
+
+@rule(
+    "data-parallel-external-lb",
+    Severity.ERROR,
+    "an external data-parallel load balancer without data parallelism",
+    source=SOURCE_PARALLEL + "._validate_parallel_config",
+)
+def data_parallel_external_lb(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    return _hits(f, "data-parallel-external-lb")
+
+
+@needs
+def _dense_needs(f: RoleFacts) -> list[Undecided]:
+    out = launch(f)
+    if out is None or not out.dense_unknown:
+        return []
+    return [
+        Undecided(
+            "an external data-parallel rank against whether the model is a mixture of experts"
+            + lacking(shape(f), "num_experts"),
+            tuple(f.loc("serve", "data_parallel_size")),
+        )
+    ]

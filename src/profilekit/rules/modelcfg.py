@@ -1,0 +1,327 @@
+"""The model's shape as vLLM derives it from config.json, `max_model_len` against the model's positions, and
+the warning that names the checks a missing config.json keeps from running.
+
+Sources: `vllm/transformers_utils/model_arch_config_convertor.py` (heads, KV heads, layers, the keys
+`derive_max_model_len_and_key` reads), `vllm/config/model.py` `_get_and_verify_max_len` and
+`_get_and_verify_dtype` (every release 0.27.0-0.33.0; the RoPE types whose factor scales the length change
+in 0.30.0).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from profilekit.errors import Location, Severity
+from profilekit.rules import order
+from profilekit.rules.engine import STAGE_CONFIG_OBJECTS, Context, Hit, rule
+from profilekit.rules.facts import RoleFacts, at_least
+from profilekit.vllm.values import human_readable_int_or_auto
+
+# `derive_max_model_len_and_key`: the smallest of these keys is the model's length
+MAX_LEN_KEYS = (
+    "max_position_embeddings",
+    "n_positions",
+    "max_seq_len",
+    "seq_length",
+    "model_max_length",
+    "max_target_positions",
+    "max_sequence_length",
+    "max_seq_length",
+    "seq_len",
+)
+HEAD_KEYS = ("num_attention_heads", "n_head", "n_heads")  # transformers' attribute maps (GPT-2, MPT)
+KV_HEAD_KEYS = ("n_head_kv", "num_kv_heads", "num_key_value_heads", "multi_query_group_num", "num_attention_groups")
+EXPERT_KEYS = ("num_experts", "moe_num_experts", "n_routed_experts", "num_local_experts")
+DTYPES = {"half": "float16", "float16": "float16", "bfloat16": "bfloat16", "float": "float32", "float32": "float32"}
+
+CONFIG_FIX = (
+    'give profilekit the model\'s config.json: [model] config = "path/to/config.json" (a file or the model '
+    "folder, relative to the repository root), or serve a local model folder"
+)
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def serve_int(f: RoleFacts, key: str, default: int | None = None) -> int | None:
+    """An integer option as vLLM parses it ('8k' and 'auto' included); None when unset (and no default) or
+    not an integer (`invalid-value` reports that)."""
+    value = f.serve.get(key, default)
+    if isinstance(value, str):
+        try:
+            return human_readable_int_or_auto(value)
+        except ValueError:
+            return None
+    return _int(value)
+
+
+def serve_bool(f: RoleFacts, key: str) -> bool | None:
+    value = f.serve.get(key)
+    return value if isinstance(value, bool) else None
+
+
+def shown(value: Any) -> str:
+    """A value as a layer writes it (TOML/JSON literal)."""
+    return json.dumps(value, default=str)
+
+
+def _num(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+@dataclass(frozen=True, slots=True)
+class ModelShape:
+    """What vLLM reads from a config.json (its `text_config` for multimodal models); None: not in the file."""
+
+    raw: dict[str, Any]
+    text: dict[str, Any]
+
+    @classmethod
+    def of(cls, raw: dict[str, Any]) -> ModelShape:
+        text = raw.get("text_config")
+        return cls(raw, text if isinstance(text, dict) else raw)
+
+    def first_int(self, keys: Iterable[str]) -> int | None:
+        for key in keys:
+            value = _int(self.text.get(key))
+            if value is not None:
+                return value
+        return None
+
+    @property
+    def model_type(self) -> str:
+        value = self.raw.get("model_type")
+        return value if isinstance(value, str) else ""
+
+    @property
+    def heads(self) -> int | None:
+        return self.first_int(HEAD_KEYS)
+
+    @property
+    def kv_heads(self) -> int | None:
+        """`get_total_num_kv_heads`: the first alias present, else the attention heads."""
+        value = self.first_int(KV_HEAD_KEYS)
+        return value if value is not None else self.heads
+
+    @property
+    def layers(self) -> int | None:
+        return _int(self.text.get("num_hidden_layers"))
+
+    @property
+    def mla(self) -> bool:
+        """Multi-head latent attention (DeepSeek-style `kv_lora_rank`): vLLM skips the GQA context-parallel checks."""
+        return self.text.get("kv_lora_rank") is not None
+
+    @property
+    def moe(self) -> bool:
+        return any((_int(self.text.get(k)) or 0) > 0 for k in EXPERT_KEYS)
+
+    @property
+    def dtype(self) -> str | None:
+        """The checkpoint's dtype (`dtype`, or `torch_dtype` before transformers v5); None when absent."""
+        for key in ("dtype", "torch_dtype"):
+            value = self.raw.get(key)
+            if isinstance(value, str):
+                return value.removeprefix("torch.")
+        return None
+
+    def rope(self) -> list[dict[str, Any]]:
+        """The RoPE parameter sets (`rope_parameters`, or `rope_scaling` before transformers v5)."""
+        params = self.raw.get("rope_parameters", self.raw.get("rope_scaling"))
+        if not isinstance(params, dict) or not params:
+            return []
+        sets = list(params.values()) if all(isinstance(v, dict) for v in params.values()) else [params]
+        return [{**p, "rope_type": p.get("rope_type", p.get("type", "default"))} for p in sets]
+
+    def positions(self, version: str, *, disable_sliding_window: bool = False) -> tuple[float, str] | None:
+        """`_get_and_verify_max_len`: (the derived max_model_len, the config key it came from).
+
+        None when config.json names none of the keys: vLLM would then read transformers' default for the
+        model type, which profilekit does not know.
+        """
+        derived: float | None = None
+        key = ""
+        for name in MAX_LEN_KEYS:
+            value = _num(self.text.get(name))
+            if value is not None and (derived is None or value < derived):
+                derived, key = value, name
+        if mml := _num(self.text.get("model_max_length")):
+            derived, key = mml, "model_max_length"
+        if derived is None:
+            return None
+        window = _num(self.text.get("sliding_window"))
+        if disable_sliding_window and window is not None and window < derived:
+            derived, key = window, "sliding_window"
+        if "gemma3" in self.model_type:
+            return derived, key
+        # the RoPE types whose `factor` already counts in max_position_embeddings (0.30.0 added the YaRN family)
+        unscaled: tuple[str, ...] = ("su", "longrope", "llama3")
+        if at_least(version, "0.30.0"):
+            unscaled += ("yarn", "deepseek_yarn", "deepseek_llama_scaling")
+        factor: Any = 1.0
+        for rp in self.rope():
+            if rp["rope_type"] not in unscaled:
+                factor = rp.get("factor", factor)
+                if rp["rope_type"] == "yarn":  # before 0.30.0: YaRN scales its original length
+                    orig = _num(rp.get("original_max_position_embeddings"))
+                    derived = orig if orig is not None else derived
+        return derived * (_num(factor) or 1.0), key
+
+
+def shape(f: RoleFacts) -> ModelShape | None:
+    """The role's model shape, or None when profilekit has no config.json for it."""
+    raw = f.model.config
+    return ModelShape.of(raw) if raw is not None else None
+
+
+def allow_long_max_model_len(f: RoleFacts) -> bool:
+    """`VLLM_ALLOW_LONG_MAX_MODEL_LEN` as vllm/envs.py reads it ("1" or "true")."""
+    raw = f.env_value("VLLM_ALLOW_LONG_MAX_MODEL_LEN")
+    return raw is not None and raw.strip().lower() in ("1", "true")
+
+
+def written_max_model_len(f: RoleFacts) -> int | None:
+    """The max_model_len a layer sets (None: unset, -1/"auto" or not an integer: vLLM derives it)."""
+    value = serve_int(f, "max_model_len")
+    return value if value is not None and value > 0 else None
+
+
+def derived_max_model_len(f: RoleFacts) -> int | None:
+    """`ModelConfig.max_model_len` after `_get_and_verify_max_len`; None when it needs an unknown config.json."""
+    written = written_max_model_len(f)
+    if written is not None:
+        return written
+    s = shape(f)
+    found = s.positions(f.version, disable_sliding_window=sliding_window_disabled(f)) if s is not None else None
+    if s is None or found is None:
+        return None
+    if any(rp["rope_type"] == "longrope" for rp in s.rope()):
+        orig = _num(s.raw.get("original_max_position_embeddings"))
+        return int(orig if orig is not None else found[0])
+    return int(found[0])
+
+
+def sliding_window_disabled(f: RoleFacts) -> bool:
+    return f.serve.get("disable_sliding_window") is True
+
+
+MSG_LONG = (
+    "User-specified max_model_len ({mml}) is greater than the derived max_model_len ({key}={derived} or "
+    "model_max_length={model_max_length} in model's config.json). To allow overriding this maximum, set the env "
+    "var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used with extreme caution. If the "
+    "model uses relative position encoding (RoPE), positions exceeding derived_max_model_len lead to nan. If the "
+    "model uses absolute position encoding, positions exceeding derived_max_model_len will cause a CUDA array "
+    "out-of-bounds error."
+)
+
+
+@rule(
+    "max-model-len-positions",
+    Severity.ERROR,
+    "max_model_len above the positions the model's config.json allows (needs the config.json)",
+    source="vllm/config/model.py _get_and_verify_max_len",
+)
+def max_model_len_positions(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    mml = written_max_model_len(f)
+    s = shape(f)
+    if mml is None or s is None or allow_long_max_model_len(f):
+        return []
+    found = s.positions(f.version, disable_sliding_window=sliding_window_disabled(f))
+    if found is None:
+        return []
+    derived, key = found
+    if mml <= derived:
+        return []
+    model_max_length = _num(s.raw.get("model_max_length"))
+    if model_max_length is not None and mml <= model_max_length:
+        return []
+    shown_mml = s.raw.get("model_max_length")
+    message = MSG_LONG.format(mml=mml, key=key, derived=float(derived), model_max_length=shown_mml)
+    return [
+        Hit(
+            "max-model-len-positions",
+            f"max_model_len = {mml} is more than the model allows ({key} = {_plain(derived)} in its config.json); "
+            f'vLLM {f.version} refuses to start: "{message}"',
+            [*f.loc("serve", "max_model_len"), *f.model.locations],
+            f'set max_model_len to {_plain(derived)} or less, or set env VLLM_ALLOW_LONG_MAX_MODEL_LEN = "1" '
+            "(only for a model whose positions really extend that far)",
+            role=f.role.name,
+            order=(STAGE_CONFIG_OBJECTS, order.MODEL_CONFIG),
+        )
+    ]
+
+
+def _plain(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+# ---- the checks a missing config.json keeps from running ---------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Undecided:
+    """One check that could not run for want of the model's config.json (or of a key in it)."""
+
+    check: str  # what vLLM compares, e.g. "tensor_parallel_size = 3 against the attention heads"
+    locations: tuple[Location, ...] = ()
+
+
+# Each family of cross-field rules adds a function naming, for one role, the checks it could not run.
+Needs = Callable[[RoleFacts], list[Undecided]]
+NEEDS: list[Needs] = []
+
+
+def needs(check: Needs) -> Needs:
+    NEEDS.append(check)
+    return check
+
+
+def lacking(s: ModelShape | None, keys: str) -> str:
+    """Why a check could not run: no config.json at all (""), or a config.json without those keys."""
+    return "" if s is None else f" (the config.json has no {keys})"
+
+
+@needs
+def _max_model_len_needs(f: RoleFacts) -> list[Undecided]:
+    mml = written_max_model_len(f)
+    if mml is None or allow_long_max_model_len(f):
+        return []
+    s = shape(f)
+    if s is not None and s.positions(f.version) is not None:
+        return []
+    why = lacking(s, "max_position_embeddings or other length key")
+    return [
+        Undecided(f"max_model_len = {mml} against the model's positions{why}", tuple(f.loc("serve", "max_model_len")))
+    ]
+
+
+@rule(
+    "model-facts-missing",
+    Severity.WARNING,
+    "cross-field checks that need the model's config.json could not run (an error with --strict)",
+    source="vllm/config/model.py, vllm/config/vllm.py (the checks against the model's config.json)",
+)
+def model_facts_missing(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    undecided = [item for check in NEEDS for item in check(f)]
+    if not undecided:
+        return []
+    problem = f" ({f.model.problem})" if f.model.problem else ""
+    model = f"model {f.model.model!r}" if f.model.model else "this role's model"
+    checks = "; ".join(u.check for u in undecided)
+    if f.model.config is None:
+        why = f"they need the config.json of {model}, which profilekit does not have{problem}"
+    else:
+        why = f"the config.json of {model} lacks the keys they read"
+    return [
+        Hit(
+            "model-facts-missing",
+            f"profilekit could not run vLLM {f.version}'s checks of {checks}: {why}",
+            [*f.model.locations, *(loc for u in undecided for loc in u.locations)],
+            CONFIG_FIX,
+            role=f.role.name,
+        )
+    ]

@@ -1,0 +1,127 @@
+"""Speculative-decoding options that contradict each other inside `speculative_config`.
+
+Source: `vllm/config/speculative.py` `SpeculativeConfig.__post_init__` and `_verify_args` (every release
+0.27.0-0.33.0): a count without a draft model, n-gram prompt lookup bounds, and a method that needs a
+count. Field constraints (`num_speculative_tokens > 0`, the method names) are `invalid-value`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from profilekit.errors import Severity
+from profilekit.rules import order
+from profilekit.rules.engine import STAGE_CONFIG_OBJECTS, Context, Hit, rule
+from profilekit.rules.facts import RoleFacts
+from profilekit.rules.modelcfg import shown
+
+SOURCE = "vllm/config/speculative.py SpeculativeConfig.__post_init__"
+NEEDS_DRAFT_MODEL = (None, "draft_model", "eagle", "eagle3", "dflash")
+NGRAM = ("ngram", "[ngram]", "ngram_gpu")
+
+
+def _spec(f: RoleFacts) -> dict[str, Any] | None:
+    value = f.serve.get("speculative_config")
+    return value if isinstance(value, dict) and value else None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _method(spec: dict[str, Any]) -> str | None:
+    """The method after vLLM's inference: `model = "ngram"` alone means the n-gram method."""
+    method = spec.get("method")
+    if method is None and spec.get("model") in ("ngram", "[ngram]"):
+        return "ngram"
+    return method if isinstance(method, str) or method is None else None
+
+
+def _hit(f: RoleFacts, rule_id: str, index: int, what: str, message: str, *, fix: str, keys: tuple[str, ...]) -> Hit:
+    locs = [loc for key in keys for loc in f.locs("serve", "speculative_config", key)]
+    return Hit(
+        rule_id,
+        f'{what}; vLLM {f.version} refuses to start: "{message}"',
+        locs or f.locs("serve", "speculative_config"),
+        fix,
+        role=f.role.name,
+        order=(STAGE_CONFIG_OBJECTS, order.SPECULATIVE_CONFIG + index),
+    )
+
+
+def _failure(f: RoleFacts) -> Hit | None:
+    spec = _spec(f)
+    if spec is None:
+        return None
+    method = _method(spec)
+    raw_method = spec.get("method")
+    count = spec.get("num_speculative_tokens")
+    model = spec.get("model")
+    if model is None and count is not None and raw_method in NEEDS_DRAFT_MODEL and raw_method != "custom_class":
+        named = f"method = {shown(raw_method)}" if raw_method is not None else "no method"
+        return _hit(
+            f,
+            "speculative-draft-model",
+            0,
+            f"speculative_config has num_speculative_tokens = {shown(count)} and {named} but no draft model",
+            "num_speculative_tokens was provided but without speculative model.",
+            fix='name the draft model (speculative_config.model), or use a method that needs none (method = "ngram")',
+            keys=("num_speculative_tokens", "method"),
+        )
+    if method in NGRAM:
+        low, high = _int(spec.get("prompt_lookup_min")), _int(spec.get("prompt_lookup_max"))
+        if low is None and high is None:
+            low = high = 5
+        low = low if low is not None else high
+        high = high if high is not None else low
+        if low is not None and high is not None and low > high:
+            return _hit(
+                f,
+                "speculative-prompt-lookup",
+                1,
+                f"speculative_config.prompt_lookup_min = {low} is above prompt_lookup_max = {high}",
+                f"prompt_lookup_min={low} must be <= prompt_lookup_max={high}",
+                fix="set prompt_lookup_min to at most prompt_lookup_max (an n-gram match needs min <= max tokens)",
+                keys=("prompt_lookup_min", "prompt_lookup_max"),
+            )
+    if count is None and method in NGRAM:
+        return _hit(
+            f,
+            "speculative-num-tokens",
+            2,
+            f"speculative_config with method = {shown(method)} and no num_speculative_tokens",
+            "num_speculative_tokens must be provided with speculative model unless the draft model config contains "
+            "an n_predict parameter.",
+            fix="set speculative_config.num_speculative_tokens (how many tokens to propose per step)",
+            keys=("method",),
+        )
+    return None
+
+
+def _only(rule_id: str):  # type: ignore[no-untyped-def]
+    def check(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+        hit = _failure(f)
+        return [hit] if hit is not None and hit.rule == rule_id else []
+
+    return check
+
+
+rule(
+    "speculative-draft-model",
+    Severity.ERROR,
+    "speculative_config with a token count but no draft model for a method that needs one",
+    source=SOURCE,
+)(_only("speculative-draft-model"))
+rule(
+    "speculative-prompt-lookup",
+    Severity.ERROR,
+    "n-gram speculative decoding with prompt_lookup_min above prompt_lookup_max",
+    source=SOURCE,
+)(_only("speculative-prompt-lookup"))
+rule(
+    "speculative-num-tokens",
+    Severity.ERROR,
+    "n-gram speculative decoding without num_speculative_tokens",
+    source="vllm/config/speculative.py SpeculativeConfig._verify_args",
+)(_only("speculative-num-tokens"))
