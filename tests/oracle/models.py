@@ -137,11 +137,44 @@ _KIMI_LINEAR: dict[str, Any] = {
     "pad_token_id": 0,
 }
 
+# A hybrid model whose class does not implement SupportsPP (layer layout as in Zyphra/Zamba2-1.2B:
+# Mamba2 layers with a shared attention block at the "hybrid" ones).
+_ZAMBA2: dict[str, Any] = {
+    "architectures": ["Zamba2ForCausalLM"],
+    "model_type": "zamba2",
+    "torch_dtype": "bfloat16",
+    "vocab_size": 256,
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "num_hidden_layers": 2,
+    "layers_block_type": ["mamba", "hybrid"],
+    "num_attention_heads": 4,
+    "num_key_value_heads": 4,
+    "max_position_embeddings": 512,
+    "mamba_d_state": 16,
+    "mamba_d_conv": 4,
+    "mamba_expand": 2,
+    "mamba_ngroups": 1,
+    "mamba_headdim": 16,
+    "n_mamba_heads": 8,
+    "num_mem_blocks": 1,
+    "use_shared_attention_adapter": False,
+    "adapter_rank": 8,
+    "use_mem_rope": False,
+    "hidden_act": "gelu",
+    "rms_norm_eps": 1e-05,
+    "tie_word_embeddings": True,
+    "bos_token_id": 1,
+    "eos_token_id": 2,
+    "pad_token_id": 0,
+}
+
 _MODELS: dict[str, dict[str, Any]] = {
     "NemotronHForCausalLM": _NEMOTRON_H,
     "LlamaForCausalLM": _LLAMA,
     "Qwen3ForCausalLM": _QWEN3,
     "KimiLinearForCausalLM": _KIMI_LINEAR,
+    "Zamba2ForCausalLM": _ZAMBA2,
 }
 
 ARCHITECTURES: tuple[str, ...] = tuple(_MODELS)

@@ -1,0 +1,93 @@
+"""Mamba block size against prefix caching, and a float KV-cache dtype against the model's (rules/cache.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.rules.conftest import Check, messages
+from tests.rules.crossfield import files, refuses
+from tests.rules.layers import NEMOTRON, RELEASES, at_least
+
+MAMBA_BLOCK = "--mamba-block-size can only be set with --enable-prefix-caching"
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_mamba_block_size_without_prefix_caching(check: Check, version: str) -> None:
+    found = check(files(NEMOTRON, mamba_block_size=256, enable_prefix_caching=False), version=version)
+    assert messages(found) == [
+        refuses(version, "mamba_block_size = 256 with enable_prefix_caching = false", MAMBA_BLOCK)
+    ]
+    assert found[0].rule == "mamba-block-size-prefix-caching"
+    assert check(files(NEMOTRON, mamba_block_size=256, enable_prefix_caching=True), version=version) == []
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_mamba_block_size_with_prefix_caching_left_to_vllm(check: Check, version: str) -> None:
+    """0.27.x keeps prefix caching off by default for hybrid models."""
+    found = check(files(NEMOTRON, mamba_block_size=256), version=version)
+    if at_least(version, "0.28.0"):
+        assert found == []
+    else:
+        assert messages(found) == [
+            refuses(
+                version,
+                f"mamba_block_size = 256 with prefix caching off (vLLM {version}'s default for a NemotronHForCausalLM "
+                "model)",
+                MAMBA_BLOCK,
+            )
+        ]
+
+
+def test_a_mamba_block_size_equal_to_max_model_len_counts_as_unset(check: Check) -> None:
+    assert check(files(mamba_block_size=512, enable_prefix_caching=False)) == []
+    found = check(files(mamba_block_size=256, enable_prefix_caching=False, max_model_len=256))
+    assert found == []
+    unknown = check(files(with_config=False, mamba_block_size=256, enable_prefix_caching=False))
+    assert messages(unknown) == [
+        "profilekit could not run vLLM 0.33.0's checks of mamba_block_size = 256 without prefix caching against "
+        "max_model_len: they need the config.json of model 'dummy/LlamaForCausalLM', which profilekit does not have"
+    ]
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_float_kv_cache_dtype_must_match_the_model(check: Check, version: str) -> None:
+    found = check(files(kv_cache_dtype="float16"), version=version)
+    if not at_least(version, "0.33.0"):
+        assert found == []
+        return
+    assert messages(found) == [
+        refuses(
+            version,
+            'kv_cache_dtype = "float16" with a model in bfloat16 (its config.json)',
+            'kv_cache_dtype="float16" is incompatible with dtype="bfloat16". Please set `--kv-cache-dtype` to `auto` '
+            "or `bfloat16`.",
+        )
+    ]
+    assert found[0].rule == "kv-cache-dtype-model-dtype"
+    assert found[0].fix == 'set kv_cache_dtype = "auto" or "bfloat16"'
+    assert check(files(kv_cache_dtype="bfloat16"), version=version) == []
+
+
+def test_float_kv_cache_dtype_against_a_written_dtype(check: Check) -> None:
+    found = check(files(kv_cache_dtype="bfloat16", dtype="float32"))
+    assert messages(found) == [
+        refuses(
+            "0.33.0",
+            'kv_cache_dtype = "bfloat16" with a model in float32 (dtype = "float32")',
+            'kv_cache_dtype="bfloat16" is incompatible with dtype="float32". Please set `--kv-cache-dtype` to `auto`.',
+        )
+    ]
+    assert found[0].fix == 'set kv_cache_dtype = "auto"'
+    assert check(files(kv_cache_dtype="float16", dtype="half")) == []
+
+
+def test_a_float32_checkpoint_runs_in_bfloat16(check: Check) -> None:
+    assert check(files(config={"torch_dtype": "float32"}, kv_cache_dtype="bfloat16")) == []
+    assert check(files(config={"torch_dtype": None}, kv_cache_dtype="bfloat16")) == []
+    found = check(files(config={"torch_dtype": None, "dtype": "float16"}, kv_cache_dtype="bfloat16"))
+    assert [f.rule for f in found] == ["kv-cache-dtype-model-dtype"]
+    unknown = check(files(with_config=False, kv_cache_dtype="float16"))
+    assert messages(unknown) == [
+        "profilekit could not run vLLM 0.33.0's checks of kv_cache_dtype = \"float16\" against the model's dtype: "
+        "they need the config.json of model 'dummy/LlamaForCausalLM', which profilekit does not have"
+    ]

@@ -1,0 +1,205 @@
+"""Tensor, pipeline and context parallelism against each other and against the model (rules/parallel.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.rules.conftest import Check, messages
+from tests.rules.crossfield import files, refuses
+from tests.rules.layers import RELEASES, at_least
+
+KIMI = "KimiLinearForCausalLM"
+ZAMBA2 = "Zamba2ForCausalLM"
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_attention_heads_must_divide_by_tensor_parallel_size(check: Check, version: str) -> None:
+    found = check(files(tensor_parallel_size=3), version=version)
+    assert messages(found) == [
+        refuses(
+            version,
+            "tensor_parallel_size = 3 with a model of 4 attention heads (config.json)",
+            "Total number of attention heads (4) must be divisible by tensor parallel size (3).",
+        )
+    ]
+    assert found[0].rule == "attention-heads-tensor-parallel"
+    assert found[0].fix == "set tensor_parallel_size to a divisor of 4: 1, 2, 4"
+    assert [loc.key for loc in found[0].locations] == ["serve.tensor_parallel_size", "model.config"]
+    assert check(files(tensor_parallel_size=4), version=version) == []
+
+
+def test_heads_come_from_the_text_config_of_a_multimodal_model(check: Check) -> None:
+    config = {"text_config": {"num_attention_heads": 6}}
+    found = check(files(config=config, tensor_parallel_size=4), rule="attention-heads-tensor-parallel")
+    assert found[0].message.startswith("tensor_parallel_size = 4 with a model of 6 attention heads")
+    assert check(files(config=config, tensor_parallel_size=3)) == []
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_decode_context_parallel_size_must_divide_tensor_parallel_size(check: Check, version: str) -> None:
+    found = check(files(decode_context_parallel_size=3), version=version, rule="context-parallel-size")
+    assert messages(found) == [
+        refuses(
+            version,
+            "decode_context_parallel_size = 3 does not divide tensor_parallel_size unset (1)",
+            "tp_size=1 must be divisible by dcp_size=3.",
+        )
+    ]
+    assert check(files(tensor_parallel_size=4, decode_context_parallel_size=2), version=version) == []
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_prefill_context_parallelism_with_data_parallelism_before_0_30(check: Check, version: str) -> None:
+    serve = {"prefill_context_parallel_size": 2, "data_parallel_size": 2}
+    found = check(files(**serve), version=version, rule="context-parallel-size")
+    if at_least(version, "0.30.0"):
+        assert found == []
+    else:
+        assert messages(found) == [
+            refuses(
+                version,
+                "prefill_context_parallel_size = 2 with data_parallel_size = 2",
+                "PCP does not support data parallelism yet.",
+            )
+        ]
+
+
+def test_decode_context_parallelism_with_prefill_context_parallelism(check: Check) -> None:
+    serve = {"tensor_parallel_size": 2, "prefill_context_parallel_size": 2, "decode_context_parallel_size": 3}
+    found = check(files(**serve), rule="context-parallel-size")
+    assert messages(found) == [
+        refuses(
+            "0.33.0",
+            "decode_context_parallel_size = 3 with prefill_context_parallel_size = 2 and tensor_parallel_size = 2",
+            "When PCP is enabled, DCP must be disabled, span the PCP axis, or span the full TP x PCP axis. "
+            "Got TP=2, PCP=2, DCP=3; valid DCP sizes are [1, 2, 4].",
+        )
+    ]
+    serve["decode_context_parallel_size"] = 4
+    assert check(files(**serve), rule="context-parallel-size") == []
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_all_to_all_decode_context_backend_needs_decode_context_parallelism(check: Check, version: str) -> None:
+    found = check(files(dcp_comm_backend="a2a"), version=version, rule="context-parallel-size")
+    if at_least(version, "0.29.0"):
+        assert found == []
+    else:
+        assert messages(found) == [
+            refuses(
+                version,
+                'dcp_comm_backend = "a2a" with decode_context_parallel_size unset (1)',
+                "dcp_comm_backend='a2a' requires decode_context_parallel_size > 1.",
+            )
+        ]
+
+
+@pytest.mark.parametrize(
+    ("tp", "dcp", "what", "message"),
+    [
+        (
+            2,
+            2,
+            "decode_context_parallel_size = 2 with tensor_parallel_size = 2 and a model of 2 KV heads (config.json)",
+            "Decode context parallelism for GQA/MQA requires `--tensor-parallel-size` (2) to be greater than the "
+            "model's total number of KV heads (2). Increase `--tensor-parallel-size` or set "
+            "`--decode-context-parallel-size 1`.",
+        ),
+        (
+            4,
+            4,
+            "decode_context_parallel_size = 4 with tensor_parallel_size = 4 and a model of 2 KV heads (config.json)",
+            "`--decode-context-parallel-size` (4) exceeds the maximum supported value (2) for "
+            "`--tensor-parallel-size` (4) and 2 model KV heads.",
+        ),
+    ],
+)
+def test_decode_context_parallelism_against_kv_heads(check: Check, tp: int, dcp: int, what: str, message: str) -> None:
+    found = check(files(tensor_parallel_size=tp, decode_context_parallel_size=dcp))
+    assert messages(found) == [refuses("0.33.0", what, message)]
+    assert found[0].rule == "context-parallel-kv-heads"
+
+
+def test_query_heads_per_kv_head_must_divide_by_decode_context_parallel_size(check: Check) -> None:
+    config = {"num_attention_heads": 12, "num_key_value_heads": 3}
+    found = check(files(config=config, tensor_parallel_size=12, decode_context_parallel_size=3))
+    assert messages(found) == [
+        refuses(
+            "0.33.0",
+            "decode_context_parallel_size = 3 with a model of 4 query heads per KV head (config.json)",
+            "The model's number of query heads per KV head (4) must be divisible by `--decode-context-parallel-size` "
+            "(3) for GQA/MQA.",
+        )
+    ]
+    assert check(files(config=config, tensor_parallel_size=12, decode_context_parallel_size=2)) == []
+
+
+def test_mla_models_skip_the_kv_head_checks(check: Check) -> None:
+    assert check(files(KIMI, tensor_parallel_size=2, decode_context_parallel_size=2)) == []
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_pipeline_parallelism_needs_supports_pp(check: Check, version: str) -> None:
+    found = check(files(ZAMBA2, pipeline_parallel_size=2), version=version)
+    assert messages(found) == [
+        refuses(
+            version,
+            "pipeline_parallel_size = 2 with a Zamba2ForCausalLM model",
+            "Pipeline parallelism is not supported for this model. Supported models implement the `SupportsPP` "
+            "interface.",
+        )
+    ]
+    assert found[0].rule == "pipeline-parallel-unsupported"
+    assert check(files(pipeline_parallel_size=2), version=version) == []
+
+
+def test_more_pipeline_stages_than_layers_is_a_warning(check: Check) -> None:
+    found = check(files(pipeline_parallel_size=3))
+    assert [(f.rule, f.severity.value) for f in found] == [("pipeline-parallel-layers", "warning")]
+    assert found[0].message == (
+        "pipeline_parallel_size = 3 with a model of 2 hidden layers (config.json): 1 pipeline stage(s) would hold "
+        "no layer; vLLM 0.33.0 accepts the configuration but cannot partition the model when it loads it"
+    )
+    assert check(files(pipeline_parallel_size=2)) == []
+
+
+@pytest.mark.parametrize(
+    ("serve", "what", "message"),
+    [
+        (
+            {"enable_eplb": True, "tensor_parallel_size": 2},
+            "enable_eplb = true without enable_expert_parallel",
+            "enable_expert_parallel must be True to use EPLB.",
+        ),
+        (
+            {"enable_eplb": True, "enable_expert_parallel": True},
+            "enable_eplb = true with no tensor, prefill-context or data parallelism",
+            "EPLB requires tensor, prefill-context, or data parallelism, but got TP=1, PCP=1, DP=1.",
+        ),
+        (
+            {"eplb_config": {"num_redundant_experts": 2}},
+            "eplb_config.num_redundant_experts = 2 without enable_eplb",
+            "num_redundant_experts is set to 2 but EPLB is not enabled. Either enable EPLB or unset "
+            "num_redundant_experts.",
+        ),
+    ],
+)
+def test_expert_parallel_load_balancing(check: Check, serve: dict[str, object], what: str, message: str) -> None:
+    found = check(files(KIMI, **serve), rule="expert-parallel-load-balancing")
+    assert messages(found) == [refuses("0.33.0", what, message)]
+    fine = {"enable_eplb": True, "enable_expert_parallel": True, "tensor_parallel_size": 2}
+    assert check(files(KIMI, **fine), rule="expert-parallel-load-balancing") == []
+
+
+def test_heads_without_a_config_json_are_named_as_not_checked(check: Check) -> None:
+    found = check(files(with_config=False, tensor_parallel_size=3))
+    assert [(f.rule, f.severity.value) for f in found] == [("model-facts-missing", "warning")]
+    assert found[0].message == (
+        "profilekit could not run vLLM 0.33.0's checks of tensor_parallel_size = 3 against the attention heads: they "
+        "need the config.json of model 'dummy/LlamaForCausalLM', which profilekit does not have"
+    )
+    assert found[0].fix == (
+        'give profilekit the model\'s config.json: [model] config = "path/to/config.json" (a file or the model '
+        "folder, relative to the repository root), or serve a local model folder"
+    )
+    assert check(files(with_config=False, tensor_parallel_size=1)) == []

@@ -1,0 +1,57 @@
+"""Contradictions inside speculative_config (rules/speculative.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.rules.conftest import Check, messages
+from tests.rules.crossfield import files, refuses
+from tests.rules.layers import RELEASES
+
+NGRAM = {"method": "ngram", "num_speculative_tokens": 2, "prompt_lookup_min": 2, "prompt_lookup_max": 4}
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_a_token_count_without_a_draft_model(check: Check, version: str) -> None:
+    found = check(files(speculative_config={"num_speculative_tokens": 2}), version=version)
+    assert messages(found) == [
+        refuses(
+            version,
+            "speculative_config has num_speculative_tokens = 2 and no method but no draft model",
+            "num_speculative_tokens was provided but without speculative model.",
+        )
+    ]
+    assert found[0].rule == "speculative-draft-model"
+    eagle = check(files(speculative_config={"method": "eagle3", "num_speculative_tokens": 2}), version=version)
+    assert [f.rule for f in eagle] == ["speculative-draft-model"]
+    assert check(files(speculative_config=NGRAM), version=version) == []
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_prompt_lookup_bounds(check: Check, version: str) -> None:
+    spec = {**NGRAM, "prompt_lookup_min": 5, "prompt_lookup_max": 3}
+    found = check(files(speculative_config=spec), version=version)
+    assert messages(found) == [
+        refuses(
+            version,
+            "speculative_config.prompt_lookup_min = 5 is above prompt_lookup_max = 3",
+            "prompt_lookup_min=5 must be <= prompt_lookup_max=3",
+        )
+    ]
+    assert found[0].rule == "speculative-prompt-lookup"
+    only_min = {"method": "ngram", "num_speculative_tokens": 2, "prompt_lookup_min": 7}  # max defaults to min
+    assert check(files(speculative_config=only_min), version=version) == []
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_ngram_needs_a_token_count(check: Check, version: str) -> None:
+    found = check(files(speculative_config={"method": "ngram"}), version=version)
+    assert messages(found) == [
+        refuses(
+            version,
+            'speculative_config with method = "ngram" and no num_speculative_tokens',
+            "num_speculative_tokens must be provided with speculative model unless the draft model config contains an "
+            "n_predict parameter.",
+        )
+    ]
+    assert found[0].rule == "speculative-num-tokens"
