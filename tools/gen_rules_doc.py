@@ -29,6 +29,12 @@ FAMILIES = {
     "env": "The environment (`rules/env.py`)",
     "basic": "The model (`rules/basic.py`)",
     "options": "Options and values (`rules/options.py`, from the flag catalogue and the config classes' constraints)",
+    "modelcfg": "The model's config.json: positions, and checks it could not run (`rules/modelcfg.py`)",
+    "parallel": "Tensor, pipeline and context parallelism (`rules/parallel.py`)",
+    "dataparallel": "Data-parallel launch options (`rules/dataparallel.py`)",
+    "scheduler": "Scheduler budgets (`rules/scheduler.py`)",
+    "cache": "KV and Mamba cache (`rules/cache.py`)",
+    "speculative": "Speculative decoding (`rules/speculative.py`)",
 }
 
 # DESIGN section 6's order for the ReplaySSM family; others keep their registration order
@@ -140,10 +146,27 @@ LIMITS = """
   `--port`, and they do not judge the GPU count of multi-node (`nnodes` > 1), Ray or external-launcher
   deployments, nor the ports data parallelism opens besides the side channel (`data_parallel_rpc_port`). Roles
   that list one GPU are an error only when their `gpu_memory_utilization` adds up to 1 or more.
+- **The model's config.json.** The cross-field rules read the model's shape (heads, KV heads, layers, experts,
+  positions, RoPE scaling, dtype) from the config.json of `[model] config` (a file or a folder), or of
+  `serve.model` when that is a local folder, also when `[model] architecture` is declared. A check whose
+  inputs are set but whose model facts are missing does not pass silently: `model-facts-missing` names it
+  (one warning per role; `--strict` fails on it). A key absent from the config.json counts as unknown, not
+  as transformers' default for the model type. profilekit does not read `tokenizer_config.json`, whose
+  `model_max_length` can lower vLLM's derived `max_model_len`.
+- **Scheduler defaults** are those of `vllm serve` on a GPU host whose device cannot be queried
+  (`get_batch_defaults`: 2048 batched tokens, 256 sequences): an H100/H200 (8192) or a >= 160 GB device
+  (16384 tokens, 1024 sequences) raises them, so a `max_num_seqs` above 2048 without `max_num_batched_tokens`
+  is judged as refused.
+- **Not modelled yet**: speculative methods per architecture (`mtp` needs MTP layers in the model's config;
+  draft models are read over the network), LoRA support of the architecture, and the multimodal and
+  encoder-decoder adjustments of chunked prefill. More pipeline stages than hidden layers is only checked by
+  vLLM when it builds the model, hence a warning (`pipeline-parallel-layers`).
 - **The CPU oracle** (`tests/oracle/`) cannot decide cases that import LMCache (compiled CUDA code) or, in
   0.27.0-0.29.0, MooncakeConnector (its module needs `httpx`, which the oracle pins leave out). They are counted
   as *undecidable* in `tests/oracle/results/verdicts-X.json`, never as agreements, and each must match a known
-  limit (`tools/verdict_report.py`).
+  limit (`tools/verdict_report.py`). It also refuses `--enable-eplb` on every release before the checks a GPU
+  host makes ("Expert parallelism load balancing is only supported on CUDA devices ..."), so
+  `expert-parallel-load-balancing` is proven by its unit tests only.
 """
 
 
