@@ -31,6 +31,7 @@ FAMILIES = {
     "options": "Options and values (`rules/options.py`, from the flag catalogue and the config classes' constraints)",
     "modelcfg": "The model's config.json: positions, and checks it could not run (`rules/modelcfg.py`)",
     "parallel": "Tensor, pipeline and context parallelism (`rules/parallel.py`)",
+    "experts": "Expert parallelism (`rules/experts.py`)",
     "dataparallel": "Data-parallel launch options (`rules/dataparallel.py`)",
     "scheduler": "Scheduler budgets (`rules/scheduler.py`)",
     "cache": "KV and Mamba cache (`rules/cache.py`)",

@@ -313,6 +313,18 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     (r"num_speculative_tokens was provided but without speculative model", "speculative-draft-model"),
     (r"prompt_lookup_min=\d+ must be <= prompt_lookup_max=", "speculative-prompt-lookup"),
     (r"num_speculative_tokens must be provided with speculative model", "speculative-num-tokens"),
+    (r"numa_bind_nodes and numa_bind_cpus require numa_bind=True", "numa-bind"),
+    (
+        r"Elastic EP is (only supported with enable_eplb|not supported with pipeline|not compatible with)",
+        "elastic-expert-parallel",
+    ),
+    (r"Unable to use nsight profiling unless workers run with Ray", "ray-nsight"),
+    (r"Number of experts in the model must be greater than 0 when expert parallelism", "expert-parallel-dense-model"),
+    (r"data_parallel_backend can only be ray or mp", "data-parallel-launch"),
+    (
+        r"Chunked prefill is required for (Mamba prefix caching|mamba cache mode 'align')",
+        "mamba-prefix-caching-chunked-prefill",
+    ),
 ]
 
 

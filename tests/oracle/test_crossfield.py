@@ -87,6 +87,18 @@ CASES = [
     Case("dcp-divides-tp", "context-parallel-size", LLAMA, {"decode_context_parallel_size": 3}),
     # (EPLB: the CPU oracle refuses --enable-eplb before the checks a GPU host makes: "Expert parallelism load
     # balancing is only supported on CUDA devices ..."; tests/rules/test_parallel.py covers those rules)
+    Case("numa-without-bind", "numa-bind", LLAMA, {"numa_bind_nodes": [0]}),
+    Case("numa-with-bind", None, LLAMA, {"numa_bind": True, "numa_bind_nodes": [0]}),
+    Case("nsight-without-ray", "ray-nsight", LLAMA, {"ray_workers_use_nsight": True}),
+    Case("elastic-without-eplb", "elastic-expert-parallel", KIMI, {"enable_elastic_ep": True}),
+    Case(
+        "elastic-with-pp",
+        "elastic-expert-parallel",
+        KIMI,
+        {"enable_elastic_ep": True, "enable_eplb": True, "pipeline_parallel_size": 2},
+    ),
+    Case("ep-dense-model", "expert-parallel-dense-model", LLAMA, {"enable_expert_parallel": True}),
+    Case("ep-moe-model", None, KIMI, {"enable_expert_parallel": True}),
     # the data-parallel launch block, ParallelConfig.__post_init__ and its validators
     Case(
         "dp-two-lb-modes",
@@ -111,6 +123,7 @@ CASES = [
         {"nnodes": 2, "data_parallel_size": 4, "data_parallel_external_lb": True},
     ),
     Case("dp-fault-tolerance", "data-parallel-launch", LLAMA, {"enable_fault_tolerance": True}),
+    Case("dp-backend-unknown", "data-parallel-launch", LLAMA, {"data_parallel_backend": "bogus"}),
     Case("dp-local-above-size", "data-parallel-size-local", LLAMA, {"data_parallel_size_local": 2}),
     Case("dp-local-ok", None, LLAMA, {"data_parallel_size": 2, "data_parallel_size_local": 2}),
     Case("dp-rank-without-dp", "data-parallel-external-lb", LLAMA, {"data_parallel_rank": 0}),
@@ -162,6 +175,22 @@ CASES = [
         {"mamba_block_size": 256},
     ),
     Case("mamba-block-equals-len", None, LLAMA, {"mamba_block_size": 512, "enable_prefix_caching": False}),
+    # MambaModelConfig.verify_and_update_config: Mamba prefix caching needs chunked prefill
+    Case(
+        "mamba-prefix-no-chunked",
+        lambda v: None if _before(v, "0.28.0") else "mamba-prefix-caching-chunked-prefill",
+        NEMOTRON,
+        {"enable_prefix_caching": True, "enable_chunked_prefill": False},
+    ),
+    Case(
+        "mamba-prefix-no-chunked-kimi",
+        "mamba-prefix-caching-chunked-prefill",
+        KIMI,
+        {"enable_prefix_caching": True, "enable_chunked_prefill": False},
+    ),
+    Case(
+        "mamba-no-prefix-no-chunked", None, NEMOTRON, {"enable_prefix_caching": False, "enable_chunked_prefill": False}
+    ),
     # SchedulerConfig.verify_max_model_len, after the defaults
     Case(
         "budget-below-len",
@@ -296,6 +325,11 @@ def test_every_new_rule_has_a_triggering_and_an_accepted_case() -> None:
         "speculative-draft-model",
         "speculative-prompt-lookup",
         "speculative-num-tokens",
+        "numa-bind",
+        "ray-nsight",
+        "elastic-expert-parallel",
+        "expert-parallel-dense-model",
+        "mamba-prefix-caching-chunked-prefill",
     }
     assert cross <= set(RULES)
     assert triggered == {*cross, None}

@@ -91,3 +91,26 @@ def test_a_float32_checkpoint_runs_in_bfloat16(check: Check) -> None:
         "profilekit could not run vLLM 0.33.0's checks of kv_cache_dtype = \"float16\" against the model's dtype: "
         "they need the config.json of model 'dummy/LlamaForCausalLM', which profilekit does not have"
     ]
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_mamba_prefix_caching_needs_chunked_prefill(check: Check, version: str) -> None:
+    found = check(files(NEMOTRON, enable_prefix_caching=True, enable_chunked_prefill=False), version=version)
+    if not at_least(version, "0.28.0"):
+        assert found == []  # 0.27.x: Nemotron-H takes Mamba cache mode `all`, which needs no chunked prefill
+        return
+    if at_least(version, "0.33.0"):
+        caching, message = "enable_prefix_caching = true", "Chunked prefill is required for Mamba prefix caching."
+    else:
+        caching = "enable_prefix_caching = true (Mamba cache mode align)"
+        message = "Chunked prefill is required for mamba cache mode 'align'."
+    assert messages(found) == [
+        refuses(
+            version,
+            f"enable_chunked_prefill = false with {caching} for a NemotronHForCausalLM (hybrid) model",
+            message,
+        )
+    ]
+    assert found[0].rule == "mamba-prefix-caching-chunked-prefill"
+    assert check(files(NEMOTRON, enable_prefix_caching=False, enable_chunked_prefill=False), version=version) == []
+    assert check(files(enable_chunked_prefill=False), version=version) == []  # attention-only models

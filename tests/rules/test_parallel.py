@@ -203,3 +203,82 @@ def test_heads_without_a_config_json_are_named_as_not_checked(check: Check) -> N
         "folder, relative to the repository root), or serve a local model folder"
     )
     assert check(files(with_config=False, tensor_parallel_size=1)) == []
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_numa_bind_lists_need_numa_bind(check: Check, version: str) -> None:
+    found = check(files(numa_bind_nodes=[0]), version=version)
+    assert messages(found) == [
+        refuses(
+            version,
+            "numa_bind_nodes without numa_bind = true",
+            "numa_bind_nodes and numa_bind_cpus require numa_bind=True.",
+        )
+    ]
+    assert found[0].rule == "numa-bind"
+    assert check(files(numa_bind=True, numa_bind_nodes=[0]), version=version) == []
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_elastic_expert_parallelism(check: Check, version: str) -> None:
+    found = check(files(KIMI, enable_elastic_ep=True), version=version)
+    assert messages(found) == [
+        refuses(
+            version,
+            "enable_elastic_ep = true without enable_eplb",
+            "Elastic EP is only supported with enable_eplb=True.",
+        )
+    ]
+    assert found[0].rule == "elastic-expert-parallel"
+    staged = check(
+        files(KIMI, enable_elastic_ep=True, enable_eplb=True, pipeline_parallel_size=2),
+        version=version,
+        rule="elastic-expert-parallel",
+    )
+    assert messages(staged) == [
+        refuses(
+            version,
+            "enable_elastic_ep = true with pipeline_parallel_size = 2",
+            "Elastic EP is not supported with pipeline parallelism (pipeline_parallel_size=2).",
+        )
+    ]
+    external = {"enable_elastic_ep": True, "enable_eplb": True, "data_parallel_size": 2, "data_parallel_rank": 0}
+    found = check(files(KIMI, **external), version=version, rule="elastic-expert-parallel")
+    if at_least(version, "0.33.0"):
+        assert found == []  # 0.33.0 supports an external load balancer
+    else:
+        assert messages(found) == [
+            refuses(
+                version,
+                "enable_elastic_ep = true with an external or hybrid data-parallel load balancer",
+                "Elastic EP is not compatible with data_parallel_external_lb or data_parallel_hybrid_lb. Elastic EP "
+                "relies on a single API server and core client to coordinate scale up/down.",
+            )
+        ]
+
+
+def test_nsight_profiling_needs_ray_workers(check: Check) -> None:
+    found = check(files(ray_workers_use_nsight=True))
+    assert messages(found) == [
+        refuses(
+            "0.33.0",
+            "ray_workers_use_nsight = true with no Ray executor",
+            "Unable to use nsight profiling unless workers run with Ray.",
+        )
+    ]
+    assert found[0].rule == "ray-nsight"
+    assert check(files(ray_workers_use_nsight=True, distributed_executor_backend="ray")) == []
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_expert_parallelism_needs_experts(check: Check, version: str) -> None:
+    found = check(files(enable_expert_parallel=True), version=version)
+    assert messages(found) == [
+        refuses(
+            version,
+            "enable_expert_parallel = true with a model that has no experts (config.json)",
+            "Number of experts in the model must be greater than 0 when expert parallelism is enabled.",
+        )
+    ]
+    assert found[0].rule == "expert-parallel-dense-model"
+    assert check(files(KIMI, enable_expert_parallel=True), version=version) == []

@@ -77,6 +77,42 @@ def _mamba_block_needs(f: RoleFacts) -> list[Undecided]:
     ]
 
 
+@rule(
+    "mamba-prefix-caching-chunked-prefill",
+    Severity.ERROR,
+    "Mamba prefix caching (cache mode align) of a hybrid model with chunked prefill off",
+    source="vllm/model_executor/models/config.py MambaModelConfig.verify_and_update_config",
+)
+def mamba_prefix_caching_chunked_prefill(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    """Before 0.32.0 only cache mode `align` needs chunked prefill (`all` does not); from 0.32.0 any prefix caching."""
+    if f.model.hybrid is not True or f.prefix_caching is not True or f.serve.get("enable_chunked_prefill") is not False:
+        return []
+    v = f.version
+    if not at_least(v, "0.32.0") and f.mamba_cache_mode != "align":
+        return []
+    caching = "enable_prefix_caching = true" if f.prefix_caching_explicit else f"prefix caching on (vLLM {v}'s default)"
+    if at_least(v, "0.33.0"):
+        message = "Chunked prefill is required for Mamba prefix caching."
+    else:
+        message = "Chunked prefill is required for mamba cache mode 'align'."
+        caching += " (Mamba cache mode align)"
+    return [
+        Hit(
+            "mamba-prefix-caching-chunked-prefill",
+            f"enable_chunked_prefill = false with {caching} for a {f.model.architecture} (hybrid) model; vLLM {v} "
+            f'refuses to start: "{message}"',
+            [
+                *f.loc("serve", "enable_chunked_prefill"),
+                *f.loc("serve", "enable_prefix_caching"),
+                *f.loc("serve", "mamba_cache_mode"),
+            ],
+            "remove enable_chunked_prefill = false, or set enable_prefix_caching = false",
+            role=f.role.name,
+            order=(STAGE_POST_INIT, order.MAMBA_MODEL_HOOK),
+        )
+    ]
+
+
 def model_dtype(f: RoleFacts) -> str | None:
     """`ModelConfig.dtype` on a GPU host: `dtype` when written, else the checkpoint's (float32 -> bfloat16)."""
     written = f.serve.get("dtype", "auto")

@@ -229,6 +229,15 @@ def _launch(f: RoleFacts) -> Launch | None:
             )
         span = backend == "ray" and f.env_value("VLLM_RAY_DP_PACK_STRATEGY") == "span"
         out.size_local = 1 if span else dp
+    if f.serve.get("data_parallel_address") is None and backend not in ("ray", "mp"):
+        # an assert: vLLM prints the assert's tuple
+        return fail(
+            10,
+            f"data_parallel_backend = {backend!r}",
+            f"('data_parallel_backend can only be ray or mp, got %s', {backend!r})",
+            'set data_parallel_backend = "mp" (one host) or "ray"',
+            "data_parallel_backend",
+        )
     out.external = ext
     out.rank = rank
     return _parallel_config(f, out, dp)
@@ -245,7 +254,7 @@ def _parallel_config(f: RoleFacts, out: Launch, dp: int) -> Launch:
             f"data_parallel_rank ({rank}) must be in the range [0, {dp})",
             f"set the data-parallel rank between 0 and {dp - 1}",
             ("data_parallel_rank", "data_parallel_start_rank", "data_parallel_size"),
-            stage=order.PARALLEL_POST_INIT,
+            stage=order.PARALLEL_POST_INIT + 5,
         )
     elif out.size_local > dp:
         out.failure = Failure(

@@ -3,7 +3,8 @@
 Sources (every release 0.27.0-0.33.0 unless a rule says otherwise):
 `vllm/config/parallel.py` `ParallelConfig._validate_parallel_config` (context-parallel sizes, EPLB) and
 `vllm/config/model.py` `ModelConfig.verify_with_parallel_config` (heads, SupportsPP, KV heads), which
-`VllmConfig.__post_init__` calls. The data-parallel launch options are in rules/dataparallel.py.
+`VllmConfig.__post_init__` calls. The data-parallel launch options are in rules/dataparallel.py, expert
+parallelism in rules/experts.py.
 """
 
 from __future__ import annotations
@@ -20,11 +21,11 @@ SOURCE_PARALLEL = "vllm/config/parallel.py ParallelConfig._validate_parallel_con
 SOURCE_MODEL = "vllm/config/model.py ModelConfig.verify_with_parallel_config"
 
 
-def _refuse(f: RoleFacts, what: str, message: str) -> str:
+def refuse(f: RoleFacts, what: str, message: str) -> str:
     return f'{what}; vLLM {f.version} refuses to start: "{message}"'
 
 
-def _sizes(f: RoleFacts) -> tuple[int, int, int, int, int] | None:
+def parallel_sizes(f: RoleFacts) -> tuple[int, int, int, int, int] | None:
     """(tensor, pipeline, data, prefill context, decode context) parallel sizes; None when one is not an int."""
     sizes = tuple(
         serve_int(f, key, 1)
@@ -56,7 +57,7 @@ def _written(f: RoleFacts, key: str, value: object) -> str:
     source=SOURCE_PARALLEL,
 )
 def context_parallel_size(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
-    sizes = _sizes(f)
+    sizes = parallel_sizes(f)
     if sizes is None:
         return []
     tp, _pp, dp, pcp, dcp = sizes
@@ -72,7 +73,7 @@ def context_parallel_size(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
         hits.append(
             Hit(
                 "context-parallel-size",
-                _refuse(f, what, message),
+                refuse(f, what, message),
                 where if where is not None else locs,
                 fix,
                 role=f.role.name,
@@ -119,66 +120,56 @@ def context_parallel_size(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
 
 
 @rule(
-    "expert-parallel-load-balancing",
+    "numa-bind",
     Severity.ERROR,
-    "EPLB without expert parallelism or without any parallelism, or redundant experts without EPLB",
+    "numa_bind_nodes or numa_bind_cpus without numa_bind",
     source=SOURCE_PARALLEL,
 )
-def expert_parallel_load_balancing(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
-    sizes = _sizes(f)
-    if sizes is None:
+def numa_bind(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    given = [k for k in ("numa_bind_nodes", "numa_bind_cpus") if f.serve.get(k) is not None]
+    if not given or serve_bool(f, "numa_bind") is True:
         return []
-    tp, _pp, dp, pcp, _dcp = sizes
-    eplb = serve_bool(f, "enable_eplb") is True
-    eplb_locs = f.loc("serve", "enable_eplb")
-    if eplb and serve_bool(f, "enable_expert_parallel") is not True:
-        return [
-            _eplb_hit(
+    return [
+        Hit(
+            "numa-bind",
+            refuse(
                 f,
-                3,
-                "enable_eplb = true without enable_expert_parallel",
-                "enable_expert_parallel must be True to use EPLB.",
-                locs=[*eplb_locs, *f.loc("serve", "enable_expert_parallel")],
-                fix="set enable_expert_parallel = true, or remove enable_eplb",
-            )
-        ]
-    if eplb and tp * pcp * dp <= 1:
-        return [
-            _eplb_hit(
-                f,
-                4,
-                "enable_eplb = true with no tensor, prefill-context or data parallelism",
-                f"EPLB requires tensor, prefill-context, or data parallelism, but got TP={tp}, PCP={pcp}, DP={dp}.",
-                locs=[*eplb_locs, *f.loc("serve", "tensor_parallel_size"), *f.loc("serve", "data_parallel_size")],
-                fix="the expert-parallel group spans TP x PCP x DP ranks: raise one of them above 1, or remove enable_eplb",
-            )
-        ]
-    eplb_config = f.serve.get("eplb_config")
-    redundant = eplb_config.get("num_redundant_experts") if isinstance(eplb_config, dict) else None
-    if not eplb and isinstance(redundant, int) and not isinstance(redundant, bool) and redundant != 0:
-        return [
-            _eplb_hit(
-                f,
-                5,
-                f"eplb_config.num_redundant_experts = {redundant} without enable_eplb",
-                f"num_redundant_experts is set to {redundant} but EPLB is not enabled. Either enable EPLB or unset "
-                "num_redundant_experts.",
-                locs=[*f.locs("serve", "eplb_config", "num_redundant_experts"), *eplb_locs],
-                fix="set enable_eplb = true, or remove num_redundant_experts",
-            )
-        ]
-    return []
+                f"{' and '.join(given)} without numa_bind = true",
+                "numa_bind_nodes and numa_bind_cpus require numa_bind=True.",
+            ),
+            [loc for k in (*given, "numa_bind") for loc in f.loc("serve", k)],
+            "set numa_bind = true, or remove " + " and ".join(given),
+            role=f.role.name,
+            order=(STAGE_CONFIG_OBJECTS, order.PARALLEL_VALIDATORS + 2),
+        )
+    ]
 
 
-def _eplb_hit(f: RoleFacts, index: int, what: str, message: str, *, locs: list[Location], fix: str) -> Hit:
-    return Hit(
-        "expert-parallel-load-balancing",
-        _refuse(f, what, message),
-        locs,
-        fix,
-        role=f.role.name,
-        order=(STAGE_CONFIG_OBJECTS, order.PARALLEL_VALIDATORS + index),
-    )
+@rule(
+    "ray-nsight",
+    Severity.ERROR,
+    "ray_workers_use_nsight without the Ray executor",
+    source="vllm/config/parallel.py ParallelConfig._verify_args",
+)
+def ray_nsight(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    if serve_bool(f, "ray_workers_use_nsight") is not True or f.serve.get("distributed_executor_backend") == "ray":
+        return []
+    backend = f.serve.get("distributed_executor_backend")
+    shown_backend = f"distributed_executor_backend = {shown(backend)}" if backend is not None else "no Ray executor"
+    return [
+        Hit(
+            "ray-nsight",
+            refuse(
+                f,
+                f"ray_workers_use_nsight = true with {shown_backend}",
+                "Unable to use nsight profiling unless workers run with Ray.",
+            ),
+            [*f.loc("serve", "ray_workers_use_nsight"), *f.loc("serve", "distributed_executor_backend")],
+            'set distributed_executor_backend = "ray", or remove ray_workers_use_nsight',
+            role=f.role.name,
+            order=(STAGE_CONFIG_OBJECTS, order.PARALLEL_VALIDATORS + 20),
+        )
+    ]
 
 
 # ---- ModelConfig.verify_with_parallel_config (needs the model's config.json) ------------------
@@ -201,7 +192,7 @@ def attention_heads_tensor_parallel(ctx: Context, f: RoleFacts) -> Iterable[Hit]
     return [
         Hit(
             "attention-heads-tensor-parallel",
-            _refuse(f, f"tensor_parallel_size = {tp} with a model of {heads} attention heads (config.json)", message),
+            refuse(f, f"tensor_parallel_size = {tp} with a model of {heads} attention heads (config.json)", message),
             [*f.loc("serve", "tensor_parallel_size"), *f.model.locations],
             f"set tensor_parallel_size to a divisor of {heads}: {', '.join(map(str, divisors))}",
             role=f.role.name,
@@ -241,7 +232,7 @@ def pipeline_parallel_unsupported(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
     return [
         Hit(
             "pipeline-parallel-unsupported",
-            _refuse(f, f"pipeline_parallel_size = {pp} with a {f.model.architecture} model", MSG_PP),
+            refuse(f, f"pipeline_parallel_size = {pp} with a {f.model.architecture} model", MSG_PP),
             [*f.loc("serve", "pipeline_parallel_size"), *f.model.locations],
             f"vLLM {f.version} cannot split {f.model.architecture} into pipeline stages: set pipeline_parallel_size "
             "= 1 and use tensor parallelism",
@@ -312,7 +303,7 @@ def _gqa_context_parallel(f: RoleFacts, tp: int, dcp: int, heads: int, kv: int) 
     source=SOURCE_MODEL,
 )
 def context_parallel_kv_heads(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
-    sizes = _sizes(f)
+    sizes = parallel_sizes(f)
     s = shape(f)
     if sizes is None or s is None or s.mla:
         return []
@@ -327,7 +318,7 @@ def context_parallel_kv_heads(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
     return [
         Hit(
             "context-parallel-kv-heads",
-            _refuse(f, what + " (config.json)", message),
+            refuse(f, what + " (config.json)", message),
             [
                 *f.loc("serve", "decode_context_parallel_size"),
                 *f.loc("serve", "tensor_parallel_size"),
