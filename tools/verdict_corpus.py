@@ -292,7 +292,7 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     (r"number of query heads per KV head \(\d+\) must be divisible", "context-parallel-kv-heads"),
     (r"tp_size=\d+ must be divisible by dcp_size=", "context-parallel-size"),
     (r"When PCP is enabled, DCP must be disabled", "context-parallel-size"),
-    (r"PCP does not support data parallelism yet", "context-parallel-size"),
+    (r"PCP does not support data parallelism (on CUDA )?yet", "context-parallel-size"),
     (r"dcp_comm_backend='a2a' requires decode_context_parallel_size > 1", "context-parallel-size"),
     (r"enable_expert_parallel must be True to use EPLB", "expert-parallel-load-balancing"),
     (r"EPLB requires tensor, prefill-context, or data parallelism", "expert-parallel-load-balancing"),

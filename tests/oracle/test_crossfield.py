@@ -87,6 +87,13 @@ CASES = [
     Case("dcp-divides-tp", "context-parallel-size", LLAMA, {"decode_context_parallel_size": 3}),
     # (EPLB: the CPU oracle refuses --enable-eplb before the checks a GPU host makes: "Expert parallelism load
     # balancing is only supported on CUDA devices ..."; tests/rules/test_parallel.py covers those rules)
+    Case(
+        "pcp-with-dp",
+        lambda v: None if not _before(v, "0.31.0") else "context-parallel-size",
+        LLAMA,
+        {"prefill_context_parallel_size": 2, "data_parallel_size": 2},
+        releases=">=0.28.0",  # 0.27.x: Model Runner V2 refuses prefill context parallelism first
+    ),
     Case("numa-without-bind", "numa-bind", LLAMA, {"numa_bind_nodes": [0]}),
     Case("numa-with-bind", None, LLAMA, {"numa_bind": True, "numa_bind_nodes": [0]}),
     Case("nsight-without-ray", "ray-nsight", LLAMA, {"ray_workers_use_nsight": True}),

@@ -27,6 +27,7 @@ ATTENTION_HEADS = -40  # ModelConfig.verify_with_parallel_config: heads vs tenso
 EXPERT_PARALLEL_MODEL = -35  # ... expert parallelism vs a model without experts
 PIPELINE_SUPPORT = -30  # ... pipeline parallelism vs SupportsPP
 CONTEXT_PARALLEL_HEADS = -20  # ... decode context parallelism vs KV heads
+CUDA_PLATFORM_HOOK = 7  # CudaPlatformBase.check_and_update_config: after the Mamba dtype check, before the runner
 
 # STAGE_VALIDATORS
 MAMBA_BLOCK_SIZE = -10  # VllmConfig.validate_mamba_block_size

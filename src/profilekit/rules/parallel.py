@@ -3,7 +3,7 @@
 Sources (every release 0.27.0-0.33.0 unless a rule says otherwise):
 `vllm/config/parallel.py` `ParallelConfig._validate_parallel_config` (context-parallel sizes, EPLB) and
 `vllm/config/model.py` `ModelConfig.verify_with_parallel_config` (heads, SupportsPP, KV heads), which
-`VllmConfig.__post_init__` calls. The data-parallel launch options are in rules/dataparallel.py, expert
+`VllmConfig.__post_init__` calls, and `vllm/platforms/cuda.py` `CudaPlatformBase.check_and_update_config` (0.30.0). The data-parallel launch options are in rules/dataparallel.py, expert
 parallelism in rules/experts.py.
 """
 
@@ -115,6 +115,21 @@ def context_parallel_size(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             "dcp_comm_backend='a2a' requires decode_context_parallel_size > 1.",
             "remove dcp_comm_backend, or set decode_context_parallel_size above 1",
             [*f.loc("serve", "dcp_comm_backend"), *f.loc("serve", "decode_context_parallel_size")],
+        )
+    if v == "0.30.0" and pcp > 1 and dp > 1:  # CudaPlatformBase.check_and_update_config, 0.30.0 only
+        hits.append(
+            Hit(
+                "context-parallel-size",
+                refuse(
+                    f,
+                    f"prefill_context_parallel_size = {pcp} with data_parallel_size = {dp}",
+                    "PCP does not support data parallelism on CUDA yet.",
+                ),
+                [*f.loc("serve", "prefill_context_parallel_size"), *f.loc("serve", "data_parallel_size")],
+                f"vLLM {v} has no prefill context parallelism with data parallelism on CUDA: set one of them to 1",
+                role=f.role.name,
+                order=(STAGE_POST_INIT, order.CUDA_PLATFORM_HOOK),
+            )
         )
     return hits[:1]  # vLLM stops at the first
 
