@@ -257,6 +257,8 @@ CASES = [
         {"speculative_config": {**NGRAM, "prompt_lookup_min": 5, "prompt_lookup_max": 3}},
     ),
     Case("spec-ngram-without-count", "speculative-num-tokens", LLAMA, {"speculative_config": {"method": "ngram"}}),
+    Case("spec-eagle-without-count", "speculative-num-tokens", LLAMA, {"speculative_config": {"method": "eagle"}}),
+    Case("spec-lookup-only", "speculative-num-tokens", LLAMA, {"speculative_config": {"prompt_lookup_max": 3}}),
 ]
 
 

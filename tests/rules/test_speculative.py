@@ -49,9 +49,14 @@ def test_ngram_needs_a_token_count(check: Check, version: str) -> None:
     assert messages(found) == [
         refuses(
             version,
-            'speculative_config with method = "ngram" and no num_speculative_tokens',
+            'speculative_config with method = "ngram", no draft model and no num_speculative_tokens',
             "num_speculative_tokens must be provided with speculative model unless the draft model config contains an "
             "n_predict parameter.",
         )
     ]
     assert found[0].rule == "speculative-num-tokens"
+    for spec in ({"method": "eagle"}, {"prompt_lookup_max": 3}, {"method": "ngram_gpu"}):
+        assert [f.rule for f in check(files(speculative_config=spec), version=version)] == ["speculative-num-tokens"]
+    # a draft model (read over the network) may name its count; mtp reads the target's config
+    assert check(files(speculative_config={"method": "eagle", "model": "org/eagle-head"}), version=version) == []
+    assert check(files(speculative_config={"method": "mtp"}), version=version, rule="speculative-num-tokens") == []

@@ -1,8 +1,8 @@
 """Speculative-decoding options that contradict each other inside `speculative_config`.
 
 Source: `vllm/config/speculative.py` `SpeculativeConfig.__post_init__` and `_verify_args` (every release
-0.27.0-0.33.0): a count without a draft model, n-gram prompt lookup bounds, and a method that needs a
-count. Field constraints (`num_speculative_tokens > 0`, the method names) are `invalid-value`'s.
+0.27.0-0.33.0): a count without a draft model, n-gram prompt lookup bounds, and no count where nothing
+can supply one. Field constraints (`num_speculative_tokens > 0`, the method names) are `invalid-value`'s.
 """
 
 from __future__ import annotations
@@ -19,6 +19,9 @@ from profilekit.rules.modelcfg import shown
 SOURCE = "vllm/config/speculative.py SpeculativeConfig.__post_init__"
 NEEDS_DRAFT_MODEL = (None, "draft_model", "eagle", "eagle3", "dflash")
 NGRAM = ("ngram", "[ngram]", "ngram_gpu")
+# without a draft model to read n_predict from, these methods need num_speculative_tokens (mtp and dspark read the
+# target's config; suffix decoding defaults it; a custom proposer fails earlier)
+COUNT_FROM_USER = (None, "draft_model", "eagle", "eagle3", "dflash", "extract_hidden_states", *NGRAM)
 
 
 def _spec(f: RoleFacts) -> dict[str, Any] | None:
@@ -85,12 +88,13 @@ def _failure(f: RoleFacts) -> Hit | None:
                 fix="set prompt_lookup_min to at most prompt_lookup_max (an n-gram match needs min <= max tokens)",
                 keys=("prompt_lookup_min", "prompt_lookup_max"),
             )
-    if count is None and method in NGRAM:
+    if count is None and model is None and method in COUNT_FROM_USER:
         return _hit(
             f,
             "speculative-num-tokens",
             2,
-            f"speculative_config with method = {shown(method)} and no num_speculative_tokens",
+            f"speculative_config with {f'method = {shown(method)}' if method is not None else 'no method'}, no draft "
+            "model and no num_speculative_tokens",
             "num_speculative_tokens must be provided with speculative model unless the draft model config contains "
             "an n_predict parameter.",
             fix="set speculative_config.num_speculative_tokens (how many tokens to propose per step)",
@@ -122,6 +126,6 @@ rule(
 rule(
     "speculative-num-tokens",
     Severity.ERROR,
-    "n-gram speculative decoding without num_speculative_tokens",
+    "speculative decoding without num_speculative_tokens and without a draft model to read it from",
     source="vllm/config/speculative.py SpeculativeConfig._verify_args",
 )(_only("speculative-num-tokens"))
