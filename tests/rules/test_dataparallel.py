@@ -180,4 +180,6 @@ def test_an_unknown_data_parallel_backend(check: Check) -> None:
             "('data_parallel_backend can only be ray or mp, got %s', 'bogus')",
         )
     ]
-    assert check(files(data_parallel_backend="bogus", data_parallel_address="10.0.0.1")) == []
+    # with an address the launch block passes, and ParallelConfig's Literal refuses the name (invalid-value)
+    with_address = files(data_parallel_backend="bogus", data_parallel_address="10.0.0.1")
+    assert check(with_address, rule="data-parallel-launch") == []

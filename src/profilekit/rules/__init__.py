@@ -39,6 +39,7 @@ from profilekit.rules.engine import (
     RULES,
     STAGE_ARGPARSE,
     Context,
+    Order,
     Verdict,
     first_rejection,
     run_rules,
@@ -54,7 +55,7 @@ __all__ = ["RULES", "Verdict", "check_stack", "evaluate", "vllm_verdict"]
 # rules judged on each layer where it is written (rules/options.py), not on a role's effective values
 _LAYER_RULES = frozenset({"unknown-option", "invalid-value"})
 
-Ordered = list[tuple[Finding, "tuple[int, int] | None"]]
+Ordered = list[tuple[Finding, "Order | None"]]
 
 
 def evaluate(stack: Stack, *, version: str, catalogue: Catalogue | None, root: Path | None = None) -> Ordered:

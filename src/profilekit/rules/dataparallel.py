@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from profilekit.errors import Location, Severity
 from profilekit.rules import order
-from profilekit.rules.engine import STAGE_CONFIG_OBJECTS, Context, Hit, rule
+from profilekit.rules.engine import Context, Hit, rule
 from profilekit.rules.facts import RoleFacts, at_least
 from profilekit.rules.modelcfg import Undecided, lacking, needs, serve_bool, serve_int, shape
 
@@ -34,7 +34,7 @@ class Failure:
     message: str
     fix: str
     keys: tuple[str, ...]
-    stage: int = order.DATA_PARALLEL_LAUNCH
+    step: str = "launch"  # "launch": before ParallelConfig is built; "built": once its fields are valid
     model: bool = False  # the model's config.json decided it
 
 
@@ -249,33 +249,33 @@ def _parallel_config(f: RoleFacts, out: Launch, dp: int) -> Launch:
     if (dp > 1 or out.size_local == 0) and not 0 <= rank < dp:
         out.failure = Failure(
             "data-parallel-rank",
-            0,
+            order.PARALLEL_POST_INIT + 5,
             f"data_parallel_rank {rank} with data_parallel_size = {dp}",
             f"data_parallel_rank ({rank}) must be in the range [0, {dp})",
             f"set the data-parallel rank between 0 and {dp - 1}",
             ("data_parallel_rank", "data_parallel_start_rank", "data_parallel_size"),
-            stage=order.PARALLEL_POST_INIT + 5,
+            step="built",
         )
     elif out.size_local > dp:
         out.failure = Failure(
             "data-parallel-size-local",
-            0,
+            order.PARALLEL_VALIDATORS,
             f"data_parallel_size_local = {out.size_local} is more than data_parallel_size = {dp}",
             f"data_parallel_size_local ({out.size_local}) must be <= data_parallel_size ({dp})",
             f"set data_parallel_size_local to at most {dp} (the ranks on this node), or raise data_parallel_size",
             ("data_parallel_size_local", "data_parallel_size"),
-            stage=order.PARALLEL_VALIDATORS,
+            step="built",
         )
     elif dp <= 1 and out.external:
         out.failure = Failure(
             "data-parallel-external-lb",
-            1,
+            order.PARALLEL_VALIDATORS + 1,
             "an external data-parallel load balancer (data_parallel_external_lb or data_parallel_rank) with "
             f"data_parallel_size = {dp}",
             "data_parallel_external_lb can only be set when data_parallel_size > 1",
             "set data_parallel_size above 1, or remove data_parallel_external_lb and data_parallel_rank",
             ("data_parallel_external_lb", "data_parallel_rank", "data_parallel_size"),
-            stage=order.PARALLEL_VALIDATORS,
+            step="built",
         )
     return out
 
@@ -302,7 +302,7 @@ def _hits(f: RoleFacts, rule_id: str) -> list[Hit]:
             locs,
             fail.fix,
             role=f.role.name,
-            order=(STAGE_CONFIG_OBJECTS, fail.stage + fail.index),
+            order=(order.before if fail.step == "launch" else order.built)("ParallelConfig", f.version, fail.index),
         )
     ]
 

@@ -31,6 +31,9 @@ STAGE_CONFIG_OBJECTS = 1  # EngineArgs.create_engine_config building sub-configs
 STAGE_POST_INIT = 2  # VllmConfig.__post_init__ (offload connector synthesis, KV transfer compat)
 STAGE_VALIDATORS = 3  # VllmConfig model validators (validate_mamba_cached_kernel)
 
+# (stage, rank inside the stage, ...): compared as tuples, so a check may add a step inside its rank
+Order = tuple[int, ...]
+
 
 @dataclass(slots=True)
 class Hit:
@@ -42,7 +45,7 @@ class Hit:
     fix: str = ""
     role: str | None = None
     severity: Severity | None = None  # overrides the rule's severity (e.g. a single-role P/D warning)
-    order: tuple[int, int] | None = None  # vLLM's start-up order; None: vLLM makes no such check
+    order: Order | None = None  # vLLM's start-up order; None: vLLM makes no such check
     notes: list[str] = field(default_factory=list)
 
 
@@ -119,9 +122,9 @@ class Verdict:
     message: str | None
 
 
-def run_rules(ctx: Context) -> list[tuple[Finding, tuple[int, int] | None]]:
+def run_rules(ctx: Context) -> list[tuple[Finding, Order | None]]:
     """Every applicable rule over every role (role rules) and over the stack (stack rules)."""
-    out: list[tuple[Finding, tuple[int, int] | None]] = []
+    out: list[tuple[Finding, Order | None]] = []
     for r in RULES.values():
         if not r.applies(ctx.version):
             continue
@@ -158,7 +161,7 @@ def _dedupe(locations: list[Location]) -> list[Location]:
     return kept
 
 
-def first_rejection(ordered: list[tuple[Finding, tuple[int, int] | None]], role: str) -> Verdict:
+def first_rejection(ordered: list[tuple[Finding, Order | None]], role: str) -> Verdict:
     """The error vLLM would report first for `role`, among the findings vLLM also checks."""
     candidates = [
         (order, finding)

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from profilekit.errors import Location, Severity
 from profilekit.rules import order
-from profilekit.rules.engine import STAGE_CONFIG_OBJECTS, STAGE_POST_INIT, Context, Hit, rule
+from profilekit.rules.engine import STAGE_POST_INIT, Context, Hit, rule
 from profilekit.rules.facts import RoleFacts, at_least
 from profilekit.rules.modelcfg import Undecided, needs, serve_bool, serve_int, shape
 from profilekit.rules.parallel import SOURCE_MODEL, SOURCE_PARALLEL, parallel_sizes, refuse
@@ -77,7 +77,7 @@ def _eplb_hit(f: RoleFacts, index: int, what: str, message: str, *, locs: list[L
         locs,
         fix,
         role=f.role.name,
-        order=(STAGE_CONFIG_OBJECTS, order.PARALLEL_VALIDATORS + index),
+        order=order.built("ParallelConfig", f.version, order.PARALLEL_VALIDATORS + index),
     )
 
 
@@ -136,7 +136,7 @@ def elastic_expert_parallel(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             locs,
             fix,
             role=f.role.name,
-            order=(STAGE_CONFIG_OBJECTS, order.PARALLEL_POST_INIT),
+            order=order.built("ParallelConfig", f.version, order.PARALLEL_POST_INIT),
         )
     ]
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from profilekit.errors import Location, Severity
 from profilekit.rules import order
-from profilekit.rules.engine import STAGE_CONFIG_OBJECTS, Context, Hit, rule
+from profilekit.rules.engine import Context, Hit, rule
 from profilekit.rules.facts import RoleFacts, at_least
 from profilekit.vllm.values import human_readable_int_or_auto
 
@@ -250,7 +250,7 @@ def max_model_len_positions(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             f'set max_model_len to {_plain(derived)} or less, or set env VLLM_ALLOW_LONG_MAX_MODEL_LEN = "1" '
             "(only for a model whose positions really extend that far)",
             role=f.role.name,
-            order=(STAGE_CONFIG_OBJECTS, order.MODEL_CONFIG),
+            order=order.built("ModelConfig", f.version),
         )
     ]
 

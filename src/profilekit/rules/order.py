@@ -1,24 +1,52 @@
-"""Where the cross-field checks run in vLLM's start-up: the second element of `Hit.order` per stage.
+"""Where the cross-field checks run in vLLM's start-up: `Hit.order` for each of them.
 
-`EngineArgs.create_engine_config()` (vllm/engine/arg_utils.py, every release 0.27.0-0.33.0) builds, in this
-order, the ModelConfig, the CacheConfig, the data-parallel launch options, the ParallelConfig, the
-SpeculativeConfig and the SchedulerConfig, and only then converts enum-typed options such as
-`mamba_backend`; those conversions use small non-negative numbers (rules/__init__.py), so the config
-objects built before them take negative ones. `VllmConfig.__post_init__` then rejects a mismatched float
-KV-cache dtype and runs `ModelConfig.verify_with_parallel_config` before the Mamba checks (5 and up, so
-these take negative numbers), and
-its model validators run `validate_mamba_block_size` before `validate_mamba_cached_kernel` (0 and up).
+`EngineArgs.create_engine_config()` (vllm/engine/arg_utils.py) builds the config objects one after the other;
+the release's values document ranks them (`construction_ranks`, odd numbers, shared with the value
+constraints of rules/options.py, which fail at a config's own rank). A check a config makes once its fields
+are valid (`__post_init__`, its model validators) runs at that rank + 1; the data-parallel launch block runs
+right before ParallelConfig is built (rank - 1). A third number orders the checks of one such step.
+
+`VllmConfig.__post_init__` then runs its model hook, rejects a mismatched float KV-cache dtype and runs
+`ModelConfig.verify_with_parallel_config`, all before the Mamba checks of rules/mamba.py (5 and up, hence
+the negative numbers here); its model validators run `validate_mamba_block_size` before
+`validate_mamba_cached_kernel` (0 and up).
 """
 
 from __future__ import annotations
 
-# STAGE_CONFIG_OBJECTS
-MODEL_CONFIG = -600  # ModelConfig: max_model_len against the model's positions
-DATA_PARALLEL_LAUNCH = -500  # the data-parallel launch block before ParallelConfig (+ the raise's index)
-PARALLEL_POST_INIT = -420  # ParallelConfig.__post_init__ (elastic EP, then the data_parallel_rank range)
-PARALLEL_VALIDATORS = -400  # ParallelConfig._validate_parallel_config (+ the raise's index), then _verify_args (+20)
-SPECULATIVE_CONFIG = -300  # SpeculativeConfig.__post_init__ (+ the raise's index)
-SCHEDULER_CONFIG = -200  # SchedulerConfig.verify_max_model_len (+ the raise's index)
+from profilekit.rules.engine import STAGE_CONFIG_OBJECTS, Order
+from profilekit.vllm.constraints import load_values
+
+# 0.33.0's ranks, for a build that ships no values document
+_FALLBACK_RANKS = {
+    "ModelConfig": 5,
+    "CacheConfig": 9,
+    "ParallelConfig": 11,
+    "SpeculativeConfig": 13,
+    "SchedulerConfig": 19,
+}
+
+# sub-steps of ParallelConfig once its fields are valid
+PARALLEL_POST_INIT = 0  # __post_init__: elastic EP (+0), then the data_parallel_rank range (+5)
+PARALLEL_VALIDATORS = 10  # _validate_parallel_config (+ the raise's index)
+PARALLEL_VERIFY_ARGS = 40  # _verify_args (nsight)
+
+
+def _rank(config: str, version: str) -> int:
+    values = load_values(version)
+    found = values.construction_rank(config) if values is not None else None
+    return found if found is not None else _FALLBACK_RANKS[config]
+
+
+def built(config: str, version: str, step: int = 0) -> Order:
+    """A check `config` makes once its fields are valid (its `__post_init__` or a model validator)."""
+    return (STAGE_CONFIG_OBJECTS, _rank(config, version) + 1, step)
+
+
+def before(config: str, version: str, step: int = 0) -> Order:
+    """A check `create_engine_config` makes right before it builds `config`."""
+    return (STAGE_CONFIG_OBJECTS, _rank(config, version) - 1, step)
+
 
 # STAGE_POST_INIT (the Mamba checks of rules/mamba.py and rules/runner.py use 5 and up)
 MAMBA_MODEL_HOOK = -60  # try_verify_and_update_config: MambaModelConfig.verify_and_update_config

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from profilekit.errors import Location, Severity
 from profilekit.rules import order
-from profilekit.rules.engine import STAGE_CONFIG_OBJECTS, STAGE_POST_INIT, Context, Hit, rule
+from profilekit.rules.engine import STAGE_POST_INIT, Context, Hit, rule
 from profilekit.rules.facts import RoleFacts, at_least
 from profilekit.rules.modelcfg import Undecided, lacking, needs, serve_bool, serve_int, shape, shown
 
@@ -26,7 +26,7 @@ def refuse(f: RoleFacts, what: str, message: str) -> str:
 
 
 def parallel_sizes(f: RoleFacts) -> tuple[int, int, int, int, int] | None:
-    """(tensor, pipeline, data, prefill context, decode context) parallel sizes; None when one is not an int."""
+    """(tensor, pipeline, data, prefill context, decode context) parallel sizes; None when one is not a valid size."""
     sizes = tuple(
         serve_int(f, key, 1)
         for key in (
@@ -37,8 +37,8 @@ def parallel_sizes(f: RoleFacts) -> tuple[int, int, int, int, int] | None:
             "decode_context_parallel_size",
         )
     )
-    if any(s is None for s in sizes):
-        return None
+    if any(s is None or s < 1 for s in sizes):
+        return None  # not an integer, or below ParallelConfig's field constraints (invalid-value)
     tp, pp, dp, pcp, dcp = (int(s) for s in sizes if s is not None)
     return tp, pp, dp, pcp, dcp
 
@@ -77,7 +77,7 @@ def context_parallel_size(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
                 where if where is not None else locs,
                 fix,
                 role=f.role.name,
-                order=(STAGE_CONFIG_OBJECTS, order.PARALLEL_VALIDATORS + index),
+                order=order.built("ParallelConfig", v, order.PARALLEL_VALIDATORS + index),
             )
         )
 
@@ -155,7 +155,7 @@ def numa_bind(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             [loc for k in (*given, "numa_bind") for loc in f.loc("serve", k)],
             "set numa_bind = true, or remove " + " and ".join(given),
             role=f.role.name,
-            order=(STAGE_CONFIG_OBJECTS, order.PARALLEL_VALIDATORS + 2),
+            order=order.built("ParallelConfig", f.version, order.PARALLEL_VALIDATORS + 2),
         )
     ]
 
@@ -182,7 +182,7 @@ def ray_nsight(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             [*f.loc("serve", "ray_workers_use_nsight"), *f.loc("serve", "distributed_executor_backend")],
             'set distributed_executor_backend = "ray", or remove ray_workers_use_nsight',
             role=f.role.name,
-            order=(STAGE_CONFIG_OBJECTS, order.PARALLEL_VALIDATORS + 20),
+            order=order.built("ParallelConfig", f.version, order.PARALLEL_VERIFY_ARGS),
         )
     ]
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from profilekit.errors import Location, Severity
 from profilekit.rules import order
-from profilekit.rules.engine import STAGE_CONFIG_OBJECTS, Context, Hit, rule
+from profilekit.rules.engine import Context, Hit, rule
 from profilekit.rules.facts import RoleFacts, at_least
 from profilekit.rules.modelcfg import (
     Undecided,
@@ -85,6 +85,8 @@ def budget(f: RoleFacts) -> Budget | None:
         "max_num_seqs" in f.serve and written_seqs is None
     ):
         return None
+    if any(n is not None and n < 1 for n in (written_tokens, written_seqs)):
+        return None  # SchedulerConfig's field constraints refuse these first (invalid-value)
     throughput = f.serve.get("performance_mode") == "throughput"
     tokens = written_tokens
     if tokens is None:
@@ -133,7 +135,7 @@ def _failures(f: RoleFacts) -> list[Hit]:
                 locs,
                 fix,
                 role=f.role.name,
-                order=(STAGE_CONFIG_OBJECTS, order.SCHEDULER_CONFIG + index),
+                order=order.built("SchedulerConfig", v, index),
             )
         )
 

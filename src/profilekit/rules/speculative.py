@@ -12,7 +12,7 @@ from typing import Any
 
 from profilekit.errors import Severity
 from profilekit.rules import order
-from profilekit.rules.engine import STAGE_CONFIG_OBJECTS, Context, Hit, rule
+from profilekit.rules.engine import Context, Hit, rule
 from profilekit.rules.facts import RoleFacts
 from profilekit.rules.modelcfg import shown
 
@@ -49,7 +49,7 @@ def _hit(f: RoleFacts, rule_id: str, index: int, what: str, message: str, *, fix
         locs or f.locs("serve", "speculative_config"),
         fix,
         role=f.role.name,
-        order=(STAGE_CONFIG_OBJECTS, order.SPECULATIVE_CONFIG + index),
+        order=order.built("SpeculativeConfig", f.version, index),
     )
 
 
