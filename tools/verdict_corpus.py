@@ -320,7 +320,6 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     ),
     (r"Unable to use nsight profiling unless workers run with Ray", "ray-nsight"),
     (r"Number of experts in the model must be greater than 0 when expert parallelism", "expert-parallel-dense-model"),
-    (r"data_parallel_backend can only be ray or mp", "data-parallel-launch"),
     (
         r"Chunked prefill is required for (Mamba prefix caching|mamba cache mode 'align')",
         "mamba-prefix-caching-chunked-prefill",

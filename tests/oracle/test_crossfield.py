@@ -130,7 +130,6 @@ CASES = [
         {"nnodes": 2, "data_parallel_size": 4, "data_parallel_external_lb": True},
     ),
     Case("dp-fault-tolerance", "data-parallel-launch", LLAMA, {"enable_fault_tolerance": True}),
-    Case("dp-backend-unknown", "data-parallel-launch", LLAMA, {"data_parallel_backend": "bogus"}),
     Case("dp-local-above-size", "data-parallel-size-local", LLAMA, {"data_parallel_size_local": 2}),
     Case("dp-local-ok", None, LLAMA, {"data_parallel_size": 2, "data_parallel_size_local": 2}),
     Case("dp-rank-without-dp", "data-parallel-external-lb", LLAMA, {"data_parallel_rank": 0}),

@@ -169,17 +169,3 @@ def test_external_data_parallelism_needs_a_mixture_of_experts_model(check: Check
         "is a mixture of experts: they need the config.json of model 'dummy/LlamaForCausalLM', which profilekit "
         "does not have"
     ]
-
-
-def test_an_unknown_data_parallel_backend(check: Check) -> None:
-    found = check(files(data_parallel_backend="bogus"), rule="data-parallel-launch")
-    assert messages(found) == [
-        refuses(
-            "0.33.0",
-            "data_parallel_backend = 'bogus'",
-            "('data_parallel_backend can only be ray or mp, got %s', 'bogus')",
-        )
-    ]
-    # with an address the launch block passes, and ParallelConfig's Literal refuses the name (invalid-value)
-    with_address = files(data_parallel_backend="bogus", data_parallel_address="10.0.0.1")
-    assert check(with_address, rule="data-parallel-launch") == []

@@ -229,15 +229,6 @@ def _launch(f: RoleFacts) -> Launch | None:
             )
         span = backend == "ray" and f.env_value("VLLM_RAY_DP_PACK_STRATEGY") == "span"
         out.size_local = 1 if span else dp
-    if f.serve.get("data_parallel_address") is None and backend not in ("ray", "mp"):
-        # an assert: vLLM prints the assert's tuple
-        return fail(
-            10,
-            f"data_parallel_backend = {backend!r}",
-            f"('data_parallel_backend can only be ray or mp, got %s', {backend!r})",
-            'set data_parallel_backend = "mp" (one host) or "ray"',
-            "data_parallel_backend",
-        )
     out.external = ext
     out.rank = rank
     return _parallel_config(f, out, dp)
