@@ -112,3 +112,29 @@ def test_strict_makes_the_missing_facts_an_error(make_repo: MakeRepo, run: Run) 
     )
     assert run("check", "s", "--strict", cwd=root).code == 1
     assert run("lint", "--strict", cwd=root).code == 1
+
+
+@pytest.mark.parametrize(
+    ("serve", "message"),
+    [
+        (
+            {"tensor_parallel_size": 3},
+            "Total number of attention heads (4) must be divisible by tensor parallel size (3).",
+        ),
+        (
+            {"mamba_block_size": 256, "enable_prefix_caching": False},
+            "--mamba-block-size can only be set with --enable-prefix-caching",
+        ),
+    ],
+)
+def test_the_issue_rows_fail_check_lint_and_render(
+    make_repo: MakeRepo, run: Run, serve: dict[str, object], message: str
+) -> None:
+    """Issue 8's table: each of these passed `check`, `lint --strict` and `render` without a word."""
+    root: Path = make_repo(files(**serve))
+    result = run("check", "s", cwd=root)
+    assert result.code == 1
+    assert f'vLLM 0.33.0 refuses to start: "{message}"' in result.out
+    assert run("lint", "--strict", cwd=root).code == 1
+    assert run("render", "s", "--out", str(root / "out"), cwd=root).code == 1
+    assert not (root / "out").exists()
