@@ -20,6 +20,7 @@ import pytest
 import tomlkit
 from packaging.specifiers import SpecifierSet
 
+from tests.oracle.conftest import OraclePool, selected_versions
 from tests.oracle.models import config_json
 from tests.oracle.oracle_client import OracleWorker
 
@@ -299,13 +300,22 @@ def _verdicts(case: Case, version: str, oracle: OracleWorker, root: Path) -> tup
     return (None if predicted.accepted else predicted.rule), actual, message
 
 
+def _applicable() -> list[tuple[str, Case]]:
+    """Each selected release with the cases that apply to it (a case for other releases is not generated)."""
+    return [
+        (version, case)
+        for version in selected_versions()
+        for case in CASES
+        if not case.releases or SpecifierSet(case.releases).contains(version)
+    ]
+
+
 @pytest.mark.oracle
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_profilekit_gives_vllms_verdict(oracle: OracleWorker, oracle_version: str, case: Case, tmp_path: Path) -> None:
-    if case.releases and not SpecifierSet(case.releases).contains(oracle_version):
-        pytest.skip(f"{case.id} applies to vLLM {case.releases}")
-    predicted, actual, message = _verdicts(case, oracle_version, oracle, tmp_path)
-    expected = case.expected(oracle_version)
+@pytest.mark.parametrize(("version", "case"), _applicable(), ids=[f"vllm-{v}-{c.id}" for v, c in _applicable()])
+def test_profilekit_gives_vllms_verdict(oracle_pool: OraclePool, version: str, case: Case, tmp_path: Path) -> None:
+    oracle = oracle_pool.get(version)
+    predicted, actual, message = _verdicts(case, version, oracle, tmp_path)
+    expected = case.expected(version)
     assert (predicted, actual) == (expected, expected), message
 
 
