@@ -324,6 +324,26 @@ MESSAGE_RULES: list[tuple[str, str]] = [
         r"Chunked prefill is required for (Mamba prefix caching|mamba cache mode 'align')",
         "mamba-prefix-caching-chunked-prefill",
     ),
+    # validate_parsed_serve_args and the front end (rules/frontend.py)
+    (r"--enable-auto-tool-choice requires --tool-call-parser", "auto-tool-choice-parser"),
+    (r"--enable-log-outputs requires --enable-log-requests", "log-outputs-requests"),
+    (r"--sse-keep-alive-interval must be a non-negative integer", "sse-keep-alive-interval"),
+    (r"--enable-per-request-metrics requires engine statistics logging", "per-request-metrics-log-stats"),
+    (r"--grpc-port (requires|is incompatible|must)|--grpc and --grpc-port are mutually exclusive", "grpc-port"),
+    (
+        r"--data-parallel-multi-port-external-lb (does not|currently|manages|cannot|requires)|"
+        r"--ssl-keyfile and --ssl-certfile must be provided together|"
+        r"--data-parallel-size-local cannot exceed|--data-parallel-size must be divisible by --data-parallel-size-local",
+        "data-parallel-multi-port-lb",
+    ),
+    (r"--device-ids must not contain duplicates", "device-ids-duplicates"),
+    # ObservabilityConfig and StructuredOutputsConfig (rules/observability.py)
+    (r"Invalid version: ", "show-hidden-metrics-version"),
+    (r"collect_detailed_traces requires `--otlp-traces-endpoint`", "detailed-traces-endpoint"),
+    (
+        r"disable_any_whitespace is only supported for xgrammar|disable_additional_properties is only supported",
+        "structured-outputs-backend",
+    ),
 ]
 
 

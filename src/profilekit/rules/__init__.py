@@ -1,7 +1,8 @@
 """The rule engine: every check that runs on a composed stack, returning findings as data.
 
 One module per rule family (replayssm, kv, pd, host, mamba, runner, declared, secrets, env, basic, options,
-and the cross-field checks: modelcfg, parallel, experts, dataparallel, scheduler, cache, speculative); `engine` holds the registry
+and the cross-field checks: modelcfg, parallel, experts, dataparallel, scheduler, cache, speculative, frontend,
+observability); `engine` holds the registry
 and the run loop, `facts` the per-role facts, `models` the model architecture lookup, `order` where in vLLM's
 start-up the cross-field checks run.
 and the run loop, `facts` the per-role facts, `models` the model architecture lookup, `order` where in vLLM's
@@ -22,10 +23,12 @@ from profilekit.rules import (  # noqa: F401 - they register
     declared,
     env,
     experts,
+    frontend,
     host,
     kv,
     mamba,
     modelcfg,
+    observability,
     options,
     parallel,
     pd,
