@@ -344,6 +344,12 @@ MESSAGE_RULES: list[tuple[str, str]] = [
         r"disable_any_whitespace is only supported for xgrammar|disable_additional_properties is only supported",
         "structured-outputs-backend",
     ),
+    # sampling outputs, metrics and kernel selections (rules/outputs.py)
+    (r"Mamba SSU algorithm selection is only supported with the FlashInfer backend", "mamba-ssu-algorithm-backend"),
+    (r"--kda-prefill-backend=fused is only available on ROCm", "kda-prefill-backend-platform"),
+    (r"--per-request-spec-decode-metrics requires speculative decoding", "spec-decode-metrics-speculative"),
+    (r"sampling distribution replay", "sampling-replay"),
+    (r"Batch-sharded sampling was explicitly enabled", "batch-sharded-sampling"),
 ]
 
 

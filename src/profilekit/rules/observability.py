@@ -69,7 +69,7 @@ def show_hidden_metrics_version(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
 )
 def detailed_traces_endpoint(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
     modules = f.serve.get("collect_detailed_traces")
-    if not modules or not isinstance(modules, list | str) or f.serve.get("otlp_traces_endpoint"):
+    if not _valid_modules(modules) or f.serve.get("otlp_traces_endpoint"):
         return []
     return [
         Hit(
@@ -82,6 +82,17 @@ def detailed_traces_endpoint(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             order=order.built("ObservabilityConfig", f.version) if _known(f.version) else None,
         )
     ]
+
+
+def _valid_modules(modules: object) -> bool:
+    """A non-empty list of 'model', 'worker', 'all' (one comma-separated string counts as the list it names)."""
+    items: list[object] = [modules] if isinstance(modules, str) else modules if isinstance(modules, list) else []
+    names = [m for m in items if isinstance(m, str)]
+    if not names or len(names) != len(items):
+        return False
+    if len(names) == 1 and "," in names[0]:
+        names = names[0].split(",")
+    return all(m in ("model", "worker", "all") for m in names)
 
 
 def _known(version: str) -> bool:
