@@ -350,6 +350,19 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     (r"--per-request-spec-decode-metrics requires speculative decoding", "spec-decode-metrics-speculative"),
     (r"sampling distribution replay", "sampling-replay"),
     (r"Batch-sharded sampling was explicitly enabled", "batch-sharded-sampling"),
+    # ProfilerConfig, ECTransferConfig, AuxOutput (rules/configs.py)
+    (
+        r"(torch_profiler_activities|torch_profiler_dir|capture_torch_profiler) is only applicable when profiler|"
+        r"only applicable when profiler is set to 'proton'|torch_profiler_activities must not contain duplicates|"
+        r"(torch_profiler_dir|proton_profiler_dir) must be set when profiler is|"
+        r"proton_profiler_dir must be a local directory",
+        "profiler-config",
+    ),
+    (r"Please specify ec_role when ec_connector is set", "ec-role-missing"),
+    (
+        r"AuxOutput Connector (requires|only supports)|--enable-return-routed-experts is incompatible",
+        "aux-output-compatibility",
+    ),
 ]
 
 

@@ -2,7 +2,7 @@
 
 One module per rule family (replayssm, kv, pd, host, mamba, runner, declared, secrets, env, basic, options,
 and the cross-field checks: modelcfg, parallel, experts, dataparallel, scheduler, cache, speculative, frontend,
-observability, outputs); `engine` holds the registry
+observability, outputs, configs); `engine` holds the registry
 and the run loop, `facts` the per-role facts, `models` the model architecture lookup, `order` where in vLLM's
 start-up the cross-field checks run.
 and the run loop, `facts` the per-role facts, `models` the model architecture lookup, `order` where in vLLM's
@@ -19,6 +19,7 @@ from profilekit.redact import Redactor
 from profilekit.rules import (  # noqa: F401 - they register
     basic,
     cache,
+    configs,
     dataparallel,
     declared,
     env,

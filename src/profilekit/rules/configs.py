@@ -1,0 +1,187 @@
+"""Validators of the profiler, encoder-cache transfer and auxiliary-output configs.
+
+Sources: `vllm/config/profiler.py` `ProfilerConfig._validate_profiler_config` and `vllm/config/ec_transfer.py`
+`ECTransferConfig.__post_init__`, both run while the argument parser reads `--profiler-config` /
+`--ec-transfer-config` (`parse_dataclass`: "1 validation error for ...", after the field constraints);
+`vllm/config/vllm.py` `VllmConfig._verify_aux_output_compatibility` (0.31.0 and later, late in `__post_init__`).
+The profiler checks grow by release: proton options from 0.28.0 (`proton_graph_attribution` from 0.30.0),
+`torch_profiler_activities` from 0.31.0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from profilekit.errors import Severity
+from profilekit.rules.engine import STAGE_ARGPARSE, STAGE_POST_INIT, Context, Hit, Order, rule
+from profilekit.rules.facts import RoleFacts, at_least
+from profilekit.rules.modelcfg import serve_int, shape, shown
+
+PARSE_VALIDATOR: Order = (STAGE_ARGPARSE, 0, 1)  # after the field constraints rules/options.py reports at (0, 0)
+AUX_OUTPUT = 15  # VllmConfig.__post_init__: after the model runner checks (8), before the KV transfer checks (20)
+EC_ROLES = ("ec_producer", "ec_both", "ec_consumer")
+POOLING = frozenset({"pooling", "embed", "classify", "score", "reward"})
+
+
+def _is_uri(path: str) -> bool:
+    return "://" in path
+
+
+def _proton_options(cfg: dict[str, Any], version: str) -> list[str]:
+    defaults: list[tuple[str, Any]] = [
+        ("proton_profiler_dir", ""),
+        ("proton_context", "shadow"),
+        ("proton_data", "tree"),
+        ("proton_backend", None),
+        ("proton_mode", None),
+        ("proton_hook", None),
+        ("proton_output_format", None),
+    ]
+    if at_least(version, "0.30.0"):
+        defaults.append(("proton_graph_attribution", False))
+    return [name for name, default in defaults if cfg.get(name, default) != default]
+
+
+def profiler_failure(cfg: dict[str, Any], version: str) -> str | None:
+    """`ProfilerConfig._validate_profiler_config`'s first failure; None when it passes or profilekit cannot tell."""
+    profiler = cfg.get("profiler")
+    if at_least(version, "0.31.0") and cfg.get("torch_profiler_activities") is not None:
+        activities = cfg["torch_profiler_activities"]
+        if profiler != "torch":
+            return "torch_profiler_activities is only applicable when profiler is set to 'torch'"
+        if isinstance(activities, list) and len(activities) != len({str(a) for a in activities}):
+            return "torch_profiler_activities must not contain duplicates"
+    torch_dir = cfg.get("torch_profiler_dir", "")
+    if torch_dir and profiler != "torch":
+        return "torch_profiler_dir is only applicable when profiler is set to 'torch'"
+    if profiler == "torch" and not torch_dir:
+        return "torch_profiler_dir must be set when profiler is 'torch'"
+    if at_least(version, "0.28.0"):
+        proton = _proton_options(cfg, version)
+        if profiler != "proton" and proton:
+            return f"{', '.join(proton)} only applicable when profiler is set to 'proton'"
+        proton_dir = cfg.get("proton_profiler_dir", "")
+        if profiler == "proton" and not proton_dir:
+            return "proton_profiler_dir must be set when profiler is 'proton'"
+        if isinstance(proton_dir, str) and proton_dir and _is_uri(proton_dir):
+            return "proton_profiler_dir must be a local directory"
+        if profiler == "proton":
+            return None  # the proton output-format checks follow; profilekit does not model them
+    if cfg.get("capture_torch_profiler") and profiler != "torch":
+        return "capture_torch_profiler is only applicable when profiler is set to 'torch'"
+    return None
+
+
+@rule(
+    "profiler-config",
+    Severity.ERROR,
+    "profiler_config options for a profiler it does not select",
+    source="vllm/config/profiler.py ProfilerConfig._validate_profiler_config",
+)
+def profiler_config(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    cfg = f.serve.get("profiler_config")
+    if not isinstance(cfg, dict):
+        return []
+    message = profiler_failure(cfg, f.version)
+    if message is None:
+        return []
+    profiler = f"profiler = {shown(cfg['profiler'])}" if "profiler" in cfg else "no profiler"
+    return [
+        Hit(
+            "profiler-config",
+            f"profiler_config with {profiler}; vLLM {f.version} refuses to start: "
+            f'"1 validation error for ProfilerConfig / {message}"',
+            f.loc("serve", "profiler_config"),
+            "set profiler_config.profiler to the profiler these options belong to, or remove them",
+            role=f.role.name,
+            order=PARSE_VALIDATOR,
+        )
+    ]
+
+
+@rule(
+    "ec-role-missing",
+    Severity.ERROR,
+    "ec_transfer_config with an ec_connector but no ec_role",
+    source="vllm/config/ec_transfer.py ECTransferConfig.__post_init__",
+)
+def ec_role_missing(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    cfg = f.serve.get("ec_transfer_config")
+    if not isinstance(cfg, dict) or cfg.get("ec_connector") is None or cfg.get("ec_role") is not None:
+        return []
+    message = f"Please specify ec_role when ec_connector is set, supported roles are {EC_ROLES}"
+    return [
+        Hit(
+            "ec-role-missing",
+            f"ec_transfer_config.ec_connector = {shown(cfg['ec_connector'])} without an ec_role; vLLM {f.version} "
+            f'refuses to start: "1 validation error for ECTransferConfig / {message}"',
+            f.loc("serve", "ec_transfer_config", "ec_connector") or f.loc("serve", "ec_transfer_config"),
+            'set ec_transfer_config.ec_role = "ec_producer", "ec_consumer" or "ec_both"',
+            role=f.role.name,
+            order=PARSE_VALIDATOR,
+        )
+    ]
+
+
+def _aux_enabled(f: RoleFacts) -> bool:
+    aux = f.serve.get("aux_output_config")
+    return f.serve.get("enable_return_routed_experts") is True or (
+        isinstance(aux, dict) and aux.get("enable_return_routed_experts") is True
+    )
+
+
+def aux_output_failure(f: RoleFacts) -> str | None:
+    """`_verify_aux_output_compatibility`'s first failure; None when it passes or profilekit cannot tell."""
+    if f.v2_model_runner is None:
+        return None
+    if not f.v2_model_runner:
+        return "AuxOutput Connector requires Model Runner V2; set VLLM_USE_V2_MODEL_RUNNER=1."
+    if f.serve.get("runner") in POOLING or f.serve.get("convert") in POOLING:
+        return "AuxOutput Connector only supports generate runners."
+    s = shape(f)
+    if s is None:
+        return None
+    if not s.moe:
+        return "AuxOutput Connector only supports MoE models."
+    if f.prefix_caching is None:
+        return None
+    if not f.prefix_caching:
+        return "AuxOutput Connector requires prefix caching."
+    spec = f.serve.get("speculative_config")
+    if f.num_spec != 0 and isinstance(spec, dict) and spec.get("enable_adaptive_verification") is True:
+        return "--enable-return-routed-experts is incompatible with adaptive speculative verification."
+    if (serve_int(f, "pipeline_parallel_size", 1) or 1) > 1:
+        return "--enable-return-routed-experts is incompatible with pipeline parallelism (PP > 1)."
+    dcp = serve_int(f, "decode_context_parallel_size", 1) or 1
+    pcp = serve_int(f, "prefill_context_parallel_size", 1) or 1
+    if dcp > 1 or pcp > 1:
+        return "--enable-return-routed-experts is incompatible with context parallelism (DCP/PCP > 1)."
+    return None
+
+
+@rule(
+    "aux-output-compatibility",
+    Severity.ERROR,
+    "enable_return_routed_experts (AuxOutput) with a model or settings it does not support",
+    releases=">=0.31.0",
+    source="vllm/config/vllm.py VllmConfig._verify_aux_output_compatibility",
+)
+def aux_output_compatibility(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    if not _aux_enabled(f):
+        return []
+    message = aux_output_failure(f)
+    if message is None:
+        return []
+    locs = f.loc("serve", "enable_return_routed_experts") or f.loc("serve", "aux_output_config")
+    return [
+        Hit(
+            "aux-output-compatibility",
+            f"enable_return_routed_experts = true for a {f.model.architecture} model; vLLM {f.version} refuses to "
+            f'start: "{message}"',
+            [*locs, *f.model.locations],
+            "remove enable_return_routed_experts, or change what vLLM names",
+            role=f.role.name,
+            order=(STAGE_POST_INIT, AUX_OUTPUT),
+        )
+    ]

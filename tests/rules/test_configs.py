@@ -1,0 +1,101 @@
+"""The profiler, encoder-cache transfer and auxiliary-output validators (rules/configs.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.rules.conftest import Check, messages
+from tests.rules.crossfield import files, refuses
+from tests.rules.layers import RELEASES, at_least
+
+KIMI = "KimiLinearForCausalLM"
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_capture_torch_profiler_needs_the_torch_profiler(check: Check, version: str) -> None:
+    found = check(files(profiler_config={"capture_torch_profiler": True}), version=version)
+    assert messages(found) == [
+        refuses(
+            version,
+            "profiler_config with no profiler",
+            "1 validation error for ProfilerConfig / capture_torch_profiler is only applicable when profiler is set "
+            "to 'torch'",
+        )
+    ]
+    assert found[0].rule == "profiler-config"
+    torch = {"profiler": "torch", "torch_profiler_dir": "/tmp/traces", "capture_torch_profiler": True}
+    assert check(files(profiler_config=torch), version=version) == []
+    no_dir = check(files(profiler_config={"profiler": "torch"}), version=version)
+    assert messages(no_dir) == [
+        refuses(
+            version,
+            'profiler_config with profiler = "torch"',
+            "1 validation error for ProfilerConfig / torch_profiler_dir must be set when profiler is 'torch'",
+        )
+    ]
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_proton_options_need_the_proton_profiler(check: Check, version: str) -> None:
+    """0.28.0 added the proton profiler and its options."""
+    layer = files(profiler_config={"proton_hook": "triton"})
+    if not at_least(version, "0.28.0"):
+        assert check(layer, version=version, rule="profiler-config") == []
+        return
+    assert messages(check(layer, version=version)) == [
+        refuses(
+            version,
+            "profiler_config with no profiler",
+            "1 validation error for ProfilerConfig / proton_hook only applicable when profiler is set to 'proton'",
+        )
+    ]
+    proton = {"profiler": "proton", "proton_profiler_dir": "/tmp/proton", "proton_hook": "triton"}
+    assert check(files(profiler_config=proton), version=version, rule="profiler-config") == []
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_an_ec_connector_needs_a_role(check: Check, version: str) -> None:
+    found = check(files(ec_transfer_config={"ec_connector": "ECExampleConnector"}), version=version)
+    assert messages(found) == [
+        refuses(
+            version,
+            'ec_transfer_config.ec_connector = "ECExampleConnector" without an ec_role',
+            "1 validation error for ECTransferConfig / Please specify ec_role when ec_connector is set, supported "
+            "roles are ('ec_producer', 'ec_both', 'ec_consumer')",
+        )
+    ]
+    fine = files(ec_transfer_config={"ec_connector": "ECExampleConnector", "ec_role": "ec_consumer"})
+    assert check(fine, version=version, rule="ec-role-missing") == []
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_routed_experts_output_needs_a_moe_model(check: Check, version: str) -> None:
+    found = check(files(enable_return_routed_experts=True), version=version, rule="aux-output-compatibility")
+    if not at_least(version, "0.31.0"):
+        assert found == []
+        return
+    assert messages(found) == [
+        refuses(
+            version,
+            "enable_return_routed_experts = true for a LlamaForCausalLM model",
+            "AuxOutput Connector only supports MoE models.",
+        )
+    ]
+    cp = check(
+        files(KIMI, enable_return_routed_experts=True, enable_prefix_caching=True, decode_context_parallel_size=2),
+        version=version,
+        rule="aux-output-compatibility",
+    )
+    assert messages(cp) == [
+        refuses(
+            version,
+            f"enable_return_routed_experts = true for a {KIMI} model",
+            "--enable-return-routed-experts is incompatible with context parallelism (DCP/PCP > 1).",
+        )
+    ]
+    moe = check(
+        files(KIMI, enable_return_routed_experts=True, enable_prefix_caching=True),
+        version=version,
+        rule="aux-output-compatibility",
+    )
+    assert moe == []
