@@ -22,6 +22,65 @@ HOST = "depends on what is installed on the host ({})"
 # (function, message, verdict, why)
 TABLE: list[tuple[str, str, str, str]] = [
     # ---- modelled by profilekit's rules ----
+    # rules/frontend.py: validate_parsed_serve_args and --device-ids
+    (r"validate_parsed_serve_args", r"--enable-auto-tool-choice requires", "modelled:auto-tool-choice-parser", ""),
+    (r"validate_parsed_serve_args", r"--enable-log-outputs requires", "modelled:log-outputs-requests", ""),
+    (r"validate_parsed_serve_args", r"--sse-keep-alive-interval", "modelled:sse-keep-alive-interval", ""),
+    (r"validate_parsed_serve_args", r"--enable-per-request-metrics", "modelled:per-request-metrics-log-stats", ""),
+    (r"validate_grpc_port_arg", ALL, "modelled:grpc-port", ""),
+    (r"validate_multi_port_external_lb_args", ALL, "modelled:data-parallel-multi-port-lb", ""),
+    (r"EngineArgs\._resolve_device_ids", r"must not contain duplicates", "modelled:device-ids-duplicates", ""),
+    # rules/observability.py
+    (r"ObservabilityConfig\._validate_tracing_config", ALL, "modelled:detailed-traces-endpoint", ""),
+    (
+        r"ObservabilityConfig\._validate_show_hidden_metrics_for_version",
+        ALL,
+        "modelled:show-hidden-metrics-version",
+        "",
+    ),
+    (r"StructuredOutputsConfig\._validate_structured_output_config", ALL, "modelled:structured-outputs-backend", ""),
+    # rules/outputs.py
+    (
+        r"MambaConfig\.validate_ssu_algorithm",
+        r"only supported with the FlashInfer backend",
+        "modelled:mamba-ssu-algorithm-backend",
+        "",
+    ),
+    (
+        r"EngineArgs\.create_engine_config",
+        r"--kda-prefill-backend=fused is only available on ROCm",
+        "modelled:kda-prefill-backend-platform",
+        "profilekit judges a CUDA GPU host: fused is refused there",
+    ),
+    (
+        r"VllmConfig\.__post_init__",
+        r"--per-request-spec-decode-metrics requires",
+        "modelled:spec-decode-metrics-speculative",
+        "",
+    ),
+    (
+        r"VllmConfig\._verify_sampling_replay_config",
+        r"Model Runner V2|speculative|logits processors|processed_logprobs",
+        "modelled:sampling-replay",
+        "",
+    ),
+    (r"VllmConfig\._validate_batch_sharded_sampling", ALL, "modelled:batch-sharded-sampling", ""),
+    # rules/configs.py
+    (
+        r"ProfilerConfig\._validate_profiler_config",
+        r"capture_torch_profiler is only|torch_profiler_activities|torch_profiler_dir|"
+        r"only applicable when profiler is set to 'proton'|proton_profiler_dir must be",
+        "modelled:profiler-config",
+        "",
+    ),
+    (r"ECTransferConfig\.__post_init__", r"Please specify ec_role", "modelled:ec-role-missing", ""),
+    (
+        r"VllmConfig\._verify_aux_output_compatibility",
+        r"Model Runner V2|generate runners|MoE models|prefix caching|adaptive speculative|pipeline parallelism|"
+        r"context parallelism",
+        "modelled:aux-output-compatibility",
+        "",
+    ),
     (r"KVTransferConfig\.__post_init__", r"Please specify kv_role", "modelled:kv-role-missing", ""),
     (r"KVTransferConfig\.__post_init__", r"Unsupported kv_role", "modelled:kv-role-invalid", ""),
     (r"VllmConfig\._verify_kv_transfer_compat", r"PYTORCH_CUDA_ALLOC_CONF", "modelled:kv-expandable-segments", ""),

@@ -348,7 +348,10 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     (r"Mamba SSU algorithm selection is only supported with the FlashInfer backend", "mamba-ssu-algorithm-backend"),
     (r"--kda-prefill-backend=fused is only available on ROCm", "kda-prefill-backend-platform"),
     (r"--per-request-spec-decode-metrics requires speculative decoding", "spec-decode-metrics-speculative"),
-    (r"sampling distribution replay", "sampling-replay"),
+    (
+        r"sampling distribution replay (requires|does not support (speculative|custom logits)|with speculative)",
+        "sampling-replay",
+    ),
     (r"Batch-sharded sampling was explicitly enabled", "batch-sharded-sampling"),
     # ProfilerConfig, ECTransferConfig, AuxOutput (rules/configs.py)
     (
@@ -360,7 +363,8 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     ),
     (r"Please specify ec_role when ec_connector is set", "ec-role-missing"),
     (
-        r"AuxOutput Connector (requires|only supports)|--enable-return-routed-experts is incompatible",
+        r"AuxOutput Connector (requires|only supports)|--enable-return-routed-experts is incompatible with "
+        r"(adaptive|pipeline parallelism|context parallelism \(DCP/PCP)",
         "aux-output-compatibility",
     ),
 ]
