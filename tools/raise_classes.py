@@ -75,6 +75,12 @@ TABLE: list[tuple[str, str, str, str]] = [
     ),
     (r"ECTransferConfig\.__post_init__", r"Please specify ec_role", "modelled:ec-role-missing", ""),
     (
+        r"VllmConfig\.__post_init__",
+        r"--enable-return-routed-experts is incompatible with (pipeline|context|KV connectors)",
+        "modelled:aux-output-compatibility",
+        "",
+    ),
+    (
         r"VllmConfig\._verify_aux_output_compatibility",
         r"Model Runner V2|generate runners|MoE models|prefix caching|adaptive speculative|pipeline parallelism|"
         r"context parallelism",

@@ -364,7 +364,7 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     (r"Please specify ec_role when ec_connector is set", "ec-role-missing"),
     (
         r"AuxOutput Connector (requires|only supports)|--enable-return-routed-experts is incompatible with "
-        r"(adaptive|pipeline parallelism|context parallelism \(DCP/PCP)",
+        r"(adaptive|pipeline parallelism|context parallelism|KV connectors)",
         "aux-output-compatibility",
     ),
 ]

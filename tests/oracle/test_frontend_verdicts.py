@@ -132,6 +132,16 @@ CASES = [
     ),
     Case("aux-dense", since("0.31.0", "aux-output-compatibility"), LLAMA, {"enable_return_routed_experts": True}),
     Case(
+        "routed-experts-kv-connector",
+        "aux-output-compatibility",
+        LLAMA,
+        {
+            "enable_return_routed_experts": True,
+            "kv_transfer_config": {"kv_connector": "ExampleConnector", "kv_role": "kv_both"},
+        },
+        releases="<0.31.0",
+    ),
+    Case(
         "aux-moe",
         None,
         KIMI,

@@ -99,3 +99,20 @@ def test_routed_experts_output_needs_a_moe_model(check: Check, version: str) -> 
         rule="aux-output-compatibility",
     )
     assert moe == []
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_routed_experts_output_before_031_refuses_pipeline_parallelism(check: Check, version: str) -> None:
+    layer = files(KIMI, enable_return_routed_experts=True, enable_prefix_caching=True, pipeline_parallel_size=2)
+    found = check(layer, version=version, rule="aux-output-compatibility")
+    what = (
+        "enable_return_routed_experts = true"
+        if not at_least(version, "0.31.0")
+        else f"enable_return_routed_experts = true for a {KIMI} model"
+    )
+    assert messages(found) == [
+        refuses(version, what, "--enable-return-routed-experts is incompatible with pipeline parallelism (PP > 1).")
+    ]
+    if not at_least(version, "0.31.0"):
+        dense = files(enable_return_routed_experts=True)
+        assert check(dense, version=version, rule="aux-output-compatibility") == []

@@ -19,6 +19,7 @@ from profilekit.rules.facts import RoleFacts, at_least
 from profilekit.rules.modelcfg import serve_int, shape, shown
 
 PARSE_VALIDATOR: Order = (STAGE_ARGPARSE, 0, 1)  # after the field constraints rules/options.py reports at (0, 0)
+ROUTED_EXPERTS_EARLY = -15  # before 0.31.0: right after verify_with_parallel_config (rules/order.py, -40..-20)
 AUX_OUTPUT = 15  # VllmConfig.__post_init__: after the model runner checks (8), before the KV transfer checks (20)
 EC_ROLES = ("ec_producer", "ec_both", "ec_consumer")
 POOLING = frozenset({"pooling", "embed", "classify", "score", "reward"})
@@ -160,16 +161,53 @@ def aux_output_failure(f: RoleFacts) -> str | None:
     return None
 
 
+KV_ROLES = ("kv_producer", "kv_consumer", "kv_both")
+
+
+def routed_experts_failure(f: RoleFacts) -> str | None:
+    """The routed-experts checks early in `VllmConfig.__post_init__` before 0.31.0 (CP from 0.28.0)."""
+    prefix = "--enable-return-routed-experts is incompatible with"
+    if (serve_int(f, "pipeline_parallel_size", 1) or 1) > 1:
+        return f"{prefix} pipeline parallelism (PP > 1)."
+    dcp = serve_int(f, "decode_context_parallel_size", 1) or 1
+    pcp = serve_int(f, "prefill_context_parallel_size", 1) or 1
+    if at_least(f.version, "0.28.0") and (dcp > 1 or pcp > 1):
+        return f"{prefix} context parallelism (DCP > 1 or PCP > 1)."
+    ktc = f.serve.get("kv_transfer_config")
+    if isinstance(ktc, dict) and ktc.get("kv_connector") is not None and ktc.get("kv_role") in KV_ROLES:
+        return f"{prefix} KV connectors (PD disaggregation, KV cache offload)."
+    return None
+
+
 @rule(
     "aux-output-compatibility",
     Severity.ERROR,
     "enable_return_routed_experts (AuxOutput) with a model or settings it does not support",
-    releases=">=0.31.0",
-    source="vllm/config/vllm.py VllmConfig._verify_aux_output_compatibility",
+    source="vllm/config/vllm.py VllmConfig._verify_aux_output_compatibility (0.31.0+), __post_init__ before",
 )
 def aux_output_compatibility(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
     if not _aux_enabled(f):
         return []
+    if not at_least(f.version, "0.31.0"):
+        early = routed_experts_failure(f)
+        if early is None:
+            return []
+        return [
+            Hit(
+                "aux-output-compatibility",
+                f'enable_return_routed_experts = true; vLLM {f.version} refuses to start: "{early}"',
+                [
+                    *f.loc("serve", "enable_return_routed_experts"),
+                    *f.loc("serve", "pipeline_parallel_size"),
+                    *f.loc("serve", "decode_context_parallel_size"),
+                    *f.loc("serve", "prefill_context_parallel_size"),
+                    *f.loc("serve", "kv_transfer_config"),
+                ],
+                "remove enable_return_routed_experts, or what vLLM names",
+                role=f.role.name,
+                order=(STAGE_POST_INIT, ROUTED_EXPERTS_EARLY),
+            )
+        ]
     message = aux_output_failure(f)
     if message is None:
         return []
