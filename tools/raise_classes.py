@@ -65,6 +65,12 @@ TABLE: list[tuple[str, str, str, str]] = [
         "",
     ),
     (r"VllmConfig\._validate_batch_sharded_sampling", ALL, "modelled:batch-sharded-sampling", ""),
+    (
+        r"EngramConfig\.verify_model_config",
+        r"EngramConfig requires a model",
+        "modelled:engram-model",
+        "the architecture decides; a supported one's layer ids are left to vLLM",
+    ),
     # rules/configs.py
     (
         r"ProfilerConfig\._validate_profiler_config",

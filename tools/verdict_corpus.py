@@ -353,6 +353,7 @@ MESSAGE_RULES: list[tuple[str, str]] = [
         "sampling-replay",
     ),
     (r"Batch-sharded sampling was explicitly enabled", "batch-sharded-sampling"),
+    (r"EngramConfig requires a model with supported Engram embeddings", "engram-model"),
     # ProfilerConfig, ECTransferConfig, AuxOutput (rules/configs.py)
     (
         r"(torch_profiler_activities|torch_profiler_dir|capture_torch_profiler) is only applicable when profiler|"

@@ -148,6 +148,7 @@ CASES = [
         {"enable_return_routed_experts": True, "enable_prefix_caching": True},
         releases=">=0.31.0",
     ),
+    Case("engram-llama", "engram-model", LLAMA, {"engram_config": {}}, releases=">=0.30.0"),
     # ProfilerConfig, ECTransferConfig (while the parser reads them)
     Case("capture-no-torch", "profiler-config", LLAMA, {"profiler_config": {"capture_torch_profiler": True}}),
     Case("capture-torch", None, LLAMA, {"profiler_config": TORCH}),
@@ -221,6 +222,7 @@ def test_every_new_rule_has_a_triggering_and_an_accepted_case() -> None:
         "aux-output-compatibility",
         "profiler-config",
         "ec-role-missing",
+        "engram-model",
     }
     assert new <= set(RULES)
     assert triggered == {*new, None}

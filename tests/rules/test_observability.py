@@ -145,3 +145,23 @@ def test_batch_sharded_sampling_needs_tensor_parallelism(check: Check, version: 
     ]
     fine = files(enable_batch_sharded_sampling=True, tensor_parallel_size=2)
     assert check(fine, version=version, rule="batch-sharded-sampling") == []
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_engram_needs_a_model_with_engram_embeddings(check: Check, version: str) -> None:
+    found = check(files(engram_config={}), version=version, rule="engram-model")
+    if not at_least(version, "0.30.0"):
+        assert found == []
+        return
+    wording = {
+        "0.30.0": ", non-empty n-gram layer ids, and CUDA.",
+        "0.31.0": ", non-empty n-gram layer ids, and a CUDA-alike device (CUDA or ROCm).",
+    }.get(version, " and non-empty n-gram layer ids.")
+    assert messages(found) == [
+        refuses(
+            version,
+            "engram_config for a LlamaForCausalLM model",
+            "EngramConfig requires a model with supported Engram embeddings" + wording,
+        )
+    ]
+    assert check(files(), version=version, rule="engram-model") == []

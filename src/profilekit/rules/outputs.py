@@ -260,3 +260,43 @@ def batch_sharded_sampling(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             at=(STAGE_POST_INIT, *BATCH_SHARDED),
         )
     ]
+
+
+# EngramConfig._NGRAM_LAYER_FIELDS (0.30.0-0.33.0): the architectures with n-gram embeddings
+ENGRAM_ARCHITECTURES = frozenset({"DeepseekV41ForCausalLM", "Qwen4ExpForCausalLM", "Qwen4ExpForConditionalGeneration"})
+ENGRAM = -45  # VllmConfig.__post_init__: after the float KV-cache check (-50), before verify_with_parallel_config
+
+
+def _engram_message(version: str) -> str:
+    base = "EngramConfig requires a model with supported Engram embeddings"
+    if version == "0.30.0":
+        return f"{base}, non-empty n-gram layer ids, and CUDA."
+    if version == "0.31.0":
+        return f"{base}, non-empty n-gram layer ids, and a CUDA-alike device (CUDA or ROCm)."
+    return f"{base} and non-empty n-gram layer ids."
+
+
+@rule(
+    "engram-model",
+    Severity.ERROR,
+    "engram_config for a model without Engram (n-gram) embeddings",
+    releases=">=0.30.0",
+    source="vllm/config/engram.py EngramConfig.verify_model_config",
+)
+def engram_model(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    if not isinstance(f.serve.get("engram_config"), dict):
+        return []
+    arch = f.model.architecture
+    if arch is None or arch in ENGRAM_ARCHITECTURES:
+        return []  # a supported architecture still needs its layer ids in config.json: left to vLLM
+    return [
+        _hit(
+            f,
+            "engram-model",
+            f"engram_config for a {arch} model",
+            _engram_message(f.version),
+            [*f.loc("serve", "engram_config"), *f.model.locations],
+            fix="remove engram_config: only DeepSeek-V4.1 and Qwen4-Exp models have Engram embeddings",
+            at=(STAGE_POST_INIT, ENGRAM),
+        )
+    ]
