@@ -116,3 +116,9 @@ def test_routed_experts_output_before_031_refuses_pipeline_parallelism(check: Ch
     if not at_least(version, "0.31.0"):
         dense = files(enable_return_routed_experts=True)
         assert check(dense, version=version, rule="aux-output-compatibility") == []
+
+
+def test_nemotron_h_has_experts_by_default(check: Check) -> None:
+    """transformers' NemotronHConfig defaults to 8 routed experts, so vLLM accepts routed-experts output for it."""
+    layer = files("NemotronHForCausalLM", enable_return_routed_experts=True, enable_prefix_caching=True)
+    assert check(layer, rule="aux-output-compatibility") == []

@@ -99,7 +99,9 @@ def vllm_verdict(
         ):
             continue
         at_parse = order is not None and order[0] == STAGE_ARGPARSE
-        kept.append((finding, (STAGE_ARGPARSE, _argv_position(finding, argv_order)) if at_parse else order))
+        # (a validator that runs once an option's fields are valid keeps its step after them: order[2:])
+        at = (STAGE_ARGPARSE, _argv_position(finding, argv_order), *order[2:]) if at_parse and order else order
+        kept.append((finding, at))
     return first_rejection(kept, role)
 
 

@@ -21,6 +21,9 @@ from profilekit.rules.modelcfg import serve_int, shape, shown
 PARSE_VALIDATOR: Order = (STAGE_ARGPARSE, 0, 1)  # after the field constraints rules/options.py reports at (0, 0)
 ROUTED_EXPERTS_EARLY = -15  # before 0.31.0: right after verify_with_parallel_config (rules/order.py, -40..-20)
 AUX_OUTPUT = 15  # VllmConfig.__post_init__: after the model runner checks (8), before the KV transfer checks (20)
+# transformers' config classes that give a model experts when its config.json names none
+# (NemotronHConfig: n_routed_experts = 8), so vLLM counts it as MoE
+EXPERTS_BY_DEFAULT = frozenset({"NemotronHForCausalLM"})
 EC_ROLES = ("ec_producer", "ec_both", "ec_consumer")
 POOLING = frozenset({"pooling", "embed", "classify", "score", "reward"})
 
@@ -143,7 +146,7 @@ def aux_output_failure(f: RoleFacts) -> str | None:
     s = shape(f)
     if s is None:
         return None
-    if not s.moe:
+    if not s.moe and f.model.architecture not in EXPERTS_BY_DEFAULT:
         return "AuxOutput Connector only supports MoE models."
     if f.prefix_caching is None:
         return None

@@ -14,12 +14,13 @@ from typing import Any
 
 from profilekit.errors import Location, Severity
 from profilekit.rules import order
-from profilekit.rules.engine import STAGE_ARGPARSE, Context, Hit, Order, rule
+from profilekit.rules.engine import STAGE_CONFIG_OBJECTS, Context, Hit, Order, rule
 from profilekit.rules.facts import RoleFacts
 from profilekit.rules.modelcfg import serve_int, shown
 
-# validate_parsed_serve_args runs between the parser (STAGE_ARGPARSE, 0) and the config objects
-SERVE_ARGS = 1000
+# validate_parsed_serve_args runs after the whole parser (STAGE_ARGPARSE) and before create_engine_config, whose
+# first check is validate_environ (STAGE_CONFIG_OBJECTS, -1, rules/env.py)
+SERVE_ARGS = -100
 STEP_GRPC_PORT = 10
 STEP_AUTO_TOOL = 20
 STEP_LOG_OUTPUTS = 30
@@ -38,7 +39,7 @@ MSG_PER_REQUEST_METRICS = (
 
 
 def _serve_args(step: int) -> Order:
-    return (STAGE_ARGPARSE, SERVE_ARGS, step)
+    return (STAGE_CONFIG_OBJECTS, SERVE_ARGS, step)
 
 
 def _hit(f: RoleFacts, rule_id: str, what: str, message: str, locs: list[Location], *, fix: str, at: Order) -> Hit:
