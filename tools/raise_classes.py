@@ -81,6 +81,12 @@ TABLE: list[tuple[str, str, str, str]] = [
     ),
     (r"ECTransferConfig\.__post_init__", r"Please specify ec_role", "modelled:ec-role-missing", ""),
     (
+        r"VllmConfig\._resolve_mm_encoder_only",
+        r"EC producer-only instance requires a multimodal model",
+        "modelled:ec-producer-multimodal",
+        "language-only architectures profilekit knows; others are left to vLLM",
+    ),
+    (
         r"VllmConfig\.__post_init__",
         r"--enable-return-routed-experts is incompatible with (pipeline|context|KV connectors)",
         "modelled:aux-output-compatibility",

@@ -363,6 +363,7 @@ MESSAGE_RULES: list[tuple[str, str]] = [
         "profiler-config",
     ),
     (r"Please specify ec_role when ec_connector is set", "ec-role-missing"),
+    (r"An EC producer-only instance requires a multimodal model", "ec-producer-multimodal"),
     (
         r"AuxOutput Connector (requires|only supports)|--enable-return-routed-experts is incompatible with "
         r"(adaptive|pipeline parallelism|context parallelism|KV connectors)",

@@ -164,6 +164,13 @@ CASES = [
     # only"; tests/rules/test_configs.py covers the accepted case)
     Case("ec-no-role", "ec-role-missing", LLAMA, {"ec_transfer_config": {"ec_connector": "ECExampleConnector"}}),
     Case(
+        "ec-producer-text",
+        "ec-producer-multimodal",
+        LLAMA,
+        {"ec_transfer_config": {"ec_connector": "ECExampleConnector", "ec_role": "ec_producer"}},
+        releases=">=0.29.0",
+    ),
+    Case(
         "ec-role",
         None,
         LLAMA,
@@ -223,6 +230,7 @@ def test_every_new_rule_has_a_triggering_and_an_accepted_case() -> None:
         "profiler-config",
         "ec-role-missing",
         "engram-model",
+        "ec-producer-multimodal",
     }
     assert new <= set(RULES)
     assert triggered == {*new, None}

@@ -122,3 +122,21 @@ def test_nemotron_h_has_experts_by_default(check: Check) -> None:
     """transformers' NemotronHConfig defaults to 8 routed experts, so vLLM accepts routed-experts output for it."""
     layer = files("NemotronHForCausalLM", enable_return_routed_experts=True, enable_prefix_caching=True)
     assert check(layer, rule="aux-output-compatibility") == []
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_an_ec_producer_only_role_needs_a_multimodal_model(check: Check, version: str) -> None:
+    producer = files(ec_transfer_config={"ec_connector": "ECExampleConnector", "ec_role": "ec_producer"})
+    found = check(producer, version=version, rule="ec-producer-multimodal")
+    if not at_least(version, "0.29.0"):
+        assert found == []
+        return
+    assert messages(found) == [
+        refuses(
+            version,
+            'ec_transfer_config.ec_role = "ec_producer" for a LlamaForCausalLM model',
+            "An EC producer-only instance requires a multimodal model.",
+        )
+    ]
+    both = files(ec_transfer_config={"ec_connector": "ECExampleConnector", "ec_role": "ec_both"})
+    assert check(both, version=version, rule="ec-producer-multimodal") == []

@@ -17,6 +17,7 @@ from profilekit.errors import Severity
 from profilekit.rules.engine import STAGE_ARGPARSE, STAGE_POST_INIT, Context, Hit, Order, rule
 from profilekit.rules.facts import RoleFacts, at_least
 from profilekit.rules.modelcfg import serve_int, shape, shown
+from profilekit.rules.models import ARCHITECTURES
 
 PARSE_VALIDATOR: Order = (STAGE_ARGPARSE, 0, 1)  # after the field constraints rules/options.py reports at (0, 0)
 ROUTED_EXPERTS_EARLY = -15  # before 0.31.0: right after verify_with_parallel_config (rules/order.py, -40..-20)
@@ -124,6 +125,41 @@ def ec_role_missing(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             'set ec_transfer_config.ec_role = "ec_producer", "ec_consumer" or "ec_both"',
             role=f.role.name,
             order=PARSE_VALIDATOR,
+        )
+    ]
+
+
+EC_PRODUCER_ONLY = -100  # VllmConfig.__post_init__: _resolve_mm_encoder_only, its first step (0.29.0 and later)
+
+
+def _text_only(f: RoleFacts) -> bool:
+    """A language-only model: an architecture profilekit knows whose name says causal LM only."""
+    arch = f.model.architecture
+    return arch is not None and arch in ARCHITECTURES and arch.endswith("ForCausalLM")
+
+
+@rule(
+    "ec-producer-multimodal",
+    Severity.ERROR,
+    "an encoder-cache producer-only role (ec_role = ec_producer) for a language-only model",
+    releases=">=0.29.0",
+    source="vllm/config/vllm.py VllmConfig._resolve_mm_encoder_only",
+)
+def ec_producer_multimodal(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    cfg = f.serve.get("ec_transfer_config")
+    if not isinstance(cfg, dict) or cfg.get("ec_connector") is None or cfg.get("ec_role") != "ec_producer":
+        return []
+    if not _text_only(f):
+        return []
+    return [
+        Hit(
+            "ec-producer-multimodal",
+            f'ec_transfer_config.ec_role = "ec_producer" for a {f.model.architecture} model; vLLM {f.version} refuses '
+            'to start: "An EC producer-only instance requires a multimodal model."',
+            [*(f.loc("serve", "ec_transfer_config", "ec_role") or f.loc("serve", "ec_transfer_config"))],
+            'serve a multimodal model on the encoder role, or set ec_role = "ec_both"',
+            role=f.role.name,
+            order=(STAGE_POST_INIT, EC_PRODUCER_ONLY),
         )
     ]
 
