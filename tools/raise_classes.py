@@ -30,6 +30,7 @@ TABLE: list[tuple[str, str, str, str]] = [
     (r"validate_grpc_port_arg", ALL, "modelled:grpc-port", ""),
     (r"validate_multi_port_external_lb_args", ALL, "modelled:data-parallel-multi-port-lb", ""),
     (r"EngineArgs\._resolve_device_ids", r"must not contain duplicates", "modelled:device-ids-duplicates", ""),
+    (r"EngineArgs\._resolve_device_ids", r"must not mix integer IDs and UUIDs", "modelled:device-ids-mixed", ""),
     # rules/observability.py
     (r"ObservabilityConfig\._validate_tracing_config", ALL, "modelled:detailed-traces-endpoint", ""),
     (

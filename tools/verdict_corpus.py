@@ -337,6 +337,7 @@ MESSAGE_RULES: list[tuple[str, str]] = [
         "data-parallel-multi-port-lb",
     ),
     (r"--device-ids must not contain duplicates", "device-ids-duplicates"),
+    (r"--device-ids must not mix integer IDs and UUIDs", "device-ids-mixed"),
     # ObservabilityConfig and StructuredOutputsConfig (rules/observability.py)
     (r"Invalid version: ", "show-hidden-metrics-version"),
     (r"collect_detailed_traces requires `--otlp-traces-endpoint`", "detailed-traces-endpoint"),

@@ -63,6 +63,7 @@ CASES = [
     # EngineArgs._resolve_device_ids
     Case("device-ids-twice", "device-ids-duplicates", LLAMA, {"device_ids": "0,0"}),
     Case("device-ids-once", None, LLAMA, {"device_ids": "0"}),
+    Case("device-ids-mixed", "device-ids-mixed", LLAMA, {"device_ids": "0,GPU-5f2b"}),
     # ObservabilityConfig
     Case("traces", "detailed-traces-endpoint", LLAMA, {"collect_detailed_traces": ["worker"]}),
     Case("hidden-metrics-bogus", "show-hidden-metrics-version", LLAMA, {"show_hidden_metrics_for_version": "bogus"}),
@@ -218,6 +219,7 @@ def test_every_new_rule_has_a_triggering_and_an_accepted_case() -> None:
         "grpc-port",
         "data-parallel-multi-port-lb",
         "device-ids-duplicates",
+        "device-ids-mixed",
         "detailed-traces-endpoint",
         "show-hidden-metrics-version",
         "structured-outputs-backend",

@@ -99,3 +99,16 @@ def test_device_ids_must_not_repeat_a_gpu(check: Check, version: str) -> None:
         refuses(version, 'device_ids = "0,0" names a GPU twice', "--device-ids must not contain duplicates: [0, 0]")
     ]
     assert check(files(device_ids="0,1"), version=version, rule="device-ids-duplicates") == []
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_device_ids_are_all_indexes_or_all_uuids(check: Check, version: str) -> None:
+    found = check(files(device_ids="0,GPU-5f2b"), version=version, rule="device-ids-mixed")
+    assert messages(found) == [
+        refuses(
+            version,
+            'device_ids = "0,GPU-5f2b" mixes GPU indexes and UUIDs',
+            "--device-ids must not mix integer IDs and UUIDs",
+        )
+    ]
+    assert check(files(device_ids="0,1"), version=version, rule="device-ids-mixed") == []

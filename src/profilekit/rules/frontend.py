@@ -312,3 +312,29 @@ def device_ids_duplicates(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             at=rank,
         )
     ]
+
+
+@rule(
+    "device-ids-mixed",
+    Severity.ERROR,
+    "device_ids mixing GPU indexes and UUIDs",
+    source="vllm/engine/arg_utils.py EngineArgs._resolve_device_ids",
+)
+def device_ids_mixed(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    ids = device_ids_list(f.serve.get("device_ids"))
+    if not ids or len(set(ids)) != len(ids):
+        return []  # duplicates fail first (device-ids-duplicates)
+    kinds = {isinstance(i, str) for i in ids}
+    if kinds != {True, False}:
+        return []
+    return [
+        _hit(
+            f,
+            "device-ids-mixed",
+            f"device_ids = {shown(f.serve['device_ids'])} mixes GPU indexes and UUIDs",
+            "--device-ids must not mix integer IDs and UUIDs",
+            f.loc("serve", "device_ids"),
+            fix="list the GPUs either all by index or all by UUID",
+            at=order.before("ParallelConfig", f.version, DEVICE_IDS_STEP + 1),
+        )
+    ]
