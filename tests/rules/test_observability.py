@@ -34,6 +34,8 @@ def test_detailed_traces_need_an_endpoint(check: Check, version: str) -> None:
         refuses(version, 'collect_detailed_traces = ["worker"] without otlp_traces_endpoint', TRACES)
     ]
     assert found[0].rule == "detailed-traces-endpoint"
+    combined = files(collect_detailed_traces=["model,worker"])  # the field's Literal refuses it first
+    assert check(combined, version=version, rule="detailed-traces-endpoint") == []
     ok = files(collect_detailed_traces=["worker"], otlp_traces_endpoint="http://collector:4317")
     assert check(ok, version=version, rule="detailed-traces-endpoint") == []
 

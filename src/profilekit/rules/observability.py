@@ -85,14 +85,9 @@ def detailed_traces_endpoint(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
 
 
 def _valid_modules(modules: object) -> bool:
-    """A non-empty list of 'model', 'worker', 'all' (one comma-separated string counts as the list it names)."""
+    """A non-empty list of 'model', 'worker', 'all'; a comma-separated string fails the field's Literal first."""
     items: list[object] = [modules] if isinstance(modules, str) else modules if isinstance(modules, list) else []
-    names = [m for m in items if isinstance(m, str)]
-    if not names or len(names) != len(items):
-        return False
-    if len(names) == 1 and "," in names[0]:
-        names = names[0].split(",")
-    return all(m in ("model", "worker", "all") for m in names)
+    return bool(items) and all(m in ("model", "worker", "all") for m in items)
 
 
 def _known(version: str) -> bool:
