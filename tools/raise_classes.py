@@ -28,6 +28,7 @@ TABLE: list[tuple[str, str, str, str]] = [
     (r"validate_parsed_serve_args", r"--sse-keep-alive-interval", "modelled:sse-keep-alive-interval", ""),
     (r"validate_parsed_serve_args", r"--enable-per-request-metrics", "modelled:per-request-metrics-log-stats", ""),
     (r"validate_grpc_port_arg", ALL, "modelled:grpc-port", ""),
+    (r"validate_reasoning_effort_map", ALL, "modelled:reasoning-effort-map", ""),
     (r"validate_multi_port_external_lb_args", ALL, "modelled:data-parallel-multi-port-lb", ""),
     (r"EngineArgs\._resolve_device_ids", r"must not contain duplicates", "modelled:device-ids-duplicates", ""),
     (r"EngineArgs\._resolve_device_ids", r"must not mix integer IDs and UUIDs", "modelled:device-ids-mixed", ""),

@@ -326,6 +326,7 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     ),
     # validate_parsed_serve_args and the front end (rules/frontend.py)
     (r"--enable-auto-tool-choice requires --tool-call-parser", "auto-tool-choice-parser"),
+    (r"--reasoning-effort-map (must be a JSON object|has unknown efforts)", "reasoning-effort-map"),
     (r"--enable-log-outputs requires --enable-log-requests", "log-outputs-requests"),
     (r"--sse-keep-alive-interval must be a non-negative integer", "sse-keep-alive-interval"),
     (r"--enable-per-request-metrics requires engine statistics logging", "per-request-metrics-log-stats"),

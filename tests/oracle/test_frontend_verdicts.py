@@ -53,6 +53,10 @@ CASES = [
     Case(
         "grpc-port-same", "grpc-port", LLAMA, {"grpc_port": 8000}, {"VLLM_USE_RUST_FRONTEND": "1"}, releases=">=0.32.0"
     ),
+    Case(
+        "effort-map-typo", "reasoning-effort-map", LLAMA, {"reasoning_effort_map": {"hgh": "high"}}, releases=">=0.33.0"
+    ),
+    Case("effort-map", None, LLAMA, {"reasoning_effort_map": {"max": "high"}}, releases=">=0.33.0"),
     Case("multi-port-dp1", "data-parallel-multi-port-lb", LLAMA, {"data_parallel_multi_port_external_lb": True}),
     Case(
         "multi-port-local",
@@ -217,6 +221,7 @@ def test_every_new_rule_has_a_triggering_and_an_accepted_case() -> None:
         "sse-keep-alive-interval",
         "per-request-metrics-log-stats",
         "grpc-port",
+        "reasoning-effort-map",
         "data-parallel-multi-port-lb",
         "device-ids-duplicates",
         "device-ids-mixed",

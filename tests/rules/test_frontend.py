@@ -112,3 +112,16 @@ def test_device_ids_are_all_indexes_or_all_uuids(check: Check, version: str) -> 
         )
     ]
     assert check(files(device_ids="0,1"), version=version, rule="device-ids-mixed") == []
+
+
+def test_reasoning_effort_map_keys_are_efforts(check: Check) -> None:
+    found = check(files(reasoning_effort_map={"hgh": "high"}), version="0.33.0")
+    assert messages(found) == [
+        refuses(
+            "0.33.0",
+            "reasoning_effort_map",
+            "Error: --reasoning-effort-map has unknown efforts ['hgh']; keys must be one of ['none', 'minimal', "
+            "'low', 'medium', 'high', 'xhigh', 'max'].",
+        )
+    ]
+    assert check(files(reasoning_effort_map={"max": "high"}), version="0.33.0") == []

@@ -22,6 +22,7 @@ from profilekit.rules.modelcfg import serve_int, shown
 # first check is validate_environ (STAGE_CONFIG_OBJECTS, -1, rules/env.py)
 SERVE_ARGS = -100
 STEP_GRPC_PORT = 10
+STEP_REASONING_EFFORT_MAP = 15
 STEP_AUTO_TOOL = 20
 STEP_LOG_OUTPUTS = 30
 STEP_SSE = 40
@@ -214,6 +215,44 @@ def grpc_port(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
         else "remove grpc_port, or the option it clashes with"
     )
     return [_hit(f, "grpc-port", what, message, locs, fix=fix, at=_serve_args(STEP_GRPC_PORT))]
+
+
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")  # vllm/renderers/params.py
+
+
+def _effort_map_failure(value: Any) -> str | None:
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        return "Error: --reasoning-effort-map must be a JSON object mapping reasoning efforts to strings."
+    unknown = sorted(set(value) - set(REASONING_EFFORTS))
+    if unknown:
+        return f"Error: --reasoning-effort-map has unknown efforts {unknown}; keys must be one of {list(REASONING_EFFORTS)}."
+    return None
+
+
+@rule(
+    "reasoning-effort-map",
+    Severity.ERROR,
+    "reasoning_effort_map with keys that are not reasoning efforts, or values that are not strings",
+    releases=">=0.33.0",
+    source="vllm/entrypoints/common/cli_args.py validate_reasoning_effort_map",
+)
+def reasoning_effort_map(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    if f.serve.get("reasoning_effort_map") is None:
+        return []
+    message = _effort_map_failure(f.serve["reasoning_effort_map"])
+    if message is None:
+        return []
+    return [
+        _hit(
+            f,
+            "reasoning-effort-map",
+            "reasoning_effort_map",
+            message,
+            f.loc("serve", "reasoning_effort_map"),
+            fix=f"map reasoning efforts ({', '.join(REASONING_EFFORTS)}) to the strings the model understands",
+            at=_serve_args(STEP_REASONING_EFFORT_MAP),
+        )
+    ]
 
 
 def _multi_port_failure(f: RoleFacts) -> tuple[str, list[str]] | None:
