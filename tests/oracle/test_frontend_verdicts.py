@@ -19,6 +19,7 @@ from profilekit.compose import Catalog, compose
 from profilekit.rules import vllm_verdict
 from profilekit.vllm.argv import render_argv
 from profilekit.vllm.catalogue import load_catalogue
+from tests.oracle.conftest import OraclePool, selected_versions
 from tests.oracle.oracle_client import OracleWorker
 from tests.oracle.test_crossfield import KIMI, LLAMA, NEMOTRON, Case, Expect, _before, _config, _layer
 
@@ -201,13 +202,21 @@ def _verdicts(case: Case, version: str, oracle: OracleWorker, root: Path) -> tup
     return (None if predicted.accepted else predicted.rule), vllm_rule(answer), message[-2000:]
 
 
+def _applicable() -> list[tuple[str, Case]]:
+    """Each selected release with the cases that apply to it (a case for other releases is not generated)."""
+    return [
+        (version, case)
+        for version in selected_versions()
+        for case in CASES
+        if not case.releases or SpecifierSet(case.releases).contains(version)
+    ]
+
+
 @pytest.mark.oracle
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_profilekit_gives_vllms_verdict(oracle: OracleWorker, oracle_version: str, case: Case, tmp_path: Path) -> None:
-    if case.releases and not SpecifierSet(case.releases).contains(oracle_version):
-        pytest.skip(f"{case.id}: not in vLLM {oracle_version}")
-    predicted, actual, message = _verdicts(case, oracle_version, oracle, tmp_path)
-    expected = case.expected(oracle_version)
+@pytest.mark.parametrize(("version", "case"), _applicable(), ids=[f"vllm-{v}-{c.id}" for v, c in _applicable()])
+def test_profilekit_gives_vllms_verdict(oracle_pool: OraclePool, version: str, case: Case, tmp_path: Path) -> None:
+    predicted, actual, message = _verdicts(case, version, oracle_pool.get(version), tmp_path)
+    expected = case.expected(version)
     assert (predicted, actual) == (expected, expected), message
 
 
