@@ -210,7 +210,7 @@ def test_values_are_typed_by_the_catalogue(make_repo: MakeRepo) -> None:
         "profiles/a.toml:9:1: error invalid-value serve.kv_transfer_config: expected a table, got a string\n"
         "    in stack a\n"
         "    fix: write [serve.kv_transfer_config] with one key per line\n"
-        "profiles/a.toml:10:1: error invalid-value serve.host: vLLM reads '' as no value (None) for this option, "
+        "profiles/a.toml:10:1: warning value-reads-as-none serve.host: vLLM reads '' as no value (None) for this option, "
         "not as a string\n"
         "    in stack a\n"
         "    fix: remove host (or unset it) for vLLM's default\n"

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from profilekit.rules.models import ModelFacts, model_facts
+from profilekit.vllm.constraints import speculative_view
 from profilekit.vllm.versions import version_key
 
 if TYPE_CHECKING:
@@ -309,7 +310,7 @@ def role_facts(role: RoleConfig, version: str, root: Path | None) -> RoleFacts:
     prefix_caching = _prefix_caching(version, model, pc_explicit)
     mode = _mamba_cache_mode(version, model, prefix_caching, serve.get("mamba_cache_mode"))
 
-    spec = serve.get("speculative_config")
+    spec = speculative_view(serve)  # --spec-* merged in, as vLLM builds SpeculativeConfig
     num_spec: int | None = 0
     method: str | None = None
     if isinstance(spec, dict) and spec:

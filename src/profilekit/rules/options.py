@@ -29,7 +29,16 @@ from profilekit.rules.engine import (
     stack_rule,
 )
 from profilekit.tomlpos import format_key
-from profilekit.vllm.constraints import ValueProblem, argparse_problems, config_problems, conversion_rank
+from profilekit.vllm.constraints import (
+    SPEC_SHORTHANDS,
+    ValueProblem,
+    argparse_problems,
+    config_problems,
+    conversion_rank,
+    speculative_conflicts,
+    speculative_origin,
+    speculative_view,
+)
 from profilekit.vllm.values import problem
 
 if TYPE_CHECKING:
@@ -103,6 +112,16 @@ def invalid_value(ctx: Context) -> Iterable[Hit]:
     return _stack_hits(ctx, "invalid-value")
 
 
+@stack_rule(
+    "value-reads-as-none",
+    Severity.WARNING,
+    "a value ('' or 'None') vLLM reads as no value: it starts as if the option were left out",
+    source="vllm/engine/arg_utils.py optional_type",
+)
+def value_reads_as_none(ctx: Context) -> Iterable[Hit]:
+    return _stack_hits(ctx, "value-reads-as-none")
+
+
 @stack_rule("deprecated-option", Severity.WARNING, "an option the targeted release deprecates", source=SOURCE)
 def deprecated_option(ctx: Context) -> Iterable[Hit]:
     return _stack_hits(ctx, "deprecated-option")
@@ -111,12 +130,12 @@ def deprecated_option(ctx: Context) -> Iterable[Hit]:
 def _role_hits(catalogue: Catalogue, f: RoleFacts) -> list[Hit]:
     """What the config objects refuse in one role's effective values (vLLM's own order: `Where`)."""
     hits: list[Hit] = []
-    for dest, value in f.serve.items():
+    for dest, value in _effective(catalogue, f):
         flag = catalogue.flag(dest)
-        if flag is None or problem(flag, value, f.version) is not None:
-            continue  # an unknown option or a value argparse refuses is reported where it is written
+        if flag is None:
+            continue
         for bad in config_problems(flag, value, f.version, serve=f.serve):
-            path = (dest, *bad.path)
+            path = (*speculative_origin(f.serve, str(bad.path[0])), *bad.path[1:]) if _spec(dest, bad) else (dest, *bad.path)
             hits.append(
                 Hit(
                     "unknown-option" if bad.unknown_key else "invalid-value",
@@ -128,6 +147,36 @@ def _role_hits(catalogue: Catalogue, f: RoleFacts) -> list[Hit]:
                 )
             )
     return hits
+
+
+def _effective(catalogue: Catalogue, f: RoleFacts) -> list[tuple[str, Any]]:
+    """The role's options as the config objects see them: `--spec-*` merged into `speculative_config`.
+
+    An unknown option or a value argparse refuses is left out: it is reported where it is written.
+    """
+    out: list[tuple[str, Any]] = []
+    for dest, value in f.serve.items():
+        flag = catalogue.flag(dest)
+        if flag is None or dest in _SHORTHANDS or dest == "speculative_config":
+            continue
+        if problem(flag, value, f.version) is None:
+            out.append((dest, value))
+    shorthands = [dest for dest in ("speculative_config", *_SHORTHANDS) if dest in f.serve]
+    flags = [catalogue.flag(dest) for dest in shorthands]
+    if shorthands and all(
+        flag is not None and problem(flag, f.serve[dest], f.version) is None for dest, flag in zip(shorthands, flags)
+    ):
+        view = speculative_view(f.serve)
+        if view is not None and not speculative_conflicts(f.serve):
+            out.append(("speculative_config", view))
+    return out
+
+
+_SHORTHANDS = tuple(dest for dest, _key, _option in SPEC_SHORTHANDS)
+
+
+def _spec(dest: str, bad: ValueProblem) -> bool:
+    return dest == "speculative_config" and bool(bad.path)
 
 
 def _order(found: ValueProblem) -> Order:
@@ -161,6 +210,18 @@ def _table_hits(
                 )
             )
         found = problem(flag, value, version)
+        if found is not None and found.warning:
+            hits.append(
+                Hit(
+                    "value-reads-as-none",
+                    f"{format_key((*prefix, flag.dest, *found.path))}: {found.message}",
+                    [layer.location((*prefix, key, *found.path))],
+                    fix=found.fix,
+                    role=role,
+                    severity=Severity.WARNING,
+                )
+            )
+            continue
         if found is not None:
             # argparse refuses most bad values; an enum-typed option (`mamba_backend`) fails only when
             # create_engine_config converts it

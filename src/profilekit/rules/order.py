@@ -48,6 +48,9 @@ def before(config: str, version: str, step: int = 0) -> Order:
     return (STAGE_CONFIG_OBJECTS, _rank(config, version) - 1, step)
 
 
+# right before SpeculativeConfig: create_speculative_config merges --spec-* (after ParallelConfig's own checks)
+SPECULATIVE_SHORTHANDS = 1000
+
 # STAGE_POST_INIT (the Mamba checks of rules/mamba.py and rules/runner.py use 5 and up)
 MAMBA_MODEL_HOOK = -60  # try_verify_and_update_config: MambaModelConfig.verify_and_update_config
 FLOAT_KV_CACHE = -50  # VllmConfig._reject_mismatched_float_kv_cache (0.33.0)

@@ -2,7 +2,9 @@
 
 Source: `vllm/config/speculative.py` `SpeculativeConfig.__post_init__` and `_verify_args` (every release
 0.27.0-0.33.0): a count without a draft model, n-gram prompt lookup bounds, and no count where nothing
-can supply one. Field constraints (`num_speculative_tokens > 0`, the method names) are `invalid-value`'s.
+can supply one. vLLM merges `--spec-method`, `--spec-model` and `--spec-tokens` into the table first
+(`EngineArgs.create_speculative_config`), refusing a shorthand whose key the table also sets; the rules
+judge the merged table (`profilekit.vllm.constraints.speculative_view`). Field constraints (`num_speculative_tokens > 0`, the method names) are `invalid-value`'s.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from profilekit.rules import order
 from profilekit.rules.engine import Context, Hit, rule
 from profilekit.rules.facts import RoleFacts
 from profilekit.rules.modelcfg import shown
+from profilekit.vllm.constraints import speculative_conflicts, speculative_origin, speculative_view
 
 SOURCE = "vllm/config/speculative.py SpeculativeConfig.__post_init__"
 NEEDS_DRAFT_MODEL = (None, "draft_model", "eagle", "eagle3", "dflash")
@@ -25,8 +28,8 @@ COUNT_FROM_USER = (None, "draft_model", "eagle", "eagle3", "dflash", "extract_hi
 
 
 def _spec(f: RoleFacts) -> dict[str, Any] | None:
-    value = f.serve.get("speculative_config")
-    return value if isinstance(value, dict) and value else None
+    """The table SpeculativeConfig is built from (`--spec-*` merged in); `{}` too, which vLLM builds."""
+    return speculative_view(f.serve)
 
 
 def _int(value: Any) -> int | None:
@@ -42,7 +45,7 @@ def _method(spec: dict[str, Any]) -> str | None:
 
 
 def _hit(f: RoleFacts, rule_id: str, index: int, what: str, message: str, *, fix: str, keys: tuple[str, ...]) -> Hit:
-    locs = [loc for key in keys for loc in f.locs("serve", "speculative_config", key)]
+    locs = [loc for key in keys for loc in f.locs("serve", *speculative_origin(f.serve, key))]
     return Hit(
         rule_id,
         f'{what}; vLLM {f.version} refuses to start: "{message}"',
@@ -54,8 +57,20 @@ def _hit(f: RoleFacts, rule_id: str, index: int, what: str, message: str, *, fix
 
 
 def _failure(f: RoleFacts) -> Hit | None:
+    conflicts = speculative_conflicts(f.serve)
+    if conflicts:
+        dest, key, option = conflicts[0]
+        return Hit(
+            "speculative-shorthand-conflict",
+            f"{dest} and speculative_config.{key} both set the speculative {key}; vLLM {f.version} refuses to "
+            f"start: \"{option} and --speculative-config['{key}'] are mutually exclusive\"",
+            [*f.locs("serve", dest), *f.locs("serve", "speculative_config", key)],
+            f"remove {dest}, or remove {key} from speculative_config",
+            role=f.role.name,
+            order=order.before("SpeculativeConfig", f.version, order.SPECULATIVE_SHORTHANDS),
+        )
     spec = _spec(f)
-    if spec is None:
+    if spec is None or _unreadable(f):
         return None
     method = _method(spec)
     raw_method = spec.get("method")
@@ -103,6 +118,16 @@ def _failure(f: RoleFacts) -> Hit | None:
     return None
 
 
+def _unreadable(f: RoleFacts) -> bool:
+    """A shorthand value of the wrong type: argparse refuses it first (invalid-value)."""
+    method, model, count = (f.serve.get(k) for k in ("spec_method", "spec_model", "spec_tokens"))
+    return (
+        (method is not None and not isinstance(method, str))
+        or (model is not None and not isinstance(model, str))
+        or (count is not None and _int(count) is None)
+    )
+
+
 def _only(rule_id: str):  # type: ignore[no-untyped-def]
     def check(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
         hit = _failure(f)
@@ -111,6 +136,12 @@ def _only(rule_id: str):  # type: ignore[no-untyped-def]
     return check
 
 
+rule(
+    "speculative-shorthand-conflict",
+    Severity.ERROR,
+    "--spec-method, --spec-model or --spec-tokens together with the same key in speculative_config",
+    source="vllm/engine/arg_utils.py EngineArgs.create_speculative_config",
+)(_only("speculative-shorthand-conflict"))
 rule(
     "speculative-draft-model",
     Severity.ERROR,

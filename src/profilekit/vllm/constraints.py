@@ -104,6 +104,60 @@ def conversion_rank(flag: Flag, version: str) -> int | None:
     return values.first_read(flag.dest) if values is not None else None
 
 
+# ---- speculative decoding: the table and its shorthand options -------------------------------------------
+
+# EngineArgs.create_speculative_config (every release 0.27.0-0.33.0): `--spec-method`, `--spec-model` and
+# `--spec-tokens` are merged into `speculative_config` before SpeculativeConfig is built
+SPEC_SHORTHANDS = (
+    ("spec_method", "method", "--spec-method"),
+    ("spec_model", "model", "--spec-model"),
+    ("spec_tokens", "num_speculative_tokens", "--spec-tokens"),
+)
+
+
+def speculative_view(serve: dict[str, Any]) -> dict[str, Any] | None:
+    """The table vLLM builds SpeculativeConfig from: `speculative_config` with the shorthand options merged.
+
+    None when neither is written (vLLM builds no SpeculativeConfig); a shorthand whose key the table also
+    has is left out (vLLM refuses the pair first: `speculative_conflicts`).
+    """
+    table = serve.get("speculative_config")
+    if table is not None and not isinstance(table, dict):
+        return None
+    merged: dict[str, Any] | None = dict(table) if isinstance(table, dict) else None
+    for dest, key, _option in SPEC_SHORTHANDS:
+        value = serve.get(dest)
+        if value is None:
+            continue
+        if merged is None:
+            merged = {}
+        merged.setdefault(key, value)
+    return merged
+
+
+def speculative_origin(serve: dict[str, Any], key: str) -> tuple[str, ...]:
+    """The `serve` path a key of `speculative_view` was written at: the table's key, or its shorthand option."""
+    table = serve.get("speculative_config")
+    if isinstance(table, dict) and key in table:
+        return ("speculative_config", key)
+    for dest, spec_key, _option in SPEC_SHORTHANDS:
+        if spec_key == key and serve.get(dest) is not None:
+            return (dest,)
+    return ("speculative_config", key)
+
+
+def speculative_conflicts(serve: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(dest, key, option) for each shorthand option whose key `speculative_config` also sets."""
+    table = serve.get("speculative_config")
+    if not isinstance(table, dict):
+        return []
+    return [
+        (dest, key, option)
+        for dest, key, option in SPEC_SHORTHANDS
+        if serve.get(dest) is not None and key in table  # checked before vLLM rewrites '-' in the keys
+    ]
+
+
 # ---- one option's value ---------------------------------------------------------------------------------
 
 

@@ -53,6 +53,8 @@ class Problem:
     fix: str = ""
     # index path below the key (array elements), for the location
     path: tuple[int, ...] = ()
+    # vLLM accepts the value but it does not mean what it says ('' read as None): a warning, not a refusal
+    warning: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,7 +219,9 @@ def _unrepresentable(value: Any) -> str | None:
     return None
 
 
-def _scalar_problem(flag: Flag, kind: Kind, value: Any, version: str, *, alone: bool) -> Problem | None:
+def _scalar_problem(
+    flag: Flag, kind: Kind, value: Any, version: str, *, alone: bool, in_list: bool = True
+) -> Problem | None:
     base = kind.base
     word = _word(value)
     if not alone and word.startswith("-") and not _LIST_NEGATIVE.match(word):
@@ -277,9 +281,12 @@ def _scalar_problem(flag: Flag, kind: Kind, value: Any, version: str, *, alone: 
                     f'write e.g. {flag.dest} = "8k" or {flag.dest} = 8192',
                 )
         if kind.optional and value in ("", "None") and base not in ("dict_or_str",):
+            # a lone value: vLLM starts with None, as if the option were left out; in a list, None is
+            # an item the config class refuses
             return Problem(
                 f"vLLM reads {value!r} as no value (None) for this option, not as a string",
                 f"remove {flag.dest} (or unset it) for vLLM's default",
+                warning=not in_list and flag.default is None,
             )
         if base == "dict_or_str" and _LOOKS_LIKE_OBJECT.match(value):
             return Problem("a string that looks like a JSON object is read by vLLM as JSON", "write it as a TOML table")
@@ -324,7 +331,7 @@ def problem(flag: Flag, value: Any, version: str) -> Problem | None:
             if found:
                 return Problem(found.message, found.fix, (index,))
         return None
-    return _scalar_problem(flag, kind, value, version, alone=True)
+    return _scalar_problem(flag, kind, value, version, alone=True, in_list=False)
 
 
 # ---- rendering ------------------------------------------------------------------------------------------
@@ -489,6 +496,6 @@ def from_words(flag: Flag, words: list[str], version: str, *, what: str) -> Any:
     else:
         value = _word_value(flag, kind, words[0], what)
     found = problem(flag, value if not flag.is_append else [value], version)
-    if found is not None:
+    if found is not None and not found.warning:
         raise WordError(f"{what}: {found.message}")
     return value
