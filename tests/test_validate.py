@@ -272,7 +272,8 @@ def test_valid_values_and_what_vllm_makes_of_them(dest: str, value: object, expe
         (
             "optimization_level",
             "O3",
-            "'O3' is not among the values vLLM 0.33.0 accepts for optimization_level: 0, 1, 2, 3",
+            "'O3' is not among the values vLLM 0.33.0 accepts for optimization_level: 0, 1, 2, 3; vLLM says "
+            '"Input should be 0, 1, 2 or 3"',
         ),
         ("optimization_level", 3, "expected a string, got an integer"),
         ("hf_overrides", '{"a": 1}', "a string that looks like a JSON object is read by vLLM as JSON"),

@@ -250,6 +250,11 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     (r"Invalid kv_cache_dtype", "invalid-value"),
     (r"data_parallel_backend can only be ray or mp", "invalid-value"),  # an assert before ParallelConfig
     (r"Unknown quantization method", "invalid-value"),
+    (r"Unknown attention backend: '", "invalid-value"),  # AttentionBackendEnum[name.upper()]
+    (r"Unknown config format `", "invalid-value"),  # get_config_parser
+    (r"max_model_len must be a positive integer", "invalid-value"),  # ModelConfig.validate_model_config_after
+    # Executor.get_class: a backend name that is neither built in nor a dotted class path
+    (r"not enough values to unpack \(expected 2, got 1\)", "invalid-value"),
     (r"Reasoning parser '.*' not found|invalid reasoning parser", "invalid-value"),
     (r"invalid tool call parser", "invalid-value"),
     # VllmConfig.__post_init__

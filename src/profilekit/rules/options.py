@@ -129,7 +129,7 @@ def deprecated_option(ctx: Context) -> Iterable[Hit]:
 
 def _role_hits(catalogue: Catalogue, f: RoleFacts) -> list[Hit]:
     """What the config objects refuse in one role's effective values (vLLM's own order: `Where`)."""
-    hits: list[Hit] = []
+    hits = _multimodal_hits(catalogue, f)
     for dest, value in _effective(catalogue, f):
         flag = catalogue.flag(dest)
         if flag is None:
@@ -146,6 +146,37 @@ def _role_hits(catalogue: Catalogue, f: RoleFacts) -> list[Hit]:
                     order=_order(bad),
                 )
             )
+    return hits
+
+
+# ModelConfig hands these to MultiModalConfig, which it builds only for a multimodal model; a text-only
+# model ignores them (every release 0.27.0-0.33.0: vllm/config/model.py __post_init__)
+_MULTIMODAL_ONLY = ("mm_encoder_attn_backend",)
+# config.json keys of a multimodal model's encoder (vLLM asks its registry; profilekit reads the config)
+_MULTIMODAL_KEYS = ("vision_config", "audio_config", "vision_tower_config", "speech_config")
+
+
+def _multimodal_hits(catalogue: Catalogue, f: RoleFacts) -> list[Hit]:
+    """An encoder option's value vLLM refuses, when the role's config.json shows a multimodal model."""
+    config = f.model.config
+    if not isinstance(config, dict) or not any(key in config for key in _MULTIMODAL_KEYS):
+        return []
+    hits: list[Hit] = []
+    for dest in _MULTIMODAL_ONLY:
+        flag, value = catalogue.flag(dest), f.serve.get(dest)
+        found = problem(flag, value, f.version) if flag is not None and isinstance(value, str) else None
+        if flag is None or found is None or found.warning:
+            continue
+        hits.append(
+            Hit(
+                "invalid-value",
+                f"{format_key(('serve', dest))}: {found.message}",
+                f.locs("serve", dest),
+                found.fix,
+                role=f.role.name,
+                order=(STAGE_CONFIG_OBJECTS, conversion_rank(flag, f.version) or 0),
+            )
+        )
     return hits
 
 
@@ -183,7 +214,9 @@ def _order(found: ValueProblem) -> Order:
     stage = {"argparse": STAGE_ARGPARSE, "config": STAGE_CONFIG_OBJECTS, "post_init": STAGE_POST_INIT}.get(
         found.where.stage
     )
-    return None if stage is None else (stage, found.where.rank)
+    if stage is None:
+        return None
+    return (stage, found.where.rank) if found.where.step is None else (stage, found.where.rank, found.where.step)
 
 
 def _table_hits(
@@ -210,6 +243,8 @@ def _table_hits(
                 )
             )
         found = problem(flag, value, version)
+        if found is not None and flag.dest in _MULTIMODAL_ONLY and isinstance(value, str):
+            continue  # judged per role: vLLM converts it only for a multimodal model (_multimodal_hits)
         if found is not None and found.warning:
             hits.append(
                 Hit(

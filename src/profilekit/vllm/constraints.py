@@ -16,7 +16,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal
 
 from profilekit.vllm.schema import Error, Validator
-from profilekit.vllm.values import kind_of, parsed
+from profilekit.vllm.values import human_readable_int_or_auto, kind_of, parsed
 from profilekit.vllm.versions import SUPPORTED
 
 if TYPE_CHECKING:
@@ -27,6 +27,12 @@ Stage = Literal["argparse", "config", "post_init", "server"]
 # VllmConfig.__post_init__: `reasoning_config.initialize_token_ids` runs after the other post-init checks
 # profilekit models (vllm/config/vllm.py, every release 0.27.0-0.33.0)
 POST_INIT_REASONING = 30
+# VllmConfig.__post_init__: `Executor.get_class` (the async-scheduling block) runs after
+# `verify_with_parallel_config` (rules/order.py: -40 .. -20) and before the Mamba checks (5 and up)
+POST_INIT_EXECUTOR = -10
+# ModelConfig.validate_model_config_after runs after ModelConfig.__post_init__ (rules/order.py `built`: step 0..)
+MODEL_AFTER_VALIDATOR = 100
+EXECUTORS_BY_NAME = ("ray", "mp", "uni", "external_launcher")  # Executor.get_class, every release 0.27.0-0.33.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +41,7 @@ class Where:
 
     stage: Stage
     rank: int = 0
+    step: int | None = None  # a third number ordering checks inside the rank (a validator after __post_init__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -368,6 +375,9 @@ def _context_problems(values: Values, dest: str, value: Any, serve: dict[str, An
         return [
             ValueProblem(_says(version, message), fix, ("reasoning_parser",), Where("post_init", POST_INIT_REASONING))
         ]
+    named = _named_value_problems(values, dest, value)
+    if named:
+        return named
     found = _unregistered(values, dest, value)
     if found is None or not isinstance(value, str):
         return []
@@ -385,6 +395,54 @@ def _context_problems(values: Values, dest: str, value: Any, serve: dict[str, An
         message = f"invalid tool call parser: {value} (chose from {{ {','.join(registry)} }})"
         return [ValueProblem(_says(version, message), fix, (), Where("server"))]
     return []
+
+
+def _literal_choices(values: Values, dest: str) -> list[str]:
+    """The Literal members of a `str | Literal[...]` field (the names vLLM maps to a parser or class)."""
+    entry = values.option(dest) or {}
+    schema = entry.get("schema") or {}
+    while schema.get("type") == "nullable":
+        schema = schema["schema"]
+    choices = schema.get("choices") if schema.get("type") == "union" else [schema]
+    return [str(v) for c in choices or [] if c.get("type") == "literal" for v in c.get("expected") or []]
+
+
+def _named_value_problems(values: Values, dest: str, value: Any) -> list[ValueProblem]:
+    """Free strings vLLM looks up after parsing: the config format, the executor, a zero max_model_len."""
+    version = values.version
+    model_rank = values.construction_rank("ModelConfig")
+    if dest == "config_format" and isinstance(value, str) and model_rank is not None:
+        known = _literal_choices(values, dest)
+        if known and value not in known:
+            # vllm/transformers_utils/config.py get_config_parser, while ModelConfig is built ("auto" tries each)
+            close = difflib.get_close_matches(value, known, n=1, cutoff=0.6)
+            fix = f"did you mean {close[0]!r}?" if close else f"choose one of: {', '.join(known)}"
+            return [ValueProblem(_says(version, f"Unknown config format `{value}`."), fix, (), Where("config", model_rank))]
+    if dest == "distributed_executor_backend" and isinstance(value, str) and value:
+        if value not in EXECUTORS_BY_NAME and "." not in value:
+            # Executor.get_class reads any other name as 'module.Class' (resolve_obj_by_qualname: rsplit)
+            message = "not enough values to unpack (expected 2, got 1)"
+            fix = (
+                f"choose one of: {', '.join(EXECUTORS_BY_NAME)}, or the dotted path of an Executor class "
+                "('package.module.Class'); vLLM reads any other name as such a path"
+            )
+            return [ValueProblem(_says(version, message), fix, (), Where("post_init", POST_INIT_EXECUTOR))]
+    if dest == "max_model_len" and _number(value) == 0 and model_rank is not None:
+        # ModelConfig.validate_model_config_after: -1 means "derive it"; 0 passes the field's ge=-1 bound
+        message = "max_model_len must be a positive integer, got int: 0. Example: max_model_len=2048"
+        fix = "write a positive max_model_len, or -1 (or leave it out) for the model's own length"
+        return [ValueProblem(_says(version, message), fix, (), Where("config", model_rank + 1, MODEL_AFTER_VALIDATOR))]
+    return []
+
+
+def _number(value: Any) -> int | None:
+    """An integer option's value as vLLM parses it ("0k" is 0; "auto" is -1)."""
+    if isinstance(value, str):
+        try:
+            return human_readable_int_or_auto(value)
+        except ValueError:
+            return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _flag_parser(serve: dict[str, Any]) -> bool:

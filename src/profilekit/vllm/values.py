@@ -134,9 +134,22 @@ def enum_values(flag: Flag) -> tuple[list[str], bool] | None:
     if flag.enum_class == "OptimizationLevel":
         return [name.removeprefix("O") for name in flag.enum_members], False
     names = [name.lower() for name in flag.enum_members]
-    if flag.enum_class == "AttentionBackendEnum":
-        names.append("auto")
+    if flag.enum_class == "AttentionBackendEnum" and flag.dest != "mm_encoder_attn_backend":
+        names.append("auto")  # MultiModalConfig converts without that step: 'auto' is no member there
     return names, True
+
+
+def _enum_says(flag: Flag, value: str) -> str | None:
+    """vLLM's own words for a value its enum conversion refuses (every release 0.27.0-0.33.0)."""
+    members = flag.enum_members or ()
+    if flag.enum_class == "AttentionBackendEnum":
+        # vllm/v1/attention/backends/registry.py _AttentionBackendEnumMeta.__getitem__
+        return f"Unknown attention backend: '{value.upper()}'. Valid options are: {', '.join(members)}"
+    if flag.enum_class == "OptimizationLevel":
+        # pydantic's enum error for VllmConfig.optimization_level (an IntEnum)
+        numbers = [name.removeprefix("O") for name in members]
+        return "Input should be " + (f"{', '.join(numbers[:-1])} or {numbers[-1]}" if len(numbers) > 1 else numbers[0])
+    return None
 
 
 def _enum_problem(flag: Flag, value: str, version: str) -> Problem | None:
@@ -152,8 +165,14 @@ def _enum_problem(flag: Flag, value: str, version: str) -> Problem | None:
     shown = ", ".join(names)
     case = " (any case)" if folded else ""
     close = difflib.get_close_matches(probe, names, n=1, cutoff=0.6)
+    says = _enum_says(flag, value)
+    message = f"{value!r} is not among the values vLLM {version} accepts for {flag.dest}: {shown}{case}"
+    if says and flag.enum_class == "AttentionBackendEnum":
+        message = f'vLLM {version} refuses {value!r}: "{says}"' + (" (or 'auto')" if "auto" in names else "")
+    elif says:
+        message += f'; vLLM says "{says}"'
     return Problem(
-        f"{value!r} is not among the values vLLM {version} accepts for {flag.dest}: {shown}{case}",
+        message,
         f"did you mean {close[0]!r}?" if close else f"choose one of: {shown}",
     )
 
