@@ -57,4 +57,23 @@ BROAD_LIMITS: tuple[Limit, ...] = (
     ),
 )
 
-ORACLE_LIMITS: tuple[Limit, ...] = (*KNOWN_LIMITS, *BROAD_LIMITS)
+# the dummy models are a config.json alone (tests/oracle/models.py); what vLLM reads from other checkpoint files
+# is refused there and found in a real checkpoint of that kind
+CHECKPOINT_LIMITS: tuple[Limit, ...] = (
+    Limit(
+        "checkpoint-quantization-file",
+        r"Cannot find the config file for \w+",
+        "an offline-quantized method (awq, gptq, modelopt, ...) reads its settings from the checkpoint: the "
+        "config.json's quantization_config or the method's own file (quantize_config.json, hf_quant_config.json); "
+        "the dummy models have neither, a checkpoint quantized with that method has one "
+        "(vllm/model_executor/model_loader/weight_utils.py get_quant_config)",
+    ),
+    Limit(
+        "mistral-params-json",
+        r"Failed to load mistral 'params.json' config",
+        'config_format = "mistral" reads the checkpoint\'s params.json instead of config.json; the dummy models '
+        "have only config.json, a Mistral-format checkpoint ships params.json",
+    ),
+)
+
+ORACLE_LIMITS: tuple[Limit, ...] = (*KNOWN_LIMITS, *BROAD_LIMITS, *CHECKPOINT_LIMITS)

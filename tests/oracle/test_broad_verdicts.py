@@ -38,7 +38,7 @@ from broad_corpus import (
     generate,
     option_pool,
 )
-from broad_limits import BROAD_LIMITS, ORACLE_LIMITS
+from broad_limits import BROAD_LIMITS, CHECKPOINT_LIMITS, ORACLE_LIMITS
 from broad_report import RESULTS, category, group, run_broad, vllm_message
 from verdict_common import match_limit
 
@@ -133,6 +133,9 @@ LIMIT_PROBES: list[tuple[str, list[str], str, tuple[str, ...]]] = [
         "Unable to configure formatter 'vllm_json'",
         ("0.32.0", "0.33.0"),
     ),
+    ("checkpoint-quantization-file", ["--quantization", "awq"], "Cannot find the config file for awq", ()),
+    ("checkpoint-quantization-file", ["--quantization", "modelopt"], "Cannot find the config file for modelopt", ()),
+    ("mistral-params-json", ["--config-format", "mistral"], "Failed to load mistral 'params.json' config", ()),
 ]
 
 
@@ -150,7 +153,7 @@ def test_every_oracle_limit_is_real(oracle: OracleWorker, oracle_version: str) -
 
 
 def test_every_limit_has_a_probe() -> None:
-    assert {probe[0] for probe in LIMIT_PROBES} == {limit.id for limit in BROAD_LIMITS}
+    assert {probe[0] for probe in LIMIT_PROBES} == {limit.id for limit in (*BROAD_LIMITS, *CHECKPOINT_LIMITS)}
     assert all(limit.why for limit in ORACLE_LIMITS)
 
 

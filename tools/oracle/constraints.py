@@ -55,6 +55,30 @@ def _function_name(node: Schema) -> str:
     return str(getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or "?")
 
 
+# before validators that only respell a string (the whole body, whitespace aside), by the fold they apply
+_FOLDS = {
+    "ifisinstance(value,str):returnvalue.lower().replace('-','_')returnvalue": "lower_underscore",
+    'ifisinstance(value,str):returnvalue.lower().replace("-","_")returnvalue': "lower_underscore",
+    "ifisinstance(value,str):returnvalue.lower()returnvalue": "lower",
+}
+
+
+def _string_fold(node: Schema) -> str | None:
+    """The fold a before validator applies when it does nothing but respell a string, else None."""
+    function = node.get("function") or {}
+    fn = function.get("function") if isinstance(function, dict) else None
+    fn = getattr(fn, "__func__", fn)
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.FunctionDef) else []
+    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
+        body = body[1:]  # a docstring
+    text = "".join(ast.unparse(stmt) for stmt in body).replace(" ", "").replace("\n", "")
+    return _FOLDS.get(text)
+
+
 class SchemaReader:
     """Turns pydantic-core schemas into the compact form; collects the config classes it meets."""
 
@@ -195,6 +219,10 @@ class SchemaReader:
             # `pass_config`: a before validator that builds the nested config class from a dict
             # (`PassConfig(**value)`) validates exactly what the class validates
             return inner
+        fold = _string_fold(node)
+        if fold is not None:
+            # KernelConfig._normalize_moe_backend: folds a string's spelling, then the inner schema decides
+            return {"type": "folded", "fold": fold, "schema": inner}
         return {"type": "opaque", "why": f"before validator {_function_name(node)}"}
 
     def _read_function_plain(self, node: Schema) -> Schema:

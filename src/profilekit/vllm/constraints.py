@@ -343,6 +343,8 @@ def _unregistered(values: Values, dest: str, value: Any) -> tuple[list[str], str
 
 def _registry_problems(values: Values, flag: Flag, value: Any) -> list[ValueProblem]:
     dest = flag.dest
+    if dest == "quantization" and isinstance(value, str):
+        value = value.lower()  # ModelConfig.validate_quantization_before, every release 0.27.0-0.33.0
     found = _unregistered(values, dest, value)
     if found is None:
         return []

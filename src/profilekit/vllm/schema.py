@@ -96,6 +96,14 @@ class Validator:
 
     # -- wrappers ---------------------------------------------------------------------------------------
 
+    def _folded(self, schema: Schema, value: Any, path: tuple[str | int, ...]) -> list[Error]:
+        """A before validator that respells a string (`value.lower().replace("-", "_")`) first."""
+        if isinstance(value, str):
+            value = value.lower()
+            if schema.get("fold") == "lower_underscore":
+                value = value.replace("-", "_")
+        return self.check(schema["schema"], value, path)
+
     def _nullable(self, schema: Schema, value: Any, path: tuple[str | int, ...]) -> list[Error]:
         return [] if value is None else self.check(schema["schema"], value, path)
 
@@ -266,7 +274,7 @@ def _bounds(schema: Schema, value: float | int, path: tuple[str | int, ...]) -> 
 def _same_kind(schema: Schema, value: Any) -> bool:
     """Whether a union member is the one a value was meant for (its error is the helpful one)."""
     kind = schema.get("type")
-    if kind == "nullable":
+    if kind in ("nullable", "folded"):
         return _same_kind(schema["schema"], value)
     if isinstance(value, bool):
         return kind == "bool"
