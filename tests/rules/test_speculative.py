@@ -57,9 +57,13 @@ def test_ngram_needs_a_token_count(check: Check, version: str) -> None:
     assert found[0].rule == "speculative-num-tokens"
     for spec in ({"method": "eagle"}, {"prompt_lookup_max": 3}, {"method": "ngram_gpu"}):
         assert [f.rule for f in check(files(speculative_config=spec), version=version)] == ["speculative-num-tokens"]
-    # a draft model (read over the network) may name its count; mtp reads the target's config
+    # a draft model (read over the network) may name its count; suffix decoding defaults it
     assert check(files(speculative_config={"method": "eagle", "model": "org/eagle-head"}), version=version) == []
-    assert check(files(speculative_config={"method": "mtp"}), version=version, rule="speculative-num-tokens") == []
+    assert check(files(speculative_config={"method": "suffix"}), version=version, rule="speculative-num-tokens") == []
+    # an MTP method or dspark takes the target as its model only when a count is given
+    for method in ("mtp", "nemotron_h_mtp", "dspark", "custom_class"):
+        found = check(files(speculative_config={"method": method}), version=version, rule="speculative-num-tokens")
+        assert [f.rule for f in found] == ["speculative-num-tokens"], method
 
 
 # --spec-method / --spec-model / --spec-tokens: EngineArgs.create_speculative_config merges them into the table

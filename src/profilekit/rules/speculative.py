@@ -22,9 +22,10 @@ from profilekit.vllm.constraints import speculative_conflicts, speculative_origi
 SOURCE = "vllm/config/speculative.py SpeculativeConfig.__post_init__"
 NEEDS_DRAFT_MODEL = (None, "draft_model", "eagle", "eagle3", "dflash")
 NGRAM = ("ngram", "[ngram]", "ngram_gpu")
-# without a draft model to read n_predict from, these methods need num_speculative_tokens (mtp and dspark read the
-# target's config; suffix decoding defaults it; a custom proposer fails earlier)
-COUNT_FROM_USER = (None, "draft_model", "eagle", "eagle3", "dflash", "extract_hidden_states", *NGRAM)
+# without a model (a draft to read n_predict from) every method needs num_speculative_tokens but suffix decoding,
+# which defaults it to suffix_decoding_max_tree_depth: the MTP methods and dspark take the target as their model
+# only when a count is given (SpeculativeConfig.__post_init__, _verify_args; every release 0.27.0-0.33.0)
+COUNT_DEFAULTED = ("suffix",)
 
 
 def _spec(f: RoleFacts) -> dict[str, Any] | None:
@@ -103,7 +104,7 @@ def _failure(f: RoleFacts) -> Hit | None:
                 fix="set prompt_lookup_min to at most prompt_lookup_max (an n-gram match needs min <= max tokens)",
                 keys=("prompt_lookup_min", "prompt_lookup_max"),
             )
-    if count is None and model is None and method in COUNT_FROM_USER:
+    if count is None and model is None and method not in COUNT_DEFAULTED:
         return _hit(
             f,
             "speculative-num-tokens",

@@ -301,11 +301,12 @@ def _scalar_problem(
                 )
         if kind.optional and value in ("", "None") and base not in ("dict_or_str",):
             # a lone value: vLLM starts with None, as if the option were left out; in a list, None is
-            # an item the config class refuses
+            # an item the config class refuses, and None is no choice argparse accepts ("invalid choice: None")
             return Problem(
-                f"vLLM reads {value!r} as no value (None) for this option, not as a string",
+                f"vLLM reads {value!r} as no value (None) for this option, not as a string"
+                + (", and None is not among its choices" if flag.choices else ""),
                 f"remove {flag.dest} (or unset it) for vLLM's default",
-                warning=not in_list and flag.default is None,
+                warning=not in_list and flag.default is None and not flag.choices,
             )
         if base == "dict_or_str" and _LOOKS_LIKE_OBJECT.match(value):
             return Problem("a string that looks like a JSON object is read by vLLM as JSON", "write it as a TOML table")
