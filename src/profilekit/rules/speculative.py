@@ -120,10 +120,10 @@ def _failure(f: RoleFacts) -> Hit | None:
 
 
 def _unreadable(f: RoleFacts) -> bool:
-    """A shorthand value of the wrong type: argparse refuses it first (invalid-value)."""
+    """A shorthand value argparse refuses first (invalid-value): a wrong type, or None for --spec-method."""
     method, model, count = (f.serve.get(k) for k in ("spec_method", "spec_model", "spec_tokens"))
     return (
-        (method is not None and not isinstance(method, str))
+        (method is not None and (not isinstance(method, str) or method in ("", "None")))
         or (model is not None and not isinstance(model, str))
         or (count is not None and _int(count) is None)
     )
