@@ -282,6 +282,19 @@ TABLE: list[tuple[str, str, str, str]] = [
         "modelled:speculative-num-tokens",
         "",
     ),
+    (
+        r"EngineArgs\.create_speculative_config",
+        r"and --speculative-config\[.*\] are mutually exclusive",
+        "modelled:speculative-shorthand-conflict",
+        "",
+    ),
+    (r"ModelConfig\.validate_model_config_after", r"max_model_len must be a positive integer", "modelled:invalid-value", ""),
+    (
+        r"SpeculativeConfig\.__post_init__",
+        r"Unsupported speculative method",
+        "needs-config-json",
+        CONFIG_JSON.format("the target's model_type and MTP layers, mapped by SpeculativeConfig.hf_config_override"),
+    ),
     # ---- internal assertions and runtime-only paths ----
     (r"VllmConfig\.__post_init__", r"must be set after applying optimization level defaults", "out-of-scope", INTERNAL),
     (r"ModelConfig\._verify_quantization", r"is an override but", "out-of-scope", INTERNAL),
