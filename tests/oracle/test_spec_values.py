@@ -58,6 +58,12 @@ CASES = [
     Case("max-model-len-zero", "invalid-value", LLAMA, {"max_model_len": 0}),
     Case("max-model-len-zero-k", "invalid-value", LLAMA, {"max_model_len": "0k"}),
     Case("max-model-len-auto", None, LLAMA, {"max_model_len": -1}),
+    Case(
+        "reasoning-table-without-parser",
+        lambda v: "invalid-value" if v in ("0.27.0", "0.27.1") else None,
+        LLAMA,
+        {"reasoning_config": {"reasoning_end_str": "bogus"}},
+    ),
     Case("executor-bogus", "invalid-value", LLAMA, {"distributed_executor_backend": "bogus"}),
     Case("executor-mp", None, LLAMA, {"distributed_executor_backend": "mp"}),
     Case("quantization-upper-case", None, LLAMA, {"quantization": "FP8"}),

@@ -139,3 +139,17 @@ def test_an_empty_string_is_a_warning_vllm_starts_with_the_default(check: Check,
             "is not among its choices",
         )
     ]
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_a_reasoning_table_without_a_parser_name(check: Check, version: str) -> None:
+    found = _found(check, version, reasoning_config={"reasoning_end_str": "</think>"})
+    if version in ("0.27.0", "0.27.1"):  # initialize_token_ids looks up the parser '' (`is not None`)
+        assert [rule for rule, _, _ in found] == ["invalid-value"]
+        assert found[0][1].startswith(
+            f"serve.reasoning_config.reasoning_parser: vLLM {version} refuses it: \"Reasoning parser '' not found. "
+            "Available parsers: cohere_command3, "
+        )
+    else:  # `if self.reasoning_parser:` skips an empty name
+        assert found == []
+    assert _found(check, version, reasoning_config={"reasoning_parser": "deepseek_r1"}) == []

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from profilekit.vllm.schema import Error, Validator
 from profilekit.vllm.values import human_readable_int_or_auto, kind_of, parsed
-from profilekit.vllm.versions import SUPPORTED
+from profilekit.vllm.versions import SUPPORTED, version_key
 
 if TYPE_CHECKING:
     from profilekit.vllm.catalogue import Flag
@@ -368,9 +368,12 @@ def _context_problems(values: Values, dest: str, value: Any, serve: dict[str, An
     version = values.version
     if dest == "reasoning_config" and isinstance(value, dict) and not _flag_parser(serve):
         # a --reasoning-parser flag replaces the table's reasoning_parser (_set_default_reasoning_config_args)
-        inner = value.get("reasoning_parser")
-        found = _unregistered(values, "reasoning_parser", inner)
-        if found is None or not inner or _has_plugin(serve):
+        inner = value.get("reasoning_parser", "")
+        if inner == "" and _empty_parser_looked_up(version, value):
+            found = _unregistered(values, "reasoning_parser", inner)
+        else:
+            found = _unregistered(values, "reasoning_parser", inner) if inner else None
+        if found is None or _has_plugin(serve):
             return []
         registry, fix = found
         message = f"Reasoning parser '{inner}' not found. Available parsers: {', '.join(registry)}"
@@ -445,6 +448,13 @@ def _number(value: Any) -> int | None:
         except ValueError:
             return None
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _empty_parser_looked_up(version: str, table: dict[str, Any]) -> bool:
+    """0.27.x `ReasoningConfig.initialize_token_ids` looks up the parser '' (`is not None`) when a delimiter is
+    missing; from 0.28.0 it skips an empty name (`if self.reasoning_parser:`)."""
+    missing = not table.get("reasoning_start_str") or not table.get("reasoning_end_str")
+    return missing and version_key(version) < version_key("0.28.0")
 
 
 def _flag_parser(serve: dict[str, Any]) -> bool:
