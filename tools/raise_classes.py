@@ -288,7 +288,12 @@ TABLE: list[tuple[str, str, str, str]] = [
         "modelled:speculative-shorthand-conflict",
         "",
     ),
-    (r"ModelConfig\.validate_model_config_after", r"max_model_len must be a positive integer", "modelled:invalid-value", ""),
+    (
+        r"ModelConfig\.validate_model_config_after",
+        r"max_model_len must be a positive integer",
+        "modelled:invalid-value",
+        "",
+    ),
     (
         r"SpeculativeConfig\.__post_init__",
         r"Unsupported speculative method",

@@ -318,7 +318,10 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     (r"num_speculative_tokens was provided but without speculative model", "speculative-draft-model"),
     (r"prompt_lookup_min=\d+ must be <= prompt_lookup_max=", "speculative-prompt-lookup"),
     (r"num_speculative_tokens must be provided with speculative model", "speculative-num-tokens"),
-    (r"--spec-(method|model|tokens) and --speculative-config\['\w+'\] are mutually exclusive", "speculative-shorthand-conflict"),
+    (
+        r"--spec-(method|model|tokens) and --speculative-config\['\w+'\] are mutually exclusive",
+        "speculative-shorthand-conflict",
+    ),
     (r"numa_bind_nodes and numa_bind_cpus require numa_bind=True", "numa-bind"),
     (
         r"Elastic EP is (only supported with enable_eplb|not supported with pipeline|not compatible with)",

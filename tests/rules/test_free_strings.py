@@ -112,7 +112,7 @@ def test_kernel_backends_are_checked_after_respelling(check: Check, version: str
     found = _found(check, version, kernel_config={"moe_backend": "warp"})
     assert [rule for rule, _, _ in found] == ["invalid-value"]
     assert found[0][1].startswith(
-        f"serve.kernel_config.moe_backend: vLLM {version} refuses it: \"1 validation error for KernelConfig / "
+        f'serve.kernel_config.moe_backend: vLLM {version} refuses it: "1 validation error for KernelConfig / '
         "moe_backend / Input should be 'auto', 'triton', 'batched_triton', 'deep_gemm', "
     )
     assert _found(check, version, kernel_config={"moe_backend": "Deep-Gemm"}) == []

@@ -52,7 +52,7 @@ SOURCE = "vllm/engine/arg_utils.py (EngineArgs.add_cli_args), vllm/config/*.py (
 # keys other rules judge with their own message (rules/kv.py: kv-role-invalid)
 _JUDGED_ELSEWHERE = {("kv_transfer_config", "kv_role")}
 
-Order = tuple[int, int] | None
+Order = tuple[int, ...] | None
 
 
 def option_findings(stack: Stack, catalogue: Catalogue) -> list[Finding]:
@@ -135,7 +135,11 @@ def _role_hits(catalogue: Catalogue, f: RoleFacts) -> list[Hit]:
         if flag is None:
             continue
         for bad in config_problems(flag, value, f.version, serve=f.serve):
-            path = (*speculative_origin(f.serve, str(bad.path[0])), *bad.path[1:]) if _spec(dest, bad) else (dest, *bad.path)
+            path = (
+                (*speculative_origin(f.serve, str(bad.path[0])), *bad.path[1:])
+                if _spec(dest, bad)
+                else (dest, *bad.path)
+            )
             hits.append(
                 Hit(
                     "unknown-option" if bad.unknown_key else "invalid-value",
@@ -195,7 +199,8 @@ def _effective(catalogue: Catalogue, f: RoleFacts) -> list[tuple[str, Any]]:
     shorthands = [dest for dest in ("speculative_config", *_SHORTHANDS) if dest in f.serve]
     flags = [catalogue.flag(dest) for dest in shorthands]
     if shorthands and all(
-        flag is not None and problem(flag, f.serve[dest], f.version) is None for dest, flag in zip(shorthands, flags)
+        flag is not None and problem(flag, f.serve[dest], f.version) is None
+        for dest, flag in zip(shorthands, flags, strict=True)
     ):
         view = speculative_view(f.serve)
         if view is not None and not speculative_conflicts(f.serve):

@@ -422,16 +422,23 @@ def _named_value_problems(values: Values, dest: str, value: Any) -> list[ValuePr
             # vllm/transformers_utils/config.py get_config_parser, while ModelConfig is built ("auto" tries each)
             close = difflib.get_close_matches(value, known, n=1, cutoff=0.6)
             fix = f"did you mean {close[0]!r}?" if close else f"choose one of: {', '.join(known)}"
-            return [ValueProblem(_says(version, f"Unknown config format `{value}`."), fix, (), Where("config", model_rank))]
-    if dest == "distributed_executor_backend" and isinstance(value, str) and value:
-        if value not in EXECUTORS_BY_NAME and "." not in value:
-            # Executor.get_class reads any other name as 'module.Class' (resolve_obj_by_qualname: rsplit)
-            message = "not enough values to unpack (expected 2, got 1)"
-            fix = (
-                f"choose one of: {', '.join(EXECUTORS_BY_NAME)}, or the dotted path of an Executor class "
-                "('package.module.Class'); vLLM reads any other name as such a path"
-            )
-            return [ValueProblem(_says(version, message), fix, (), Where("post_init", POST_INIT_EXECUTOR))]
+            return [
+                ValueProblem(_says(version, f"Unknown config format `{value}`."), fix, (), Where("config", model_rank))
+            ]
+    if (
+        dest == "distributed_executor_backend"
+        and isinstance(value, str)
+        and value
+        and value not in EXECUTORS_BY_NAME
+        and "." not in value
+    ):
+        # Executor.get_class reads any other name as 'module.Class' (resolve_obj_by_qualname: rsplit)
+        message = "not enough values to unpack (expected 2, got 1)"
+        fix = (
+            f"choose one of: {', '.join(EXECUTORS_BY_NAME)}, or the dotted path of an Executor class "
+            "('package.module.Class'); vLLM reads any other name as such a path"
+        )
+        return [ValueProblem(_says(version, message), fix, (), Where("post_init", POST_INIT_EXECUTOR))]
     if dest == "max_model_len" and _number(value) == 0 and model_rank is not None:
         # ModelConfig.validate_model_config_after: -1 means "derive it"; 0 passes the field's ge=-1 bound
         message = "max_model_len must be a positive integer, got int: 0. Example: max_model_len=2048"
