@@ -134,8 +134,8 @@ def speculative_view(serve: dict[str, Any]) -> dict[str, Any] | None:
     merged: dict[str, Any] | None = dict(table) if isinstance(table, dict) else None
     for dest, key, _option in SPEC_SHORTHANDS:
         value = serve.get(dest)
-        if value is None:
-            continue
+        if value is None or value in ("", "None"):
+            continue  # optional_type reads these as None: no value to merge
         if merged is None:
             merged = {}
         merged.setdefault(key, value)

@@ -301,12 +301,14 @@ def _scalar_problem(
                 )
         if kind.optional and value in ("", "None") and base not in ("dict_or_str",):
             # a lone value: vLLM starts with None, as if the option were left out; in a list, None is
-            # an item the config class refuses, and None is no choice argparse accepts ("invalid choice: None")
+            # an item the config class refuses; with choices, argparse checks None against them (0.31.0 on
+            # lists None itself for --spec-method, earlier releases the string 'None': "invalid choice: None")
+            refused = bool(flag.choices) and None not in flag.choices
             return Problem(
                 f"vLLM reads {value!r} as no value (None) for this option, not as a string"
-                + (", and None is not among its choices" if flag.choices else ""),
+                + (", and None is not among its choices" if refused else ""),
                 f"remove {flag.dest} (or unset it) for vLLM's default",
-                warning=not in_list and flag.default is None and not flag.choices,
+                warning=not in_list and flag.default is None and not refused,
             )
         if base == "dict_or_str" and _LOOKS_LIKE_OBJECT.match(value):
             return Problem("a string that looks like a JSON object is read by vLLM as JSON", "write it as a TOML table")
