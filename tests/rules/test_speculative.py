@@ -125,3 +125,13 @@ def test_a_shorthand_and_the_same_key_in_the_table_conflict(check: Check, versio
 def test_an_empty_table_builds_a_speculative_config_without_a_count(check: Check) -> None:
     found = check(files(speculative_config={}))
     assert [f.rule for f in found] == ["speculative-num-tokens"]
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_every_method_but_the_draft_free_ones_needs_a_draft_model_for_a_count(check: Check, version: str) -> None:
+    for method in ("dflash", "eagle"):
+        found = check(files(speculative_config={"method": method, "num_speculative_tokens": 2}), version=version)
+        assert [f.rule for f in found] == ["speculative-draft-model"], method
+    for method in ("ngram_gpu", "nemotron_h_mtp", "extract_hidden_states"):
+        found = check(files(speculative_config={"method": method, "num_speculative_tokens": 2}), version=version)
+        assert "speculative-draft-model" not in [f.rule for f in found], method

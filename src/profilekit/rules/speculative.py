@@ -20,7 +20,19 @@ from profilekit.rules.modelcfg import shown
 from profilekit.vllm.constraints import speculative_conflicts, speculative_origin, speculative_view
 
 SOURCE = "vllm/config/speculative.py SpeculativeConfig.__post_init__"
-NEEDS_DRAFT_MODEL = (None, "draft_model", "eagle", "eagle3", "dflash")
+# methods that work without a model when a count is given: the MTP methods and dspark take the target, the
+# others need no weights (a custom class fails earlier without its path); any other method needs a draft model
+NO_DRAFT_MODEL = ("dspark", "ngram", "[ngram]", "ngram_gpu", "suffix", "extract_hidden_states", "custom_class")
+
+
+def _needs_draft_model(method: Any) -> bool:
+    if method is None:
+        return True  # vLLM infers "draft_model"
+    if not isinstance(method, str):
+        return False
+    return not (method == "mtp" or method.endswith("_mtp") or method in NO_DRAFT_MODEL)
+
+
 NGRAM = ("ngram", "[ngram]", "ngram_gpu")
 # without a model (a draft to read n_predict from) every method needs num_speculative_tokens but suffix decoding,
 # which defaults it to suffix_decoding_max_tree_depth: the MTP methods and dspark take the target as their model
@@ -77,7 +89,7 @@ def _failure(f: RoleFacts) -> Hit | None:
     raw_method = spec.get("method")
     count = spec.get("num_speculative_tokens")
     model = spec.get("model")
-    if model is None and count is not None and raw_method in NEEDS_DRAFT_MODEL and raw_method != "custom_class":
+    if model is None and count is not None and _needs_draft_model(raw_method):
         named = f"method = {shown(raw_method)}" if raw_method is not None else "no method"
         return _hit(
             f,
