@@ -15,7 +15,10 @@ For the flag catalogue's sibling file ``vllm-<X>.values.json`` (tools/gen_catalo
 
 Schemas are a compact JSON form of pydantic-core's (``_schema``). Anything this module cannot reason about
 (a ``before``/``plain``/``wrap`` validator that may rewrite the input) becomes ``{"type": "opaque"}``: a
-checker must accept any value there.
+checker must accept any value there. A ``before`` validator whose whole body only respells a string
+(``value.lower()``, ``value.lower().replace("-", "_")``: KernelConfig's backends, ModelConfig's
+quantization) becomes ``{"type": "folded", "fold": ..., "schema": ...}``: the inner schema judges the
+respelled string.
 """
 
 from __future__ import annotations
