@@ -303,7 +303,7 @@ def _scalar_problem(
             # a lone value: vLLM starts with None, as if the option were left out; in a list, None is
             # an item the config class refuses; with choices, argparse checks None against them (0.31.0 on
             # lists None itself for --spec-method, earlier releases the string 'None': "invalid choice: None")
-            refused = bool(flag.choices) and None not in flag.choices
+            refused = flag.choices is not None and len(flag.choices) > 0 and None not in flag.choices
             return Problem(
                 f"vLLM reads {value!r} as no value (None) for this option, not as a string"
                 + (", and None is not among its choices" if refused else ""),
