@@ -23,8 +23,8 @@ BROAD_LIMITS: tuple[Limit, ...] = (
         r"not supported on current platform|only supported on CUDA devices|is not supported by cpu"
         r"|requires NVIDIA CUDA",
         "vLLM asks `current_platform` what it can do, and in the oracle that is the CPU platform: sleep mode, "
-        "the cumem allocator, expert-parallel load balancing, HiSparse attention and non-integer device ids "
-        "are refused there and supported on a CUDA host",
+        "the cumem allocator, HiSparse attention and non-integer device ids are refused there and supported on a "
+        "CUDA host (expert-parallel load balancing is judged as on CUDA: tools/oracle/worker.py judge_as_gpu_host)",
     ),
     Limit(
         "no-tokenizer",

@@ -31,10 +31,11 @@ FAMILIES = {
     "options": "Options and values (`rules/options.py`, from the flag catalogue and the config classes' constraints)",
     "modelcfg": "The model's config.json: positions, and checks it could not run (`rules/modelcfg.py`)",
     "parallel": "Tensor, pipeline and context parallelism (`rules/parallel.py`)",
+    "microbatch": "Microbatching (`rules/microbatch.py`)",
     "experts": "Expert parallelism (`rules/experts.py`)",
     "dataparallel": "Data-parallel launch options (`rules/dataparallel.py`)",
     "scheduler": "Scheduler budgets (`rules/scheduler.py`)",
-    "cache": "KV and Mamba cache (`rules/cache.py`)",
+    "cache": "KV and Mamba cache, CPU offloading (`rules/cache.py`)",
     "speculative": "Speculative decoding (`rules/speculative.py`)",
 }
 
@@ -165,9 +166,9 @@ LIMITS = """
 - **The CPU oracle** (`tests/oracle/`) cannot decide cases that import LMCache (compiled CUDA code) or, in
   0.27.0-0.29.0, MooncakeConnector (its module needs `httpx`, which the oracle pins leave out). They are counted
   as *undecidable* in `tests/oracle/results/verdicts-X.json`, never as agreements, and each must match a known
-  limit (`tools/verdict_report.py`). It also refuses `--enable-eplb` on every release before the checks a GPU
-  host makes ("Expert parallelism load balancing is only supported on CUDA devices ..."), so
-  `expert-parallel-load-balancing` is proven by its unit tests only.
+  limit (`tools/verdict_report.py`). vLLM's EPLB platform check ("Expert parallelism load balancing is only
+  supported on CUDA devices ...") answers as a CUDA host there (tools/oracle/worker.py `judge_as_gpu_host`), so
+  the oracle judges `expert-parallel-load-balancing` like the other rules.
 """
 
 

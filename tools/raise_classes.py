@@ -66,7 +66,6 @@ TABLE: list[tuple[str, str, str, str]] = [
         "modelled:sampling-replay",
         "",
     ),
-    (r"VllmConfig\._validate_batch_sharded_sampling", ALL, "modelled:batch-sharded-sampling", ""),
     (
         r"EngramConfig\.verify_model_config",
         r"EngramConfig requires a model",
@@ -200,6 +199,34 @@ TABLE: list[tuple[str, str, str, str]] = [
         "",
     ),
     (r"ParallelConfig\._validate_parallel_config", r"require numa_bind=True", "modelled:numa-bind", ""),
+    (
+        r"ParallelConfig\._validate_numa_bind_cpus",
+        r"entries must not be empty",
+        "out-of-scope",
+        "argparse turns an empty entry into None first, which ParallelConfig refuses as not a string",
+    ),
+    (
+        r"ParallelConfig\._validate_numa_bind_(nodes|cpus)",
+        ALL,
+        "modelled:invalid-value",
+        "a field validator: rules/parallel.py reports it as invalid-value, before numa-bind",
+    ),
+    (r"ParallelConfig\._verify_args", r"number of microbatches", "modelled:microbatching-thresholds", ""),
+    (r"OffloadConfig\.validate_offload_config", ALL, "modelled:offload-prefetch-group", ""),
+    (r"VllmConfig\._validate_batch_sharded_sampling", ALL, "modelled:batch-sharded-sampling", ""),
+    (r"ParallelConfig\.__post_init__", r"--elastic-ep-max-dp-size must be", "modelled:elastic-expert-parallel", ""),
+    (
+        r"EPLBConfig\._validate_eplb_config",
+        r"communicator is incompatible with async EPLB",
+        "modelled:eplb-async-communicator",
+        "",
+    ),
+    (
+        r"EPLBConfig\._validate_eplb_config",
+        r"only supported with the default policy|log_balancedness_interval must be greater than 0",
+        "out-of-scope",
+        "unreachable: `policy` is Literal['default'] and `log_balancedness_interval` has the field bound gt=0",
+    ),
     (
         r"ParallelConfig\._validate_parallel_config",
         r"data_parallel_size_local \(",

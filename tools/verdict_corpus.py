@@ -248,6 +248,8 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     (r"(String|List|Set) should have at (least|most)", "invalid-value"),
     (r"Field required", "invalid-value"),  # a config class's key without a default
     (r"Invalid kv_cache_dtype", "invalid-value"),
+    # ParallelConfig's field validators (rules/parallel.py numa-bind reports them as invalid-value)
+    (r"numa_bind_(nodes|cpus) (must not be empty|must contain non-negative|entries must|ranges must)", "invalid-value"),
     (r"data_parallel_backend can only be ray or mp", "invalid-value"),  # an assert before ParallelConfig
     (r"Unknown quantization method", "invalid-value"),
     (r"Unknown attention backend: '", "invalid-value"),  # AttentionBackendEnum[name.upper()]
@@ -324,11 +326,18 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     ),
     (r"numa_bind_nodes and numa_bind_cpus require numa_bind=True", "numa-bind"),
     (
-        r"Elastic EP is (only supported with enable_eplb|not supported with pipeline|not compatible with)",
+        r"Elastic EP is (only supported with enable_eplb|not supported with pipeline|not compatible with)"
+        r"|--elastic-ep-max-dp-size must be greater than or equal to",
         "elastic-expert-parallel",
     ),
     (r"Unable to use nsight profiling unless workers run with Ray", "ray-nsight"),
     (r"Number of experts in the model must be greater than 0 when expert parallelism", "expert-parallel-dense-model"),
+    (r"communicator is incompatible with async EPLB", "eplb-async-communicator"),
+    (r"not enough values to unpack \(expected 2, got 1\)", "distributed-executor-backend"),
+    (r"Microbatching currently only supports the deepep_low_latency", "microbatching-all2all-backend"),
+    (r"dbo_decode_token_threshold and dbo_prefill_token_threshold must be at least", "microbatching-thresholds"),
+    (r"offload_num_in_group \(\d+\) must be <= offload_group_size", "offload-prefetch-group"),
+    (r"offload_prefetch_step \(-?\d+\) must be >= 1 when prefetch offloading", "offload-prefetch-group"),
     (
         r"Chunked prefill is required for (Mamba prefix caching|mamba cache mode 'align')",
         "mamba-prefix-caching-chunked-prefill",

@@ -58,6 +58,7 @@ def test_forced_probes_are_in_effect_and_hooks_neutralised(forced_worker: tuple[
         "CpuPlatform.check_and_update_config",
         "CpuPlatform.get_cpu_architecture",
         "CpuPlatform.supported_dtypes",
+        "vllm/config/parallel.py current_platform.is_cuda_alike",
         "EngineArgs.get_batch_defaults",
     ]
 

@@ -86,8 +86,7 @@ CASES = [
     Case("pp-more-stages-than-layers", None, LLAMA, {"pipeline_parallel_size": 3}),  # only a warning
     # ParallelConfig._validate_parallel_config
     Case("dcp-divides-tp", "context-parallel-size", LLAMA, {"decode_context_parallel_size": 3}),
-    # (EPLB: the CPU oracle refuses --enable-eplb before the checks a GPU host makes: "Expert parallelism load
-    # balancing is only supported on CUDA devices ..."; tests/rules/test_parallel.py covers those rules)
+    # (EPLB, microbatching, NUMA values, offloading: tests/oracle/test_parallel_verdicts.py)
     Case(
         "pcp-with-dp",
         lambda v: None if not _before(v, "0.31.0") else "context-parallel-size",

@@ -306,3 +306,18 @@ def test_catalogue_matches_committed_file(oracle: OracleWorker) -> None:
         f"src/profilekit/vllm/catalogues/vllm-{oracle.version}.json is stale: "
         f"run python3 tools/gen_catalogue.py --versions {oracle.version}"
     )
+
+
+EPLB_PLATFORM = "Expert parallelism load balancing is only supported on CUDA devices"
+
+
+def test_eplb_is_judged_as_a_cuda_host_judges_it(oracle: OracleWorker) -> None:
+    """ParallelConfig refuses EPLB on the CPU platform before its own checks; the worker answers as CUDA there."""
+    kimi = models.config_json("KimiLinearForCausalLM")
+    without_ep = oracle.validate(["dummy/KimiLinearForCausalLM", "--enable-eplb"], config_json=kimi)
+    assert (without_ep["ok"], without_ep["error"]) == (False, "enable_expert_parallel must be True to use EPLB.")
+    assert "undecidable" not in without_ep
+    with_tp = ["--enable-eplb", "--enable-expert-parallel", "--tensor-parallel-size", "2"]
+    assert oracle.validate(["dummy/KimiLinearForCausalLM", *with_tp], config_json=kimi) == {"ok": True}
+    assert any(entry.startswith("vllm/config/parallel.py current_platform") for entry in oracle.hello["neutralised"])
+    assert EPLB_PLATFORM not in json.dumps(without_ep)

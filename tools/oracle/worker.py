@@ -289,6 +289,23 @@ def _as_unknown_gpu(platform_cls: Any) -> Iterator[None]:
                 delattr(platform_cls, name)
 
 
+class _CudaAlike:
+    """The platform as `vllm/config/parallel.py` sees it: CUDA-alike, everything else the real platform's answer.
+
+    There `is_cuda_alike` gates only EPLB ("Expert parallelism load balancing is only supported on CUDA
+    devices ..."), every release 0.27.0-0.33.0.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def is_cuda_alike(self) -> bool:
+        return True
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
 def judge_as_gpu_host() -> list[str]:
     """Replace every CPU-platform hook that changes a configuration by a GPU host's behaviour."""
     import torch
@@ -311,6 +328,14 @@ def judge_as_gpu_host() -> list[str]:
 
     platform_cls.supported_dtypes = property(lambda self: [torch.bfloat16, torch.float16, torch.float32])
     done.append("CpuPlatform.supported_dtypes -> bfloat16, float16, float32 (an Ampere or newer GPU)")
+
+    from vllm.config import parallel as parallel_config_module
+
+    parallel_config_module.current_platform = _CudaAlike(parallel_config_module.current_platform)  # type: ignore[attr-defined]
+    done.append(
+        "vllm/config/parallel.py current_platform.is_cuda_alike -> True (ParallelConfig's EPLB platform check;"
+        " the EPLB checks a CUDA host makes after it are judged)"
+    )
 
     static = inspect_static(EngineArgs, "get_batch_defaults")
     if static is not None:

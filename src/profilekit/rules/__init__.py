@@ -1,10 +1,8 @@
 """The rule engine: every check that runs on a composed stack, returning findings as data.
 
 One module per rule family (replayssm, kv, pd, host, mamba, runner, declared, secrets, env, basic, options,
-and the cross-field checks: modelcfg, parallel, experts, dataparallel, scheduler, cache, speculative, frontend,
+and the cross-field checks: modelcfg, parallel, microbatch, experts, dataparallel, scheduler, cache, speculative, frontend,
 observability, outputs, configs); `engine` holds the registry
-and the run loop, `facts` the per-role facts, `models` the model architecture lookup, `order` where in vLLM's
-start-up the cross-field checks run.
 and the run loop, `facts` the per-role facts, `models` the model architecture lookup, `order` where in vLLM's
 start-up the cross-field checks run.
 """
@@ -28,6 +26,7 @@ from profilekit.rules import (  # noqa: F401 - they register
     host,
     kv,
     mamba,
+    microbatch,
     modelcfg,
     observability,
     options,

@@ -2,7 +2,8 @@
 
 Sources: `vllm/config/vllm.py` `VllmConfig.validate_mamba_block_size` (a model validator, every release
 0.27.0-0.33.0, run before the ReplaySSM validator) and `VllmConfig._reject_mismatched_float_kv_cache`
-(0.33.0, early in `__post_init__`), with the model dtype of `vllm/config/model.py` `_get_and_verify_dtype`.
+(0.33.0, early in `__post_init__`), with the model dtype of `vllm/config/model.py` `_get_and_verify_dtype`;
+and `vllm/config/offload.py` `OffloadConfig.validate_offload_config` (prefetch offloading, every release).
 """
 
 from __future__ import annotations
@@ -171,4 +172,53 @@ def _kv_dtype_needs(f: RoleFacts) -> list[Undecided]:
         return []
     return [
         Undecided(f"kv_cache_dtype = {shown(cache)} against the model's dtype", tuple(f.loc("serve", "kv_cache_dtype")))
+    ]
+
+
+OFFLOAD_DEFAULTS = {"offload_group_size": 0, "offload_num_in_group": 1, "offload_prefetch_step": 1}
+
+
+@rule(
+    "offload-prefetch-group",
+    Severity.ERROR,
+    "prefetch CPU offloading whose group holds fewer layers than it offloads, or that never prefetches",
+    source="vllm/config/offload.py OffloadConfig.validate_offload_config",
+)
+def offload_prefetch_group(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    sizes = {key: serve_int(f, key, default) for key, default in OFFLOAD_DEFAULTS.items()}
+    group, in_group, step = (sizes[k] for k in OFFLOAD_DEFAULTS)
+    if group is None or in_group is None or step is None or group < 0 or in_group < 1 or step < 0:
+        return []  # PrefetchOffloadConfig's field constraints fail first (invalid-value)
+    backend = f.serve.get("offload_backend", "auto")
+    if backend != "prefetch" and group <= 0:
+        return []
+    on = 'offload_backend = "prefetch"' if backend == "prefetch" else f"offload_group_size = {group}"
+    if in_group > group:
+        what = f"{on} with offload_num_in_group {'= ' if 'offload_num_in_group' in f.serve else 'unset, '}{in_group}"
+        if backend == "prefetch":
+            what += f" and offload_group_size {'= ' if 'offload_group_size' in f.serve else 'unset, '}{group}"
+        message = f"offload_num_in_group ({in_group}) must be <= offload_group_size ({group})"
+        fix = (
+            "set offload_group_size to the number of layers per group (at least offload_num_in_group), or remove "
+            "offload_backend"
+        )
+        keys = ("offload_backend", "offload_group_size", "offload_num_in_group")
+    elif step < 1:
+        what = f"{on} with offload_prefetch_step = {step}"
+        message = (
+            f"offload_prefetch_step ({step}) must be >= 1 when prefetch offloading is enabled (offload_group_size > 0)"
+        )
+        fix = "set offload_prefetch_step to at least 1"
+        keys = ("offload_prefetch_step", "offload_group_size", "offload_backend")
+    else:
+        return []
+    return [
+        Hit(
+            "offload-prefetch-group",
+            f'{what}; vLLM {f.version} refuses to start: "{message}"',
+            [loc for key in keys for loc in f.loc("serve", key)],
+            fix,
+            role=f.role.name,
+            order=order.built("OffloadConfig", f.version),
+        )
     ]

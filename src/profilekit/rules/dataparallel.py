@@ -34,7 +34,8 @@ class Failure:
     message: str
     fix: str
     keys: tuple[str, ...]
-    step: str = "launch"  # "launch": before ParallelConfig is built; "built": once its fields are valid
+    step: str = "launch"  # "launch": before ParallelConfig is built; "fields": its field constraints; "built": once
+    # its fields are valid
     model: bool = False  # the model's config.json decided it
 
 
@@ -234,10 +235,49 @@ def _launch(f: RoleFacts) -> Launch | None:
     return _parallel_config(f, out, dp)
 
 
+def _field_failure(f: RoleFacts, out: Launch) -> Failure | None:
+    """ParallelConfig's field constraints on the data-parallel values the launch block passes.
+
+    The block rewrites these options before it builds ParallelConfig (`data_parallel_rank or 0`, the local
+    size it settles on, the RPC port or ParallelConfig's default), so they are judged here on what vLLM
+    passes, not by the value constraints of rules/options.py on what the layer wrote.
+    """
+    passed: list[tuple[str, int, str, str]] = [
+        ("data_parallel_rank", out.rank or 0, "ge", "0"),
+        ("data_parallel_size_local", out.size_local, "ge", "0"),
+    ]
+    port = serve_int(f, "data_parallel_rpc_port")
+    if port is not None and at_least(f.version, "0.28.0"):  # 0.27.x: a plain int
+        passed += [("data_parallel_rpc_port", port, "ge", "1"), ("data_parallel_rpc_port", port, "le", "65535")]
+    for key, value, bound, limit in passed:
+        if (value < int(limit)) if bound == "ge" else (value > int(limit)):
+            words = "greater than or equal to" if bound == "ge" else "less than or equal to"
+            what = (
+                f"{key} = {value}" if key in f.serve else f"ParallelConfig's {key} = {value} (from {_source_of(key)})"
+            )
+            return Failure(
+                "invalid-value",
+                0,
+                what,
+                f"1 validation error for ParallelConfig / {key} / Input should be {words} {limit}",
+                f"set {key} to a value {words} {limit}",
+                (key, *(("data_parallel_start_rank",) if key == "data_parallel_rank" else ())),
+                step="fields",
+            )
+    return None
+
+
+def _source_of(key: str) -> str:
+    return "data_parallel_start_rank" if key == "data_parallel_rank" else key
+
+
 def _parallel_config(f: RoleFacts, out: Launch, dp: int) -> Launch:
-    """`ParallelConfig.__post_init__` (the DP rank range), then `_validate_parallel_config`."""
+    """ParallelConfig's field constraints, `__post_init__` (the DP rank range), then `_validate_parallel_config`."""
     rank = out.rank or 0
-    if (dp > 1 or out.size_local == 0) and not 0 <= rank < dp:
+    fields = _field_failure(f, out)
+    if fields is not None:
+        out.failure = fields
+    elif (dp > 1 or out.size_local == 0) and not 0 <= rank < dp:
         out.failure = Failure(
             "data-parallel-rank",
             order.PARALLEL_POST_INIT + 5,
@@ -286,6 +326,10 @@ def _hits(f: RoleFacts, rule_id: str) -> list[Hit]:
     locs: list[Location] = [loc for key in fail.keys for loc in f.loc("serve", key)]
     if fail.model:
         locs += f.model.locations
+    if fail.step == "fields":
+        where = order.fields("ParallelConfig", f.version)
+    else:
+        where = (order.before if fail.step == "launch" else order.built)("ParallelConfig", f.version, fail.index)
     return [
         Hit(
             rule_id,
@@ -293,7 +337,7 @@ def _hits(f: RoleFacts, rule_id: str) -> list[Hit]:
             locs,
             fail.fix,
             role=f.role.name,
-            order=(order.before if fail.step == "launch" else order.built)("ParallelConfig", f.version, fail.index),
+            order=where,
         )
     ]
 
@@ -305,7 +349,8 @@ def _hits(f: RoleFacts, rule_id: str) -> list[Hit]:
     source=SOURCE_LAUNCH,
 )
 def data_parallel_launch(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
-    return _hits(f, "data-parallel-launch")
+    # the field constraints on the values the launch block passes to ParallelConfig are `invalid-value`s
+    return _hits(f, "data-parallel-launch") + _hits(f, "invalid-value")
 
 
 @rule(

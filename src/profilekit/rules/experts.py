@@ -12,10 +12,11 @@ from collections.abc import Iterable
 
 from profilekit.errors import Location, Severity
 from profilekit.rules import order
-from profilekit.rules.engine import STAGE_POST_INIT, Context, Hit, rule
+from profilekit.rules.engine import STAGE_ARGPARSE, STAGE_POST_INIT, Context, Hit, rule
 from profilekit.rules.facts import RoleFacts, at_least
 from profilekit.rules.modelcfg import Undecided, needs, serve_bool, serve_int, shape
 from profilekit.rules.parallel import SOURCE_MODEL, SOURCE_PARALLEL, parallel_sizes, refuse
+from profilekit.vllm.constraints import argparse_problems
 
 
 @rule(
@@ -126,6 +127,10 @@ def elastic_expert_parallel(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             "remove the data-parallel load-balancing options (and data_parallel_rank), or enable_elastic_ep",
             [*elastic, *f.loc("serve", "data_parallel_external_lb"), *f.loc("serve", "data_parallel_hybrid_lb")],
         )
+    step = order.PARALLEL_POST_INIT
+    if found is None:
+        found = _elastic_max_dp_size(f)
+        step = order.PARALLEL_POST_INIT + 6  # after the data_parallel_rank range (+5)
     if found is None:
         return []
     what, message, fix, locs = found
@@ -136,9 +141,23 @@ def elastic_expert_parallel(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             locs,
             fix,
             role=f.role.name,
-            order=order.built("ParallelConfig", f.version, order.PARALLEL_POST_INIT),
+            order=order.built("ParallelConfig", f.version, step),
         )
     ]
+
+
+def _elastic_max_dp_size(f: RoleFacts) -> tuple[str, str, str, list[Location]] | None:
+    """0.30.0 and later: `elastic_ep_max_dp_size` below the initial data-parallel size."""
+    largest = serve_int(f, "elastic_ep_max_dp_size")
+    dp = serve_int(f, "data_parallel_size", 1)
+    if not at_least(f.version, "0.30.0") or largest is None or largest < 1 or dp is None or largest >= dp:
+        return None
+    return (
+        f"enable_elastic_ep = true with elastic_ep_max_dp_size = {largest} below data_parallel_size = {dp}",
+        f"--elastic-ep-max-dp-size must be greater than or equal to the initial data_parallel_size ({dp}).",
+        f"set elastic_ep_max_dp_size to at least {dp}, the size elastic EP starts from",
+        [*f.loc("serve", "elastic_ep_max_dp_size"), *f.loc("serve", "data_parallel_size")],
+    )
 
 
 @rule(
@@ -173,4 +192,37 @@ def _experts_needs(f: RoleFacts) -> list[Undecided]:
         return []
     return [
         Undecided("enable_expert_parallel against the model's experts", tuple(f.loc("serve", "enable_expert_parallel")))
+    ]
+
+
+@rule(
+    "eplb-async-communicator",
+    Severity.ERROR,
+    "an NCCL EPLB communicator with asynchronous EPLB (eplb_config)",
+    source="vllm/config/parallel.py EPLBConfig._validate_eplb_config",
+)
+def eplb_async_communicator(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    config = f.serve.get("eplb_config")
+    flag = ctx.catalogue.flag("eplb_config") if ctx.catalogue is not None else None
+    if not isinstance(config, dict) or flag is None or argparse_problems(flag, config, f.version):
+        return []  # an unknown key or a bad value fails EPLBConfig's fields first (unknown-option, invalid-value)
+    use_async = config.get("use_async", True)
+    communicator = config.get("communicator")
+    if use_async is not True or communicator not in ("torch_nccl", "pynccl"):
+        return []
+    written = "" if "use_async" in config else " (use_async defaults to true)"
+    return [
+        Hit(
+            "eplb-async-communicator",
+            refuse(
+                f,
+                f"eplb_config.communicator = {communicator!r} with asynchronous EPLB{written}",
+                f"{communicator} communicator is incompatible with async EPLB due to NCCL multi-stream conflicts. "
+                "Use 'torch_gloo' or 'nixl' instead, or leave communicator unset for automatic selection.",
+            ),
+            [*f.locs("serve", "eplb_config", "communicator"), *f.locs("serve", "eplb_config", "use_async")],
+            'set eplb_config.communicator to "torch_gloo" or "nixl", remove it, or set eplb_config.use_async = false',
+            role=f.role.name,
+            order=(STAGE_ARGPARSE, 0),  # argparse builds EPLBConfig from the JSON (its place in the argv decides)
+        )
     ]

@@ -35,6 +35,9 @@ MAX_LEN_KEYS = (
 HEAD_KEYS = ("num_attention_heads", "n_head", "n_heads")  # transformers' attribute maps (GPT-2, MPT)
 KV_HEAD_KEYS = ("n_head_kv", "num_kv_heads", "num_key_value_heads", "multi_query_group_num", "num_attention_groups")
 EXPERT_KEYS = ("num_experts", "moe_num_experts", "n_routed_experts", "num_local_experts")
+# experts a config class gives a model type whose config.json does not say (transformers'
+# NemotronHConfig: n_routed_experts = 8, so vLLM counts every Nemotron-H as a mixture of experts)
+EXPERT_DEFAULTS = {"nemotron_h": 8}
 DTYPES = {"half": "float16", "float16": "float16", "bfloat16": "bfloat16", "float": "float32", "float32": "float32"}
 
 CONFIG_FIX = (
@@ -118,7 +121,10 @@ class ModelShape:
 
     @property
     def moe(self) -> bool:
-        return any((_int(self.text.get(k)) or 0) > 0 for k in EXPERT_KEYS)
+        if any((_int(self.text.get(k)) or 0) > 0 for k in EXPERT_KEYS):
+            return True
+        # a key the file leaves out takes the default of transformers' config class, which vLLM reads
+        return not any(k in self.text for k in EXPERT_KEYS) and EXPERT_DEFAULTS.get(self.model_type, 0) > 0
 
     @property
     def dtype(self) -> str | None:

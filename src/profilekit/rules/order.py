@@ -24,6 +24,7 @@ _FALLBACK_RANKS = {
     "ParallelConfig": 11,
     "SpeculativeConfig": 13,
     "SchedulerConfig": 19,
+    "OffloadConfig": 31,
 }
 
 # sub-steps of ParallelConfig once its fields are valid
@@ -43,6 +44,11 @@ def built(config: str, version: str, step: int = 0) -> Order:
     return (STAGE_CONFIG_OBJECTS, _rank(config, version) + 1, step)
 
 
+def fields(config: str, version: str) -> Order:
+    """`config`'s field constraints and field validators, checked as it is built (rules/options.py's rank)."""
+    return (STAGE_CONFIG_OBJECTS, _rank(config, version))
+
+
 def before(config: str, version: str, step: int = 0) -> Order:
     """A check `create_engine_config` makes right before it builds `config`."""
     return (STAGE_CONFIG_OBJECTS, _rank(config, version) - 1, step)
@@ -58,7 +64,9 @@ ATTENTION_HEADS = -40  # ModelConfig.verify_with_parallel_config: heads vs tenso
 EXPERT_PARALLEL_MODEL = -35  # ... expert parallelism vs a model without experts
 PIPELINE_SUPPORT = -30  # ... pipeline parallelism vs SupportsPP
 CONTEXT_PARALLEL_HEADS = -20  # ... decode context parallelism vs KV heads
+EXECUTOR_CLASS = 6  # Executor.get_class: after the Mamba stochastic-rounding check (5), before the platform hook
 CUDA_PLATFORM_HOOK = 7  # CudaPlatformBase.check_and_update_config: after the Mamba dtype check, before the runner
+MICROBATCHING = 9  # the use_ubatching all2all assertion: after the runner (8), before the KV transfer post-init (10)
 
 # STAGE_VALIDATORS
 MAMBA_BLOCK_SIZE = -10  # VllmConfig.validate_mamba_block_size

@@ -9,6 +9,7 @@ parallelism in rules/experts.py.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from profilekit.errors import Location, Severity
@@ -134,17 +135,72 @@ def context_parallel_size(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
     return hits[:1]  # vLLM stops at the first
 
 
+_NUMACTL_CPUSET = re.compile(r"^\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*$")  # vllm/config/parallel.py
+
+
+def _numa_value_error(key: str, value: object) -> str | None:
+    """ParallelConfig's field validator of `numa_bind_nodes` or `numa_bind_cpus` (every release 0.27.0-0.33.0)."""
+    if not isinstance(value, list):
+        return None
+    if key == "numa_bind_nodes":
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+            return None  # argparse's int conversion (invalid-value)
+        if not value:
+            return "numa_bind_nodes must not be empty."
+        if any(node < 0 for node in value):
+            return "numa_bind_nodes must contain non-negative integers."
+        return None
+    if not all(isinstance(v, str) and v for v in value):
+        return None
+    if not value:
+        return "numa_bind_cpus must not be empty."
+    for cpuset in value:
+        if not _NUMACTL_CPUSET.fullmatch(cpuset):
+            return "numa_bind_cpus entries must use numactl CPU list syntax, for example '0-3' or '0,2,4-7'."
+        for part in cpuset.split(","):
+            start, _, end = part.partition("-")
+            if end and int(start) > int(end):
+                return f"numa_bind_cpus ranges must be ascending, but got '{cpuset}'."
+    return None
+
+
+def _numa_values(f: RoleFacts) -> list[Hit]:
+    hits = []
+    for key in ("numa_bind_nodes", "numa_bind_cpus"):
+        value = f.serve.get(key)
+        error = _numa_value_error(key, value)
+        if error is None:
+            continue
+        hits.append(
+            Hit(
+                "invalid-value",
+                f"serve.{key}: vLLM {f.version} refuses {shown(value)}: "
+                f'"1 validation error for ParallelConfig / {key} / Value error, {error}"',
+                f.loc("serve", key),
+                "write numactl node indices (0, 1, ...)"
+                if key == "numa_bind_nodes"
+                else 'write numactl CPU lists such as "0-3" or "0,2,4-7" (ascending ranges), one per GPU',
+                role=f.role.name,
+                order=order.fields("ParallelConfig", f.version),
+            )
+        )
+    return hits
+
+
 @rule(
     "numa-bind",
     Severity.ERROR,
-    "numa_bind_nodes or numa_bind_cpus without numa_bind",
+    "numa_bind_nodes or numa_bind_cpus without numa_bind (their values are checked first, as invalid-value)",
     source=SOURCE_PARALLEL,
 )
 def numa_bind(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    # the field validators run as ParallelConfig is built, before its model validators: `invalid-value`
+    values = _numa_values(f)
     given = [k for k in ("numa_bind_nodes", "numa_bind_cpus") if f.serve.get(k) is not None]
     if not given or serve_bool(f, "numa_bind") is True:
-        return []
+        return values
     return [
+        *values,
         Hit(
             "numa-bind",
             refuse(
@@ -156,7 +212,7 @@ def numa_bind(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             "set numa_bind = true, or remove " + " and ".join(given),
             role=f.role.name,
             order=order.built("ParallelConfig", f.version, order.PARALLEL_VALIDATORS + 2),
-        )
+        ),
     ]
 
 
@@ -375,5 +431,37 @@ def _replayssm_heads_needs(f: RoleFacts) -> list[Undecided]:
         Undecided(
             f"use_replayssm with tensor_parallel_size = {tp} against the Mamba heads{lacking(s, 'mamba_num_heads')}",
             tuple(f.loc("serve", "tensor_parallel_size")),
+        )
+    ]
+
+
+EXECUTOR_BACKENDS = ("ray", "mp", "uni", "external_launcher")
+
+
+@rule(
+    "distributed-executor-backend",
+    Severity.ERROR,
+    "a distributed_executor_backend that is neither a known backend nor an import path (module.Class)",
+    source="vllm/v1/executor/abstract.py Executor.get_class, from VllmConfig.__post_init__",
+)
+def distributed_executor_backend(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    backend = f.serve.get("distributed_executor_backend")
+    if not isinstance(backend, str) or backend in EXECUTOR_BACKENDS or "." in backend:
+        return []
+    # resolve_obj_by_qualname: `module_name, obj_name = qualname.rsplit(".", 1)`
+    return [
+        Hit(
+            "distributed-executor-backend",
+            refuse(
+                f,
+                f"distributed_executor_backend = {shown(backend)} is neither {', '.join(EXECUTOR_BACKENDS)} nor an "
+                "import path of an Executor class (module.Class)",
+                "not enough values to unpack (expected 2, got 1)",
+            ),
+            f.loc("serve", "distributed_executor_backend"),
+            f"set distributed_executor_backend to one of {', '.join(EXECUTOR_BACKENDS)}, or to the import path of "
+            "an Executor subclass",
+            role=f.role.name,
+            order=(STAGE_POST_INIT, order.EXECUTOR_CLASS),
         )
     ]
