@@ -333,7 +333,6 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     (r"Unable to use nsight profiling unless workers run with Ray", "ray-nsight"),
     (r"Number of experts in the model must be greater than 0 when expert parallelism", "expert-parallel-dense-model"),
     (r"communicator is incompatible with async EPLB", "eplb-async-communicator"),
-    (r"not enough values to unpack \(expected 2, got 1\)", "distributed-executor-backend"),
     (r"Microbatching currently only supports the deepep_low_latency", "microbatching-all2all-backend"),
     (r"dbo_decode_token_threshold and dbo_prefill_token_threshold must be at least", "microbatching-thresholds"),
     (r"offload_num_in_group \(\d+\) must be <= offload_group_size", "offload-prefetch-group"),

@@ -64,7 +64,6 @@ ATTENTION_HEADS = -40  # ModelConfig.verify_with_parallel_config: heads vs tenso
 EXPERT_PARALLEL_MODEL = -35  # ... expert parallelism vs a model without experts
 PIPELINE_SUPPORT = -30  # ... pipeline parallelism vs SupportsPP
 CONTEXT_PARALLEL_HEADS = -20  # ... decode context parallelism vs KV heads
-EXECUTOR_CLASS = 6  # Executor.get_class: after the Mamba stochastic-rounding check (5), before the platform hook
 CUDA_PLATFORM_HOOK = 7  # CudaPlatformBase.check_and_update_config: after the Mamba dtype check, before the runner
 MICROBATCHING = 9  # the use_ubatching all2all assertion: after the runner (8), before the KV transfer post-init (10)
 

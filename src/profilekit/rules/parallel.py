@@ -433,35 +433,3 @@ def _replayssm_heads_needs(f: RoleFacts) -> list[Undecided]:
             tuple(f.loc("serve", "tensor_parallel_size")),
         )
     ]
-
-
-EXECUTOR_BACKENDS = ("ray", "mp", "uni", "external_launcher")
-
-
-@rule(
-    "distributed-executor-backend",
-    Severity.ERROR,
-    "a distributed_executor_backend that is neither a known backend nor an import path (module.Class)",
-    source="vllm/v1/executor/abstract.py Executor.get_class, from VllmConfig.__post_init__",
-)
-def distributed_executor_backend(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
-    backend = f.serve.get("distributed_executor_backend")
-    if not isinstance(backend, str) or backend in EXECUTOR_BACKENDS or "." in backend:
-        return []
-    # resolve_obj_by_qualname: `module_name, obj_name = qualname.rsplit(".", 1)`
-    return [
-        Hit(
-            "distributed-executor-backend",
-            refuse(
-                f,
-                f"distributed_executor_backend = {shown(backend)} is neither {', '.join(EXECUTOR_BACKENDS)} nor an "
-                "import path of an Executor class (module.Class)",
-                "not enough values to unpack (expected 2, got 1)",
-            ),
-            f.loc("serve", "distributed_executor_backend"),
-            f"set distributed_executor_backend to one of {', '.join(EXECUTOR_BACKENDS)}, or to the import path of "
-            "an Executor subclass",
-            role=f.role.name,
-            order=(STAGE_POST_INIT, order.EXECUTOR_CLASS),
-        )
-    ]
