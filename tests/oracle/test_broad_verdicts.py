@@ -110,7 +110,6 @@ def test_profilekit_gives_vllms_verdict_on_the_broad_corpus(oracle: OracleWorker
 LIMIT_PROBES: list[tuple[str, list[str], str, tuple[str, ...]]] = [
     ("platform-capability", ["--enable-sleep-mode"], "Sleep mode is not supported on current platform", ()),
     ("platform-capability", ["--enable-cumem-allocator"], "cumem allocator is not supported on current platform", ()),
-    ("platform-capability", ["--enable-eplb"], "Expert parallelism load balancing is only supported on CUDA", ()),
     ("platform-capability", ["--device-ids", "GPU-0"], "Non-integer device ID 'GPU-0' is not supported by cpu", ()),
     (
         "platform-capability",
