@@ -8,7 +8,8 @@ it; only ``PROFILEKIT_ORACLE=off`` skips them.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import Protocol, TypeVar
 
 import pytest
 
@@ -29,6 +30,26 @@ def selected_versions() -> list[str]:
             f"supported: {', '.join(SUPPORTED_VERSIONS)} (or 'all')"
         )
     return versions
+
+
+class _ForReleases(Protocol):
+    @property
+    def releases(self) -> str: ...
+
+
+CaseT = TypeVar("CaseT", bound=_ForReleases)
+
+
+def applicable(cases: Sequence[CaseT]) -> list[tuple[str, CaseT]]:
+    """Each selected release with the cases that apply to it (a case for other releases is not generated)."""
+    from packaging.specifiers import SpecifierSet
+
+    return [
+        (version, case)
+        for version in selected_versions()
+        for case in cases
+        if not case.releases or SpecifierSet(case.releases).contains(version)
+    ]
 
 
 def oracle_disabled() -> bool:

@@ -18,9 +18,8 @@ from typing import Any
 
 import pytest
 import tomlkit
-from packaging.specifiers import SpecifierSet
 
-from tests.oracle.conftest import OraclePool, selected_versions
+from tests.oracle.conftest import OraclePool, applicable
 from tests.oracle.models import config_json
 from tests.oracle.oracle_client import OracleWorker
 
@@ -299,18 +298,8 @@ def _verdicts(case: Case, version: str, oracle: OracleWorker, root: Path) -> tup
     return (None if predicted.accepted else predicted.rule), actual, message
 
 
-def _applicable() -> list[tuple[str, Case]]:
-    """Each selected release with the cases that apply to it (a case for other releases is not generated)."""
-    return [
-        (version, case)
-        for version in selected_versions()
-        for case in CASES
-        if not case.releases or SpecifierSet(case.releases).contains(version)
-    ]
-
-
 @pytest.mark.oracle
-@pytest.mark.parametrize(("version", "case"), _applicable(), ids=[f"vllm-{v}-{c.id}" for v, c in _applicable()])
+@pytest.mark.parametrize(("version", "case"), applicable(CASES), ids=[f"vllm-{v}-{c.id}" for v, c in applicable(CASES)])
 def test_profilekit_gives_vllms_verdict(oracle_pool: OraclePool, version: str, case: Case, tmp_path: Path) -> None:
     oracle = oracle_pool.get(version)
     predicted, actual, message = _verdicts(case, version, oracle, tmp_path)

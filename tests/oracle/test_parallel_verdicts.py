@@ -12,13 +12,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from packaging.specifiers import SpecifierSet
 
 from profilekit.compose import Catalog, compose
 from profilekit.rules import vllm_verdict
 from profilekit.vllm.argv import render_argv
 from profilekit.vllm.catalogue import load_catalogue
-from tests.oracle.conftest import OraclePool, selected_versions
+from tests.oracle.conftest import OraclePool, applicable
 from tests.oracle.oracle_client import OracleWorker
 from tests.oracle.test_crossfield import KIMI, LLAMA, NEMOTRON, Case, _before, _config, _layer
 
@@ -128,18 +127,8 @@ def _verdicts(case: Case, version: str, oracle: OracleWorker, root: Path) -> tup
     return (None if predicted.accepted else predicted.rule), actual, message
 
 
-def _applicable() -> list[tuple[str, Case]]:
-    """Each selected release with the cases that apply to it (a case for other releases is not generated)."""
-    return [
-        (version, case)
-        for version in selected_versions()
-        for case in CASES
-        if not case.releases or SpecifierSet(case.releases).contains(version)
-    ]
-
-
 @pytest.mark.oracle
-@pytest.mark.parametrize(("version", "case"), _applicable(), ids=[f"vllm-{v}-{c.id}" for v, c in _applicable()])
+@pytest.mark.parametrize(("version", "case"), applicable(CASES), ids=[f"vllm-{v}-{c.id}" for v, c in applicable(CASES)])
 def test_profilekit_gives_vllms_verdict(oracle_pool: OraclePool, version: str, case: Case, tmp_path: Path) -> None:
     predicted, actual, message = _verdicts(case, version, oracle_pool.get(version), tmp_path)
     expected = case.expected(version)
