@@ -11,7 +11,7 @@ from pathlib import Path
 from tests.conftest import REPO_ROOT, Run
 
 sys.path.insert(0, str(REPO_ROOT / "bench"))
-from lint_repo import generate  # noqa: E402
+from lint_repo import generate
 
 
 def _files(root: Path) -> dict[str, bytes]:
