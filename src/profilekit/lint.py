@@ -173,9 +173,13 @@ def _combinations(checker: _Checker, deployable: list[str], *, all_subsets: bool
     checked = 0
     exclusive: set[frozenset[str]] = set()
     legal_pairs: list[tuple[str, str]] = []
+    closures = _Closures(checker.session)
     for a, b in itertools.combinations(deployable, 2):
-        stack, found = checker.run([a, b])
         checked += 1
+        if closures.declared_exclusive(a, b):  # the same verdict composing would give, without composing
+            exclusive.add(frozenset((a, b)))
+            continue
+        stack, found = checker.run([a, b])
         if stack is None or any(f.rule in _EXCLUSIVE for f in found):
             exclusive.add(frozenset((a, b)))
             continue
@@ -193,6 +197,42 @@ def _combinations(checker: _Checker, deployable: list[str], *, all_subsets: bool
                 continue
             findings += _undeclared(checker, subset, found)
     return findings, checked
+
+
+class _Closures:
+    """Each deployable layer's `extends` closure, to tell declared-exclusive pairs before composing them.
+
+    Two layers are declared exclusive by name when their closures hold two layers of one `group`, or a layer
+    whose `conflicts` names another layer of the union: what `group-conflict` and `declared-conflict` would
+    find in the composed pair. Conflicts with a capability depend on the composed values and are left to
+    composing.
+    """
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.known: dict[str, tuple[Layer, ...] | None] = {}
+
+    def closure(self, name: str) -> tuple[Layer, ...] | None:
+        if name not in self.known:
+            from profilekit.compose import linearise
+
+            layers, problems = linearise(self.session.layers, [name])
+            self.known[name] = None if problems else tuple(layers)
+        return self.known[name]
+
+    def declared_exclusive(self, a: str, b: str) -> bool:
+        first, second = self.closure(a), self.closure(b)
+        if first is None or second is None:
+            return False  # composing reports what is wrong with the files
+        union = {layer.name: layer for layer in (*first, *second)}
+        groups: dict[str, str] = {}
+        for layer in union.values():
+            head = layer.data.layer
+            if head.group is not None and groups.setdefault(head.group, layer.name) != layer.name:
+                return True
+            if any(ref in union and ref != layer.name for ref in head.conflicts):
+                return True
+        return False
 
 
 def _cliques(names: list[str], compatible: dict[str, set[str]], *, minimum: int) -> list[list[str]]:

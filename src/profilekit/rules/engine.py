@@ -11,10 +11,11 @@ vLLM would report, so the two can be compared (tests/oracle/test_verdicts.py).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from packaging.specifiers import SpecifierSet
 
@@ -58,6 +59,8 @@ class Context:
     catalogue: Catalogue | None
     root: Path | None
     facts: dict[str, RoleFacts]
+    # what several rules of one run derive alike (e.g. every option problem of the stack), computed once
+    memo: dict[str, Any] = field(default_factory=dict)
 
 
 RoleCheck = Callable[[Context, "RoleFacts"], Iterable[Hit]]
@@ -77,7 +80,13 @@ class Rule:
     source: str = ""  # the vLLM source (or document) the rule mirrors
 
     def applies(self, version: str) -> bool:
-        return not self.releases or SpecifierSet(self.releases).contains(version)
+        return not self.releases or _in_releases(self.releases, version)
+
+
+@functools.lru_cache(maxsize=1024)
+def _in_releases(releases: str, version: str) -> bool:
+    """Whether `version` is in the PEP 440 specifier `releases` (asked once per rule and release, not per stack)."""
+    return SpecifierSet(releases).contains(version)
 
 
 RULES: dict[str, Rule] = {}

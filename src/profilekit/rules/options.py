@@ -75,10 +75,20 @@ def layer_option_findings(layer: Layer, catalogue: Catalogue) -> list[Finding]:
     return out
 
 
+# id(layer) -> (the layer, its catalogue's release, its hits): a layer file is judged once per process, however
+# many stacks it is part of (lint composes it into hundreds); the layer is kept so its id stays its own
+_LAYER_HITS: dict[int, tuple[Layer, str, list[Hit]]] = {}
+
+
 def layer_option_hits(layer: Layer, catalogue: Catalogue) -> list[Hit]:
+    """The option hits of one layer file: its `serve` table and each role's (hits are never changed later)."""
+    known = _LAYER_HITS.get(id(layer))
+    if known is not None and known[0] is layer and known[1] == catalogue.version:
+        return known[2]
     hits = _table_hits(layer, ("serve",), layer.serve, catalogue, role=None)
     for role, table in layer.role_serve.items():
         hits += _table_hits(layer, ("roles", role, "serve"), table, catalogue, role=role)
+    _LAYER_HITS[id(layer)] = (layer, catalogue.version, hits)
     return hits
 
 
@@ -86,9 +96,12 @@ def _stack_hits(ctx: Context, rule_id: str) -> list[Hit]:
     """The hits of one rule id: every layer where it is written, then every role's effective values."""
     if ctx.catalogue is None:
         return []
-    hits = [hit for layer in ctx.stack.layers for hit in layer_option_hits(layer, ctx.catalogue)]
-    for facts in ctx.facts.values():
-        hits += _role_hits(ctx.catalogue, facts)
+    hits: list[Hit] | None = ctx.memo.get("option-hits")
+    if hits is None:  # four rules read these: derive them once per stack
+        hits = [hit for layer in ctx.stack.layers for hit in layer_option_hits(layer, ctx.catalogue)]
+        for facts in ctx.facts.values():
+            hits += _role_hits(ctx.catalogue, facts)
+        ctx.memo["option-hits"] = hits
     return [hit for hit in hits if hit.rule == rule_id]
 
 
