@@ -14,7 +14,7 @@ from profilekit.errors import EXIT_OK
 __all__ = ["app", "main"]
 
 # each module registers its commands with `app`, in the order `--help` lists them
-COMMAND_MODULES = ("listing", "show", "explain", "checking", "render", "importing", "flags")
+COMMAND_MODULES = ("listing", "show", "explain", "checking", "render", "diff", "importing", "flags")
 for _module in COMMAND_MODULES:
     importlib.import_module(f"{__name__}.{_module}")
 

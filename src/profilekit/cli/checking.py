@@ -45,6 +45,9 @@ def lint(
         str | None,
         typer.Option("--combinations", help="none, pairs or all (default: [lint] combinations)"),
     ] = None,
+    to_release: Annotated[
+        str | None, typer.Option("--to-release", help="What upgrading vLLM to this release changes (text, json).")
+    ] = None,
 ) -> int:
     """Check the whole repository: every file, every deployable layer, every [lint] stack, layer combinations."""
     from profilekit.errors import UsageError
@@ -54,6 +57,10 @@ def lint(
     check_format(fmt, FORMATS)
     if combinations is not None and combinations not in ("none", "pairs", "all"):
         raise UsageError(f"unknown --combinations {combinations!r}", hint="choose one of: none, pairs, all")
+    if to_release is not None:
+        from profilekit.cli.diff import lint_to_release
+
+        return lint_to_release(to_release, fmt, strict=strict, combinations=combinations)
     try:
         session = open_session()
     except FindingsError as exc:  # a broken profilekit.toml is a finding of the lint, in the asked format

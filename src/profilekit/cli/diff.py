@@ -1,0 +1,117 @@
+"""`profilekit diff`: two stacks key by key, or one stack across two vLLM releases (upgrade impact)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from profilekit.cli.app import G, app, check_format, command, open_session, out, redactor
+from profilekit.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+
+if TYPE_CHECKING:
+    from profilekit.compose import Stack
+    from profilekit.session import Session
+
+FORMATS = ("text", "json")
+
+
+def pick_roles(stacks: list[Stack], role: str | None) -> list[str]:
+    """Every role of the stacks (the first stack's order first), or `role`, which one of them must have."""
+    names: list[str] = []
+    for stack in stacks:
+        names += [name for name in stack.roles if name not in names]
+    if role is None:
+        return names
+    if role not in names:
+        import difflib
+
+        close = difflib.get_close_matches(role, names, n=1)
+        hint = f"did you mean {close[0]!r}?" if close else "roles of these stacks: " + ", ".join(names)
+        specs = " and ".join(repr(s.spec) for s in stacks)
+        raise UsageError(f"no role {role!r} in {specs}", hint=hint)
+    return [role]
+
+
+def _print(data: object, text: str, fmt: str) -> None:
+    out(json.dumps(data, indent=2, ensure_ascii=False) if fmt == "json" else text)
+
+
+def _stacks(session: Session, spec_a: str, spec_b: str, role: str | None, fmt: str) -> int:
+    from profilekit.diff import diff_stacks
+    from profilekit.diff_report import stack_diff_json, stack_diff_text
+
+    session.layers.parse_stack(spec_a)  # both names are checked before either stack is composed
+    session.layers.parse_stack(spec_b)
+    a, b = session.stack(spec_a), session.stack(spec_b)
+    roles = pick_roles([a, b], role)
+    diff = diff_stacks(a, b, version=session.version, catalogue=session.catalogue, roles=roles)
+    redact = redactor()
+    _print(stack_diff_json(diff, redact), stack_diff_text(diff, redact), fmt)
+    return EXIT_OK if diff.equal else EXIT_FINDINGS
+
+
+def _releases(spec: str, from_release: str | None, to_release: str, role: str | None, fmt: str) -> int:
+    from profilekit.session import Session
+    from profilekit.upgrade import upgrade_stack
+    from profilekit.upgrade_report import upgrade_json, upgrade_text
+
+    old = open_session() if from_release is None else Session.open(repo=G.repo, vllm_version=from_release)
+    new = Session.open(repo=G.repo, vllm_version=to_release)
+    G.session = new  # both read the same files: one redaction rule covers them
+    old.layers.parse_stack(spec)
+    before, after = old.stack(spec), new.stack(spec)
+    roles = pick_roles([before, after], role)
+    report = upgrade_stack(old, new, before, after, roles)
+    redact = redactor()
+    _print(upgrade_json(report, redact), upgrade_text(report, redact), fmt)
+    return EXIT_OK if report.equal else EXIT_FINDINGS
+
+
+@app.command()
+@command
+def diff(
+    stacks: Annotated[list[str], typer.Argument(help="STACK_A STACK_B, or one STACK with --to-release")],
+    role: Annotated[str | None, typer.Option("--role", help="Only this role.")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="text or json")] = "text",
+    from_release: Annotated[
+        str | None, typer.Option("--from-release", help="Release the stack targets today (default: [vllm] version).")
+    ] = None,
+    to_release: Annotated[
+        str | None, typer.Option("--to-release", help="Release to upgrade to: what changes for STACK.")
+    ] = None,
+) -> int:
+    """Differences between two stacks, with origins; or what upgrading vLLM changes for one stack.
+
+    Exit 0 when there is no difference, 1 when there is one, 2 on usage errors.
+    """
+    check_format(fmt, FORMATS)
+    if to_release is None and from_release is not None:
+        raise UsageError("--from-release needs --to-release", hint="e.g. --from-release 0.30.0 --to-release 0.33.0")
+    if to_release is not None:
+        if len(stacks) != 1:
+            raise UsageError("an upgrade diff takes one stack", hint=f"profilekit diff STACK --to-release {to_release}")
+        return _releases(stacks[0], from_release, to_release, role, fmt)
+    if len(stacks) != 2:
+        raise UsageError(
+            "diff takes two stacks, or one stack with --to-release",
+            hint="profilekit diff STACK_A STACK_B, or profilekit diff STACK --from-release X --to-release Y",
+        )
+    return _stacks(open_session(), stacks[0], stacks[1], role, fmt)
+
+
+def lint_to_release(to_release: str, fmt: str, *, strict: bool, combinations: str | None) -> int:
+    """`lint --to-release X`: exit 1 when the new release gives error findings the current one does not
+    (with `--strict`, any new finding)."""
+    from profilekit.session import Session
+    from profilekit.upgrade_repo import repo_json, repo_text, upgrade_repository
+
+    check_format(fmt, FORMATS)
+    old = open_session()
+    new = Session.open(repo=G.repo, vllm_version=to_release)
+    report = upgrade_repository(old, new, combinations=combinations)
+    redact = redactor()
+    _print(repo_json(report, redact), repo_text(report, redact), fmt)
+    appear = [c.finding for c in report.findings if c.change == "appears"]
+    return EXIT_FINDINGS if any(f.is_error or strict for f in appear) else EXIT_OK
