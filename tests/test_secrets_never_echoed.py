@@ -119,6 +119,12 @@ COMMANDS = [
     ("show", "app", "--role", "proxy"),
     ("render", "app", "--print", "--role", "proxy"),
     ("list", "--format", "json"),
+    ("diff", "app", "other"),
+    ("diff", "other", "app", "--format", "json"),
+    ("diff", "app", "--from-release", "0.30.0", "--to-release", "0.33.0"),
+    ("diff", "app", "--from-release", "0.30.0", "--to-release", "0.33.0", "--format", "json"),
+    ("lint", "--to-release", "0.30.0"),
+    ("lint", "--to-release", "0.30.0", "--format", "json"),
 ]
 
 

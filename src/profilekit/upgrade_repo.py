@@ -87,7 +87,8 @@ def repo_text(report: RepoUpgrade, redact: Redactor) -> str:
     from profilekit.diff_report import line_text
     from profilekit.upgrade_report import change_text, impact_text
 
-    lines = [f"lint: vLLM {report.old} -> {report.new}, {len(report.stacks)} stacks"]
+    n = len(report.stacks)
+    lines = [f"lint: vLLM {report.old} -> {report.new}, {n} stack{'s' if n != 1 else ''}"]
     if report.impacts:
         lines.append("options and defaults:")
         for reach in report.impacts:
