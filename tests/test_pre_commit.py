@@ -1,0 +1,146 @@
+"""The `profilekit-lint` pre-commit hook (.pre-commit-hooks.yaml), run by the real `pre-commit try-repo`.
+
+`try-repo` installs the hook the way a team's `.pre-commit-config.yaml` would: it clones this repository,
+builds a virtualenv and `pip install`s profilekit into it (pip's own cache makes that quick after the first
+time), then runs the hook in a sample profile repository made here as a git repository.
+
+What is tried is this checkout *as it is on disk*: every file git tracks or would track (`git ls-files
+--cached --others --exclude-standard`, so uncommitted edits and new files count, ignored ones such as
+`.venv/` do not) is copied into a throwaway git repository and committed there. `try-repo` only sees
+committed state, or uncommitted edits to files the source already tracks; the snapshot makes the test
+give the same answer on a clean checkout, on a checkout with work in progress, and in CI's fresh clone.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import REPO_ROOT
+
+CONFIG = '[vllm]\nversion = "0.33.0"\n'
+# a deployable ReplaySSM stack on Nemotron-H (ReplaySSM needs Model Runner V1 from vLLM 0.30 on)
+NEMOTRON = """\
+[layer]
+description = "Nemotron-H 8B with the ReplaySSM decode kernel"
+
+[model]
+architecture = "NemotronHForCausalLM"
+
+[serve]
+model = "nvidia/Nemotron-H-8B-Base-8K"
+use_replayssm = true
+
+[env]
+VLLM_USE_V2_MODEL_RUNNER = "0"
+"""
+# the change under review: a layer that brings a KV connector (the one kv_offloading_size implies) into it
+OFFLOAD = """\
+[layer]
+extends = ["nemotron"]
+
+[serve]
+kv_offloading_size = 8
+"""
+
+
+def _git_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PRE_COMMIT"))}
+    env.update(
+        GIT_CONFIG_GLOBAL=os.devnull,
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_AUTHOR_NAME="profilekit tests",
+        GIT_AUTHOR_EMAIL="tests@profilekit.invalid",
+        GIT_COMMITTER_NAME="profilekit tests",
+        GIT_COMMITTER_EMAIL="tests@profilekit.invalid",
+        PRE_COMMIT_HOME=str(home),  # keeps the user's ~/.cache/pre-commit out of it; pip's cache is reused
+        PRE_COMMIT_COLOR="never",
+    )
+    return env
+
+
+def _git(env: dict[str, str], cwd: Path, *args: str) -> str:
+    proc = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, f"git {' '.join(args)}: {proc.stderr}"
+    return proc.stdout
+
+
+def _snapshot(env: dict[str, str], dest: Path) -> Path:
+    """This checkout's files as git sees them, committed into a fresh repository at `dest`."""
+    listed = _git(env, REPO_ROOT, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    for name in filter(None, listed.split("\0")):
+        source = REPO_ROOT / name
+        if not source.is_file():  # deleted in the work tree but not yet in the index
+            continue
+        target = dest / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target)
+    assert (dest / ".pre-commit-hooks.yaml").is_file()
+    _git(env, dest, "init", "-q")
+    _git(env, dest, "add", "-A")
+    _git(env, dest, "commit", "-q", "--no-verify", "-m", "snapshot of the profilekit checkout under test")
+    return dest
+
+
+def _try_repo(env: dict[str, str], hook_repo: Path, cwd: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), "profilekit-lint", "--color", "never", *extra],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+
+
+def test_the_hook_passes_a_clean_repository_and_fails_a_staged_kv_connector_under_replayssm(tmp_path: Path) -> None:
+    env = _git_env(tmp_path / "pre-commit-home")
+    hook_repo = _snapshot(env, tmp_path / "profilekit")
+
+    sample = tmp_path / "team-profiles"
+    (sample / "profiles").mkdir(parents=True)
+    (sample / "profilekit.toml").write_text(CONFIG, encoding="utf-8")
+    (sample / "profiles" / "nemotron.toml").write_text(NEMOTRON, encoding="utf-8")
+    (sample / "README.md").write_text("# team profiles\n", encoding="utf-8")
+    _git(env, sample, "init", "-q")
+    _git(env, sample, "add", "-A")
+    _git(env, sample, "commit", "-q", "-m", "profiles")
+
+    # a clean repository passes
+    clean = _try_repo(env, hook_repo, sample, "--all-files")
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert any(line.startswith("profilekit lint") and line.endswith("Passed") for line in clean.stdout.splitlines())
+
+    # a commit that touches no layer does not run the hook
+    (sample / "README.md").write_text("# team profiles\n\nSee profiles/.\n", encoding="utf-8")
+    _git(env, sample, "add", "README.md")
+    unrelated = _try_repo(env, hook_repo, sample)
+    assert unrelated.returncode == 0, unrelated.stdout + unrelated.stderr
+    assert any(
+        line.startswith("profilekit lint") and line.endswith("(no files to check)Skipped")
+        for line in unrelated.stdout.splitlines()
+    ), unrelated.stdout
+    _git(env, sample, "commit", "-q", "--no-verify", "-m", "readme")
+
+    # a staged layer that brings a KV connector into the ReplaySSM stack fails the commit, showing why
+    (sample / "profiles" / "nemotron-offload.toml").write_text(OFFLOAD, encoding="utf-8")
+    _git(env, sample, "add", "profiles/nemotron-offload.toml")
+    failed = _try_repo(env, hook_repo, sample)
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    output = failed.stdout
+    assert any(line.startswith("profilekit lint") and line.endswith("Failed") for line in output.splitlines())
+    assert "- hook id: profilekit-lint\n- exit code: 1\n" in output
+    assert (
+        "profiles/nemotron.toml:9:1: error replayssm-kv-connector use_replayssm = true with the OffloadingConnector "
+        '(kv_role "kv_both") that kv_offloading_size = 8 creates; vLLM 0.33.0 refuses to start: "--use-replayssm is '
+        'incompatible with KV connectors (P/D disaggregation, KV cache offload)"\n'
+        "    in stack nemotron-offload, role serve\n"
+        "    profiles/nemotron-offload.toml:5:1: serve.kv_offloading_size (layer nemotron-offload)\n"
+        "    fix: ReplaySSM and KV connectors cannot share a vLLM instance: remove the connector from this role "
+        "(serve.kv_offloading_size), or turn use_replayssm off\n"
+        "1 error, 0 warnings\n"
+    ) in output
