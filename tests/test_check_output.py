@@ -158,4 +158,7 @@ def test_render_refuses_a_stack_with_rule_errors(run: Run, tmp_path: Path) -> No
 def test_check_an_unknown_format_is_a_usage_error(run: Run) -> None:
     result = run("check", "nemotron-replayssm", "--format", "xml", cwd=REPO_ROOT)
     assert result.code == 2
-    assert result.err == "profilekit: error: unknown format 'xml'\n  hint: choose one of: text, json, github, sarif\n"
+    assert (
+        result.err
+        == "profilekit: error: unknown format 'xml'\n  hint: choose one of: text, json, github, sarif, markdown\n"
+    )

@@ -8,9 +8,12 @@ inside JSON-valued options, env, command arguments), and where `explain` shows o
 from __future__ import annotations
 
 import json
+import re
+from html import unescape
 from pathlib import Path
 
 import pytest
+from markdown_it import MarkdownIt
 
 from profilekit.redact import REDACTED, Redactor, is_secret_name
 from tests.conftest import MakeRepo, Run
@@ -20,6 +23,8 @@ SK = "sk-" + "proj0aB1cD2eF3gH4iJ5kL6mN7"
 GH = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7"
 AWS = "AKIA" + "ABCDEFGHIJKLMNOP"
 SLACK = "xoxb-" + "12345678901-abcdef"
+# with an underscore, which Markdown escapes: `sk-...\\_...` no longer matches the secret or its token shape
+CONNECTOR = "sk-" + "c" * 12 + "_" + "c" * 11
 
 # the value, and where it is written (comments only: the test asserts none of them is ever printed)
 SECRETS = {
@@ -37,7 +42,7 @@ SECRETS = {
     "cmd-token-value-8": "command argument --token=...",
     "overridden-secret-5": "serve.api_key in a base layer, overridden later (explain shows overridden values)",
     "sk-" + "b" * 24: "serve.mamba_backend (an enum vLLM converts after parsing)",
-    "sk-" + "c" * 24: "kv_transfer_config.kv_connector in a role (an unknown connector name, with did-you-mean)",
+    CONNECTOR: "kv_transfer_config.kv_connector in a role (an unknown connector name, with did-you-mean)",
     # HF also sits in a layer description, which `list` prints
 }
 
@@ -75,7 +80,7 @@ PYTORCH_CUDA_ALLOC_CONF = "expandable_segments:True,{SLACK}"
 
 [roles.prefill.serve]
 api_key = ["key-in-a-list-42"]
-kv_transfer_config = {{ kv_connector = "sk-{"c" * 24}", kv_role = "kv_producer" }}
+kv_transfer_config = {{ kv_connector = "{CONNECTOR}", kv_role = "kv_producer" }}
 
 [roles.prefill.env]
 WANDB_API_KEY = "wandb-secret-key-7"
@@ -106,9 +111,9 @@ def repo(make_repo: MakeRepo) -> Path:
 
 
 COMMANDS = [
-    *[("check", "app", "--format", fmt) for fmt in ("text", "json", "github", "sarif")],
+    *[("check", "app", "--format", fmt) for fmt in ("text", "json", "github", "sarif", "markdown")],
     ("check", "app+other", "--strict"),
-    *[("lint", "--format", fmt) for fmt in ("text", "json", "github", "sarif")],
+    *[("lint", "--format", fmt) for fmt in ("text", "json", "github", "sarif", "markdown")],
     ("explain", "app"),
     ("explain", "app", "--format", "json"),
     ("explain", "app", "api_key"),
@@ -128,10 +133,18 @@ COMMANDS = [
 ]
 
 
+def _as_read(markdown: str) -> str:
+    """What a reader of rendered Markdown sees: escaping (`hf\\_...`) must not hide a secret from the sweep."""
+    html = MarkdownIt("commonmark").enable(["table", "strikethrough"]).render(markdown)
+    return unescape(re.sub(r"<[^>]+>", " ", html)).replace("\u200b", "")
+
+
 @pytest.mark.parametrize("args", COMMANDS, ids=" ".join)
 def test_no_output_carries_a_secret(repo: Path, run: Run, args: tuple[str, ...]) -> None:
     result = run("--repo", repo, *args)
     printed = result.out + result.err
+    if "markdown" in args:
+        printed += _as_read(result.out)
     assert printed.strip(), result  # the command said something
     leaked = [value for value in SECRETS if value in printed]
     assert leaked == [], result

@@ -38,12 +38,29 @@ _FILE_RULES = frozenset(
 )
 
 
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """What lint found when it composed two deployable layers (the compatibility matrix of `--format markdown`).
+
+    `kind` is one of: `composes` (no error the two layers do not give alone), `exclusive` (declared: same
+    `group` or a `conflicts` entry; `reasons` says which, e.g. `group model`, `conflicts @kv-connector`),
+    `undeclared` (breaks the rules in `reasons` together, and nothing declares them exclusive), `broken`
+    (a member's files do not load, so the pair cannot be composed).
+    """
+
+    kind: str
+    reasons: tuple[str, ...] = ()
+
+
 @dataclass(slots=True)
 class LintReport:
     findings: list[Finding]
     files: int
     stacks: list[str] = field(default_factory=list)  # every stack composed and checked
     combinations: int = 0  # layer combinations checked for undeclared conflicts
+    mode: str = "none"  # the combinations mode the lint ran with: none, pairs or all
+    deployable: list[str] = field(default_factory=list)  # non-abstract layers that load, in repository order
+    pairs: dict[tuple[str, str], Pair] = field(default_factory=dict)  # (a, b) in `deployable` order
 
 
 class _Checker:
@@ -106,11 +123,12 @@ def lint_repository(session: Session, *, combinations: str | None = None) -> Lin
     # 4. combinations of layers that nobody declared exclusive
     mode = combinations or session.config.lint.combinations
     checked = 0
+    pairs: dict[tuple[str, str], Pair] = {}
     if mode in ("pairs", "all"):
-        found, checked = _combinations(checker, deployable, all_subsets=mode == "all")
+        found, checked = _combinations(checker, deployable, pairs, all_subsets=mode == "all")
         findings += found
 
-    return LintReport(_dedupe(findings), len(catalog.files), stacks, checked)
+    return LintReport(_dedupe(findings), len(catalog.files), stacks, checked, mode, deployable, pairs)
 
 
 def _parse_listed(session: Session, index: int, spec: str) -> tuple[list[str], Finding | None]:
@@ -163,11 +181,14 @@ def _errors(findings: list[Finding]) -> set[tuple[str, str | None]]:
     return {(f.rule, f.role) for f in findings if f.is_error}
 
 
-def _combinations(checker: _Checker, deployable: list[str], *, all_subsets: bool) -> tuple[list[Finding], int]:
+def _combinations(
+    checker: _Checker, deployable: list[str], pairs: dict[tuple[str, str], Pair], *, all_subsets: bool
+) -> tuple[list[Finding], int]:
     """`undeclared-conflict`: combinations that break a rule no member breaks alone, and nothing declares exclusive.
 
     A combination is *declared exclusive* when composing it gives `group-conflict` or `declared-conflict`.
     With `all_subsets`, every legal subset (no two members exclusive) of two or more layers is checked.
+    What each pair gave is recorded in `pairs`.
     """
     findings: list[Finding] = []
     checked = 0
@@ -182,9 +203,12 @@ def _combinations(checker: _Checker, deployable: list[str], *, all_subsets: bool
         stack, found = checker.run([a, b])
         if stack is None or any(f.rule in _EXCLUSIVE for f in found):
             exclusive.add(frozenset((a, b)))
+            pairs[a, b] = _exclusive_pair(checker, found) if stack is not None else Pair("broken")
             continue
         legal_pairs.append((a, b))
-        findings += _undeclared(checker, [a, b], found)
+        new = _new_errors(checker, [a, b], found)
+        findings += _undeclared(checker, [a, b], new)
+        pairs[a, b] = Pair("undeclared", tuple(sorted({f.rule for f in new}))) if new else Pair("composes")
     if all_subsets:
         compatible: dict[str, set[str]] = {n: set() for n in deployable}
         for a, b in legal_pairs:
@@ -195,7 +219,7 @@ def _combinations(checker: _Checker, deployable: list[str], *, all_subsets: bool
             checked += 1
             if stack is None or any(f.rule in _EXCLUSIVE for f in found):
                 continue
-            findings += _undeclared(checker, subset, found)
+            findings += _undeclared(checker, subset, _new_errors(checker, subset, found))
     return findings, checked
 
 
@@ -250,14 +274,40 @@ def _cliques(names: list[str], compatible: dict[str, set[str]], *, minimum: int)
     return out
 
 
-def _undeclared(checker: _Checker, members: list[str], found: list[Finding]) -> list[Finding]:
+def _exclusive_pair(checker: _Checker, found: list[Finding]) -> Pair:
+    """Why a pair is declared exclusive: the groups its layers share, the `conflicts` entries that matched."""
+    reasons: list[str] = []
+    for f in found:
+        if f.rule == "group-conflict" and f.locations:
+            layer = checker.session.layers.get(f.locations[0].layer)[0]
+            group = layer.data.layer.group if layer is not None else None
+            reason = f"group {group}" if group else "group"
+        elif f.rule == "declared-conflict" and f.locations:
+            layer = checker.session.layers.get(f.locations[0].layer)[0]
+            index = f.locations[0].key.rpartition("[")[2].rstrip("]")
+            entries = layer.data.layer.conflicts if layer is not None else []
+            ref = entries[int(index)] if index.isdigit() and int(index) < len(entries) else ""
+            reason = f"conflicts {ref}".rstrip()
+        else:
+            continue
+        if reason not in reasons:
+            reasons.append(reason)
+    return Pair("exclusive", tuple(reasons))
+
+
+def _new_errors(checker: _Checker, members: list[str], found: list[Finding]) -> list[Finding]:
+    """The errors of a combination that no member (nor, for three or more, no smaller combination) gives alone."""
     alone: set[tuple[str, str | None]] = set()
     for name in members:
         alone |= _errors(checker.run([name])[1])
     if len(members) > 2:  # an error that a smaller combination already gives was reported there
         for smaller in itertools.combinations(members, len(members) - 1):
             alone |= _errors(checker.run(list(smaller))[1])
-    new = [f for f in found if f.is_error and (f.rule, f.role) not in alone and f.rule not in _FILE_RULES]
+    return [f for f in found if f.is_error and (f.rule, f.role) not in alone and f.rule not in _FILE_RULES]
+
+
+def _undeclared(checker: _Checker, members: list[str], new: list[Finding]) -> list[Finding]:
+    """The `undeclared-conflict` warning for a combination whose `new` errors nothing declares."""
     if not new:
         return []
     spec = "+".join(members)

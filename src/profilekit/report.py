@@ -1,4 +1,4 @@
-"""Findings as text, JSON, GitHub workflow commands or SARIF 2.1.0."""
+"""Findings as text, JSON, GitHub workflow commands or SARIF 2.1.0 (Markdown: profilekit.markdown)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 from profilekit import __version__
 from profilekit.errors import Finding, Severity, count
 
-FORMATS = ("text", "json", "github", "sarif")
+FORMATS = ("text", "json", "github", "sarif", "markdown")
 
 
 def _plural(n: int, word: str) -> str:
@@ -121,6 +121,10 @@ def format_sarif(findings: list[Finding]) -> str:
 
 
 def format_findings(findings: list[Finding], fmt: str, *, version: str) -> str:
+    if fmt == "markdown":
+        from profilekit.markdown import format_lint
+
+        return format_lint(None, findings, version=version)
     if fmt == "json":
         return format_json(findings, version=version)
     if fmt == "github":

@@ -57,6 +57,8 @@ def err(text: str) -> None:
 def print_findings(findings: list[Finding], fmt: str = "text", *, version: str = "") -> None:
     from profilekit.report import format_findings, summary_line
 
+    # redacted before formatting: escaping (JSON, Markdown) must not hide a secret's spelling from the redactor
+    findings = redactor().findings(findings)
     text = format_findings(findings, fmt, version=version)
     if text:
         out(text)

@@ -1,4 +1,4 @@
-"""`profilekit check` and `profilekit lint`: findings in text, JSON, GitHub or SARIF form."""
+"""`profilekit check` and `profilekit lint`: findings in text, JSON, GitHub, SARIF or Markdown form."""
 
 from __future__ import annotations
 
@@ -6,15 +6,20 @@ from typing import Annotated
 
 import typer
 
-from profilekit.cli.app import app, check_format, command, exit_for, open_session, out, print_findings
+from profilekit.cli.app import app, check_format, command, exit_for, open_session, out, print_findings, redactor
 from profilekit.errors import EXIT_FINDINGS, FindingsError
+
+FORMAT_HELP = (
+    "text; json; github (workflow annotations); sarif (code scanning); "
+    "markdown (for $GITHUB_STEP_SUMMARY and pull-request comments)"
+)
 
 
 @app.command()
 @command
 def check(
     stack: Annotated[str, typer.Argument(help="Layers joined by '+'")],
-    fmt: Annotated[str, typer.Option("--format", help="text, json, github or sarif")] = "text",
+    fmt: Annotated[str, typer.Option("--format", help=FORMAT_HELP)] = "text",
     strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too.")] = False,
 ) -> int:
     """Run every check on one stack."""
@@ -27,6 +32,11 @@ def check(
         findings = session.check(composed)
     except FindingsError as exc:
         findings = sorted(exc.findings, key=lambda f: f.sort_key())
+    if fmt == "markdown":
+        from profilekit.markdown import format_check
+
+        out(format_check(redactor().findings(findings), stack=stack, version=session.version))
+        return exit_for(findings, strict=strict)
     print_findings(findings, fmt, version=session.version)
     if fmt == "text" and not findings:
         out(f"{stack}: no problems found (vLLM {session.version})")
@@ -39,7 +49,7 @@ def check(
 @app.command()
 @command
 def lint(
-    fmt: Annotated[str, typer.Option("--format", help="text, json, github or sarif")] = "text",
+    fmt: Annotated[str, typer.Option("--format", help=FORMAT_HELP)] = "text",
     strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too.")] = False,
     combinations: Annotated[
         str | None,
@@ -68,6 +78,11 @@ def lint(
         print_findings(findings, fmt, version="")
         return EXIT_FINDINGS
     report = lint_repository(session, combinations=combinations)
+    if fmt == "markdown":
+        from profilekit.markdown import format_lint
+
+        out(format_lint(report, redactor().findings(report.findings), version=session.version))
+        return exit_for(report.findings, strict=strict)
     print_findings(report.findings, fmt, version=session.version)
     if fmt == "text" and not report.findings:
         what = f"{report.files} files, {len(report.stacks)} stacks"
