@@ -14,6 +14,7 @@ give the same answer on a clean checkout, on a checkout with work in progress, a
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -144,3 +145,24 @@ def test_the_hook_passes_a_clean_repository_and_fails_a_staged_kv_connector_unde
         "(serve.kv_offloading_size), or turn use_replayssm off\n"
         "1 error, 0 warnings\n"
     ) in output
+
+
+def test_the_manifest_and_the_readme_config_pass_pre_commits_own_validation(tmp_path: Path) -> None:
+    manifest = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "validate-manifest", str(REPO_ROOT / ".pre-commit-hooks.yaml")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert manifest.returncode == 0, manifest.stdout + manifest.stderr
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    (snippet,) = [b for b in re.findall(r"```yaml\n(.*?)```", readme, flags=re.DOTALL) if b.startswith("repos:")]
+    config = tmp_path / ".pre-commit-config.yaml"
+    config.write_text(snippet, encoding="utf-8")
+    checked = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "validate-config", str(config)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
