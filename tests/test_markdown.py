@@ -96,7 +96,7 @@ def test_lint_markdown_of_the_example_repository(run: Run) -> None:
     by_pair = {(row[0], name): cell for row in matrix[1:] for name, cell in zip(names, row[1:], strict=True)}
     assert by_pair["nemotron-replayssm", "models/nemotron-h-8b"] == "✅"  # it extends the model layer
     assert by_pair["qwen-disaggregated", "qwen-offload"] == "🔒 group kv-path"
-    assert by_pair["nemotron-replayssm", "qwen-offload"] == "🔒 group model, conflicts @kv-connector"
+    assert by_pair["nemotron-replayssm", "qwen-offload"] == "🔒 group model"
     assert all(by_pair[a, b] == by_pair[b, a] for a, b in by_pair)
     assert {by_pair[n, n] for n in names} == {"—"}
 
@@ -116,6 +116,22 @@ def test_lint_markdown_shows_an_undeclared_conflict(make_repo: MakeRepo, run: Ru
         ["offload", "⚠️ replayssm-kv-connector", "✅", "—"],
     ]
     assert "3 deployable layers, 3 pairs: 2 compose, 0 declared exclusive, 1 undeclared conflict." in result.out
+
+
+def test_the_matrix_says_which_declaration_makes_a_pair_exclusive(make_repo: MakeRepo, run: Run) -> None:
+    by_capability = FAST.replace('extends = ["nemo"]', 'extends = ["nemo"]\nconflicts = ["@kv-connector"]')
+    by_name = '[layer]\nextends = ["nemo"]\nconflicts = ["fast"]\n\n[serve]\nmax_num_seqs = 8\n'
+    root = make_repo({"nemo.toml": NEMO, "fast.toml": by_capability, "offload.toml": OFFLOAD, "small.toml": by_name})
+    result = run("lint", "--format", "markdown", cwd=root)
+    assert result.code == 0, result
+    (matrix,) = rendered(result.out).tables
+    assert matrix[1:] == [
+        ["fast", "—", "✅", "🔒 conflicts @kv-connector", "🔒 conflicts fast"],
+        ["nemo", "✅", "—", "✅", "✅"],
+        ["offload", "🔒 conflicts @kv-connector", "✅", "—", "✅"],
+        ["small", "🔒 conflicts fast", "✅", "✅", "—"],
+    ]
+    assert "4 deployable layers, 6 pairs: 4 compose, 2 declared exclusive, 0 undeclared conflicts." in result.out
 
 
 def test_lint_markdown_without_combinations_says_so(make_repo: MakeRepo, run: Run) -> None:

@@ -197,8 +197,10 @@ def _combinations(
     closures = _Closures(checker.session)
     for a, b in itertools.combinations(deployable, 2):
         checked += 1
-        if closures.declared_exclusive(a, b):  # the same verdict composing would give, without composing
+        reasons = closures.declared_exclusive(a, b)
+        if reasons:  # the same verdict composing would give, without composing
             exclusive.add(frozenset((a, b)))
+            pairs[a, b] = Pair("exclusive", reasons)
             continue
         stack, found = checker.run([a, b])
         if stack is None or any(f.rule in _EXCLUSIVE for f in found):
@@ -244,19 +246,20 @@ class _Closures:
             self.known[name] = None if problems else tuple(layers)
         return self.known[name]
 
-    def declared_exclusive(self, a: str, b: str) -> bool:
+    def declared_exclusive(self, a: str, b: str) -> tuple[str, ...]:
+        """Why `a` and `b` are declared exclusive by name (`group G`, `conflicts L`); empty when they are not."""
         first, second = self.closure(a), self.closure(b)
         if first is None or second is None:
-            return False  # composing reports what is wrong with the files
+            return ()  # composing reports what is wrong with the files
         union = {layer.name: layer for layer in (*first, *second)}
         groups: dict[str, str] = {}
+        reasons: list[str] = []
         for layer in union.values():
             head = layer.data.layer
             if head.group is not None and groups.setdefault(head.group, layer.name) != layer.name:
-                return True
-            if any(ref in union and ref != layer.name for ref in head.conflicts):
-                return True
-        return False
+                reasons.append(f"group {head.group}")
+            reasons += [f"conflicts {ref}" for ref in head.conflicts if ref in union and ref != layer.name]
+        return tuple(dict.fromkeys(reasons))
 
 
 def _cliques(names: list[str], compatible: dict[str, set[str]], *, minimum: int) -> list[list[str]]:
