@@ -82,6 +82,47 @@ def _string_fold(node: Schema) -> str | None:
     return _FOLDS.get(text)
 
 
+# a string no enum has a member for: what a name-lookup validator raises for it shows its message
+_PROBE = "zz-profilekit-probe"
+
+
+def _member_name(found: Any) -> str | None:
+    return found.name if isinstance(found, enum.Enum) else None
+
+
+def _enum_by_name(node: Schema, inner: Schema) -> Schema | None:
+    """A before validator that reads a string as an enum member's name, upper-cased, and passes other values on.
+
+    `CompilationConfig.validate_mode_before` (`CompilationMode[value.upper()]`, a ValueError naming the valid
+    modes) and `validate_cudagraph_mode_before` (`CUDAGraphMode[value.upper()]`: a bare KeyError, which pydantic
+    does not turn into a validation error). Read by calling the validator: every member name in lower case must
+    give that member, a non-string must come back unchanged, and an unknown name must raise; its message, with
+    the name as a hole, is kept.
+    """
+    function = node.get("function") or {}
+    fn = function.get("function") if isinstance(function, dict) else None
+    names = inner.get("names") if inner.get("type") == "enum" else None
+    if not callable(fn) or function.get("type") != "no-info" or not names:
+        return None
+    try:
+        if any(_member_name(fn(str(name).lower())) != name for name in names) or fn(0) != 0:
+            return None
+    except Exception:  # any failure: not a plain name lookup
+        return None
+    try:
+        fn(_PROBE)
+    except (KeyError, ValueError) as exc:
+        error, message = type(exc).__name__, str(exc)
+    except Exception:  # another error: not a name lookup vLLM reports
+        return None
+    else:
+        return None
+    if _PROBE not in message.lower():
+        return None
+    template = message.replace(_PROBE.upper(), "{VALUE}").replace(_PROBE, "{value}")
+    return {"type": "enum_name", "names": list(names), "error": error, "message": template, "schema": inner}
+
+
 class SchemaReader:
     """Turns pydantic-core schemas into the compact form; collects the config classes it meets."""
 
@@ -226,6 +267,9 @@ class SchemaReader:
         if fold is not None:
             # KernelConfig._normalize_moe_backend: folds a string's spelling, then the inner schema decides
             return {"type": "folded", "fold": fold, "schema": inner}
+        by_name = _enum_by_name(node, inner)
+        if by_name is not None:
+            return by_name
         return {"type": "opaque", "why": f"before validator {_function_name(node)}"}
 
     def _read_function_plain(self, node: Schema) -> Schema:

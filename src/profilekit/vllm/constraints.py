@@ -32,6 +32,8 @@ POST_INIT_REASONING = 30
 POST_INIT_EXECUTOR = -10
 # ModelConfig.validate_model_config_after runs after ModelConfig.__post_init__ (rules/order.py `built`: step 0..)
 MODEL_AFTER_VALIDATOR = 100
+# an exception that escapes pydantic (a bare KeyError) stops vLLM before the option's validation errors
+ESCAPES_FIRST = -1
 EXECUTORS_BY_NAME = ("ray", "mp", "uni", "external_launcher")  # Executor.get_class, every release 0.27.0-0.33.0
 
 
@@ -256,6 +258,10 @@ def _fix(error: Error, *, default: Any = None) -> str:
     if bounds:
         shown = f" (vLLM's default: {json.dumps(default)})" if default is not None else ""
         return f"write a value {' and '.join(bounds)}{shown}"
+    if core.get("type") == "enum_name":
+        numbers = [v for v in (core.get("schema") or {}).get("values") or [] if type(v) is int]
+        shown = f", or its number ({', '.join(map(str, numbers))})" if numbers else ""
+        return "write one of: " + ", ".join(json.dumps(v) for v in core.get("names") or []) + f" (any case){shown}"
     if core.get("type") in ("literal", "enum"):
         return "write one of: " + ", ".join(json.dumps(v) for v in core.get("expected") or core.get("values") or [])
     if core.get("type") in ("int", "float", "str", "bool", "list", "set", "dict", "config"):
@@ -275,6 +281,15 @@ def _fix(error: Error, *, default: Any = None) -> str:
 
 def _nested(values: Values, config: str, error: Error, where: Where) -> ValueProblem:
     location = ".".join(str(p) for p in error.path)
+    if error.escapes:
+        # not a validation error: the exception escapes pydantic and argparse, before any other error of the option
+        return ValueProblem(
+            f"vLLM {values.version} stops on it with a bare {error.escapes}: {error.message} "
+            f"({config}.{location} has no such member)",
+            _fix(error),
+            error.path,
+            Where(where.stage, where.rank, ESCAPES_FIRST),
+        )
     vllm_says = f'"1 validation error for {config} / {location} / {error.message}"'
     if not error.unknown_key:
         fix = _fix(error)

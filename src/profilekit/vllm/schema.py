@@ -32,6 +32,8 @@ class Error:
     message: str
     unknown_key: bool = False
     schema: Schema | None = None  # the schema that refused the value
+    # not a validation error: the exception that escapes pydantic and stops vLLM at once (a bare KeyError)
+    escapes: str = ""
 
 
 def number(value: float | int) -> str:
@@ -62,7 +64,10 @@ class Validator:
         if method is None:  # opaque, any, instance, subclass, none...
             return []
         errors: list[Error] = method(schema, value, path)
-        return [e if e.schema is not None or e.unknown_key else Error(e.path, e.message, False, schema) for e in errors]
+        return [
+            e if e.schema is not None or e.unknown_key else Error(e.path, e.message, False, schema, e.escapes)
+            for e in errors
+        ]
 
     # -- config objects -------------------------------------------------------------------------------
 
@@ -103,6 +108,22 @@ class Validator:
             if schema.get("fold") == "lower_underscore":
                 value = value.replace("-", "_")
         return self.check(schema["schema"], value, path)
+
+    def _enum_name(self, schema: Schema, value: Any, path: tuple[str | int, ...]) -> list[Error]:
+        """A before validator that looks a string up among an enum's member names, upper-cased.
+
+        An unknown name raises the validator's own error: a ValueError pydantic reports ("Value error, ..."),
+        or a KeyError that escapes it (`escapes`). Other values go on to the enum's schema.
+        """
+        if not isinstance(value, str):
+            return self.check(schema["schema"], value, path)
+        if value.upper() in schema.get("names", []):
+            return []
+        holes = {"{value}": value, "{VALUE}": value.upper()}
+        text = re.sub(r"\{value\}|\{VALUE\}", lambda m: holes[m.group(0)], str(schema.get("message", "")))
+        if schema.get("error") == "ValueError":
+            return [Error(path, f"Value error, {text}")]
+        return [Error(path, text, escapes=str(schema.get("error")))]
 
     def _nullable(self, schema: Schema, value: Any, path: tuple[str | int, ...]) -> list[Error]:
         return [] if value is None else self.check(schema["schema"], value, path)
@@ -192,6 +213,8 @@ class Validator:
         values = schema.get("values", [])
         if value in values and not isinstance(value, bool):
             return []
+        if isinstance(value, bool) and any(type(v) is int and v == value for v in values):
+            return []  # lax mode reads true and false as 1 and 0 for a member with that number
         if isinstance(value, str) and any(isinstance(v, int) and str(v) == value.strip() for v in values):
             return []
         if isinstance(value, float) and value.is_integer() and int(value) in values:
@@ -274,7 +297,7 @@ def _bounds(schema: Schema, value: float | int, path: tuple[str | int, ...]) -> 
 def _same_kind(schema: Schema, value: Any) -> bool:
     """Whether a union member is the one a value was meant for (its error is the helpful one)."""
     kind = schema.get("type")
-    if kind in ("nullable", "folded"):
+    if kind in ("nullable", "folded", "enum_name"):
         return _same_kind(schema["schema"], value)
     if isinstance(value, bool):
         return kind == "bool"
