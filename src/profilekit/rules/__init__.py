@@ -2,7 +2,7 @@
 
 One module per rule family (replayssm, kv, pd, host, mamba, runner, declared, secrets, env, basic, options,
 and the cross-field checks: modelcfg, parallel, microbatch, experts, dataparallel, scheduler, cache, speculative, frontend,
-observability, outputs, configs); `engine` holds the registry
+observability, outputs, configs, compilation); `engine` holds the registry
 and the run loop, `facts` the per-role facts, `models` the model architecture lookup, `order` where in vLLM's
 start-up the cross-field checks run.
 """
@@ -17,6 +17,7 @@ from profilekit.redact import Redactor
 from profilekit.rules import (  # noqa: F401 - they register
     basic,
     cache,
+    compilation,
     configs,
     dataparallel,
     declared,
@@ -98,8 +99,11 @@ def vllm_verdict(
         ):
             continue
         at_parse = order is not None and order[0] == STAGE_ARGPARSE
-        # (a validator that runs once an option's fields are valid keeps its step after them: order[2:])
-        at = (STAGE_ARGPARSE, _argv_position(finding, argv_order), *order[2:]) if at_parse and order else order
+        # the step inside the option (order[2:]): its field errors are 0, a validator that runs once the fields are
+        # valid comes after them (1), an exception that escapes pydantic before them (-1)
+        at = (
+            (STAGE_ARGPARSE, _argv_position(finding, argv_order), *(order[2:] or (0,))) if at_parse and order else order
+        )
         kept.append((finding, at))
     return first_rejection(kept, role)
 

@@ -85,7 +85,8 @@ def kv_role_missing(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             'add kv_role: "kv_producer" on prefill instances, "kv_consumer" on decode instances, '
             '"kv_both" for offload connectors',
             role=f.role.name,
-            order=(STAGE_ARGPARSE, 10),
+            # KVTransferConfig.__post_init__: only once the table's keys and fields are valid
+            order=(STAGE_ARGPARSE, 10, 1),
         )
     ]
 
