@@ -37,6 +37,7 @@ FAMILIES = {
     "scheduler": "Scheduler budgets (`rules/scheduler.py`)",
     "cache": "KV and Mamba cache, CPU offloading (`rules/cache.py`)",
     "speculative": "Speculative decoding (`rules/speculative.py`)",
+    "compilation": "The compilation config (`rules/compilation.py`)",
 }
 
 # DESIGN section 6's order for the ReplaySSM family; others keep their registration order

@@ -100,6 +100,15 @@ TABLE: list[tuple[str, str, str, str]] = [
         "modelled:aux-output-compatibility",
         "",
     ),
+    # rules/compilation.py and the generated constraints of CompilationConfig's before validators
+    (
+        r"CompilationConfig\.__post_init__",
+        r"for custom op|custom_ops can contain|custom_ops cannot both|Invalid backend for piecewise|"
+        r"must be positive|must be non-negative",
+        "modelled:compilation-config",
+        "",
+    ),
+    (r"CompilationConfig\.validate_mode_before", ALL, "modelled:invalid-value", ""),
     (r"KVTransferConfig\.__post_init__", r"Please specify kv_role", "modelled:kv-role-missing", ""),
     (r"KVTransferConfig\.__post_init__", r"Unsupported kv_role", "modelled:kv-role-invalid", ""),
     (r"VllmConfig\._verify_kv_transfer_compat", r"PYTORCH_CUDA_ALLOC_CONF", "modelled:kv-expandable-segments", ""),

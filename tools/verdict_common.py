@@ -199,6 +199,8 @@ def vllm_rule(answer: dict[str, Any]) -> str | None:
     if answer.get("ok"):
         return None
     text = "\n".join(str(answer.get(k, "")) for k in ("error", "stderr", "raw_error"))
+    if answer.get("error_type") == "KeyError":
+        text = f"KeyError: {text}"  # a bare KeyError's message is only the key: its type says what it is
     return rule_for_message(text) or f"unmapped vLLM error: {str(answer.get('error', ''))[:300]}"
 
 

@@ -248,6 +248,10 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     (r"(String|List|Set) should have at (least|most)", "invalid-value"),
     (r"Field required", "invalid-value"),  # a config class's key without a default
     (r"Invalid kv_cache_dtype", "invalid-value"),
+    # CompilationConfig's before validators: an unknown mode name; an unknown cudagraph_mode name escapes
+    # pydantic as a bare KeyError of the upper-cased name (vllm_rule prefixes the exception's type)
+    (r"Invalid compilation mode: ", "invalid-value"),
+    (r"(?m)^KeyError: '[^'\n]*'$", "invalid-value"),
     # ParallelConfig's field validators (rules/parallel.py numa-bind reports them as invalid-value)
     (r"numa_bind_(nodes|cpus) (must not be empty|must contain non-negative|entries must|ranges must)", "invalid-value"),
     (r"data_parallel_backend can only be ray or mp", "invalid-value"),  # an assert before ParallelConfig
@@ -382,6 +386,15 @@ MESSAGE_RULES: list[tuple[str, str]] = [
         "profiler-config",
     ),
     (r"Please specify ec_role when ec_connector is set", "ec-role-missing"),
+    # CompilationConfig.__post_init__ and VllmConfig._set_compile_ranges (rules/compilation.py)
+    (
+        r"Invalid syntax '.*' for custom op|custom_ops can contain only one base mode|"
+        r"custom_ops cannot both enable and disable|Invalid backend for piecewise compilation|"
+        r"All (decoder_replay_cudagraph_capture_sizes|encoder_cudagraph_token_budgets) must be positive|"
+        r"encoder_cudagraph_max_(vision_items|frames)_per_batch must be non-negative|Empty module name",
+        "compilation-config",
+    ),
+    (r"Invalid compile range endpoint: ", "compile-range-endpoint"),
     (r"An EC producer-only instance requires a multimodal model", "ec-producer-multimodal"),
     (
         r"AuxOutput Connector (requires|only supports)|--enable-return-routed-experts is incompatible with "

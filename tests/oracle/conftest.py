@@ -8,8 +8,10 @@ it; only ``PROFILEKIT_ORACLE=off`` skips them.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator, Sequence
-from typing import Protocol, TypeVar
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
 
 import pytest
 
@@ -122,3 +124,54 @@ def oracle_pool() -> Iterator[OraclePool]:
 def oracle(oracle_pool: OraclePool, oracle_version: str) -> OracleWorker:
     """The worker of the release this test instance runs for."""
     return oracle_pool.get(oracle_version)
+
+
+def verdicts(
+    oracle: OracleWorker,
+    version: str,
+    root: Path,
+    *,
+    arch: str,
+    serve: dict[str, Any],
+    env: dict[str, str] | None = None,
+) -> tuple[str | None, str | None, str]:
+    """(profilekit's verdict, vLLM's verdict, vLLM's message) for one layer serving the dummy `arch` model.
+
+    The layer's `[model] config` is the model's config.json (tests/oracle/models.py), which vLLM gets too;
+    vLLM's answer is mapped to a rule id by tools/verdict_common.py `vllm_rule` (None: accepted).
+    """
+    import json
+
+    import tomlkit
+
+    from profilekit.compose import Catalog, compose
+    from profilekit.rules import vllm_verdict
+    from profilekit.vllm.argv import render_argv
+    from profilekit.vllm.catalogue import load_catalogue
+    from tests.oracle.models import config_json
+
+    tools = str(Path(__file__).resolve().parents[2] / "tools")
+    if tools not in sys.path:
+        sys.path.insert(0, tools)
+    from verdict_common import vllm_rule
+
+    doc = tomlkit.document()
+    doc["model"] = {"config": "models/dummy/config.json"}
+    doc["serve"] = {"model": f"dummy/{arch}", **serve}
+    if env:
+        doc["env"] = env
+    (root / "profilekit.toml").write_text(f'[vllm]\nversion = "{version}"\n', encoding="utf-8")
+    (root / "profiles").mkdir(exist_ok=True)
+    (root / "profiles" / "s.toml").write_text(tomlkit.dumps(doc), encoding="utf-8")
+    config = config_json(arch)
+    (root / "models" / "dummy").mkdir(parents=True, exist_ok=True)
+    (root / "models" / "dummy" / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    catalogue = load_catalogue(version)
+    stack = compose(Catalog(root, catalogue), "s")
+    predicted = vllm_verdict(stack, "serve", version=version, catalogue=catalogue, root=root)
+    answer = oracle.validate(
+        render_argv(stack.roles["serve"].serve, catalogue), env=dict(env or {}), config_json=config
+    )
+    assert not answer.get("undecidable"), answer
+    message = str(answer.get("error", ""))
+    return (None if predicted.accepted else predicted.rule), vllm_rule(answer), message
