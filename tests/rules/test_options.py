@@ -95,6 +95,8 @@ def test_values_inside_json_options_are_typed_and_bounded(check: Check) -> None:
         'CompilationConfig / decoder_replay_trim_threshold / Input should be greater than or equal to 0"',
         'serve.compilation_config.custom_ops: vLLM 0.33.0 refuses it: "1 validation error for CompilationConfig / '
         'custom_ops / Input should be a valid array"',
+        'serve.compilation_config.mode: vLLM 0.33.0 refuses it: "1 validation error for CompilationConfig / mode / '
+        'Input should be 0, 1, 2 or 3"',
     ]
     spec = {"method": "ngram", "num_speculative_tokens": 0}
     found = check({"s.toml": layer(NEMOTRON, speculative_config=spec)}, rule="invalid-value")
