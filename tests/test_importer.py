@@ -310,8 +310,8 @@ def test_a_config_file_is_read_like_vllm_reads_it(repo: Path, run: Run, tmp_path
         (
             ["vllm", "serve", "m", "--mamba-ssm-cache-dtype", "fp9"],
             "cannot import the command line: "
-            "--mamba-ssm-cache-dtype: 'fp9' is not one of vLLM 0.33.0's choices for mamba_ssm_cache_dtype: auto, "
-            "bfloat16, float16, float32",
+            "--mamba-ssm-cache-dtype: vLLM 0.33.0 refuses 'fp9' for mamba_ssm_cache_dtype: \"argument "
+            "--mamba-ssm-cache-dtype: invalid choice: 'fp9' (choose from 'auto', 'bfloat16', 'float16', 'float32')\"",
         ),
         (
             ["vllm", "serve", "m", "--mamba-backend", "tritn"],

@@ -199,8 +199,9 @@ def test_values_are_typed_by_the_catalogue(make_repo: MakeRepo) -> None:
         "profiles/a.toml:6:31: error invalid-value serve.cudagraph_capture_sizes[1]: expected an integer, got a string\n"
         "    in stack a\n"
         "    fix: write it without quotes: cudagraph_capture_sizes = 2\n"
-        "profiles/a.toml:7:1: error invalid-value serve.mamba_ssm_cache_dtype: 'float33' is not one of vLLM 0.33.0's "
-        "choices for mamba_ssm_cache_dtype: auto, bfloat16, float16, float32\n"
+        "profiles/a.toml:7:1: error invalid-value serve.mamba_ssm_cache_dtype: vLLM 0.33.0 refuses 'float33' for "
+        "mamba_ssm_cache_dtype: \"argument --mamba-ssm-cache-dtype: invalid choice: 'float33' (choose from 'auto', "
+        "'bfloat16', 'float16', 'float32')\"\n"
         "    in stack a\n"
         "    fix: did you mean 'float32'?\n"
         "profiles/a.toml:8:1: error invalid-value serve.mamba_backend: 'tritn' is not among the values vLLM 0.33.0 "
@@ -290,11 +291,11 @@ def test_valid_values_and_what_vllm_makes_of_them(dest: str, value: object, expe
         (
             "moe_backend",
             "warp",
-            "'warp' is not one of vLLM 0.33.0's choices for moe_backend: aiter, aiter_mega_moe, "
-            "aiter_triton_mxfp4_bf16, aiter_triton_mxfp4_mxfp4, auto, b12x, batched_triton, cutlass, deep_gemm, "
-            "deep_gemm_mega_moe, emulation, flashinfer_b12x, flashinfer_cutedsl, flashinfer_cutlass, "
-            "flashinfer_moe_ep_cutedsl, flashinfer_moe_ep_mega_deep_gemm, flashinfer_trtllm, flydsl, hpc, humming, "
-            "marlin, rdna3, triton, triton_unfused",
+            "vLLM 0.33.0 refuses 'warp' for moe_backend: \"argument --moe-backend: invalid choice: 'warp' (choose "
+            "from 'aiter', 'aiter_mega_moe', 'aiter_triton_mxfp4_bf16', 'aiter_triton_mxfp4_mxfp4', 'auto', 'b12x', "
+            "'batched_triton', 'cutlass', 'deep_gemm', 'deep_gemm_mega_moe', 'emulation', 'flashinfer_b12x', "
+            "'flashinfer_cutedsl', 'flashinfer_cutlass', 'flashinfer_moe_ep_cutedsl', 'flashinfer_moe_ep_mega_deep_gemm', "
+            "'flashinfer_trtllm', 'flydsl', 'hpc', 'humming', 'marlin', 'rdna3', 'triton', 'triton_unfused')\"",
         ),
     ],
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from profilekit.vllm.catalogue import load_catalogue
 from tests.rules.conftest import Check
 from tests.rules.crossfield import files
 from tests.rules.layers import RELEASES
@@ -140,11 +141,15 @@ def test_an_empty_string_is_a_warning_vllm_starts_with_the_default(check: Check,
             )
         ]
     else:
+        # argparse's own words, with the release's whole list of methods (the string 'None' is not None)
+        flag = load_catalogue(version).flag("spec_method")  # type: ignore[union-attr]
+        assert flag is not None and flag.choices is not None
+        listed = ", ".join(repr(c) for c in flag.choices)
         assert [(f.rule, f.message) for f in spec] == [
             (
                 "invalid-value",
                 "serve.spec_method: vLLM reads 'None' as no value (None) for this option, not as a string, and None "
-                "is not among its choices",
+                f'is not among its choices: "argument --spec-method: invalid choice: None (choose from {listed})"',
             )
         ]
 

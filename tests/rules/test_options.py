@@ -125,7 +125,10 @@ def test_kv_cache_dtype_moved_from_argparse_choices_to_a_validator_in_0_33(
 ) -> None:
     (found,) = check({"s.toml": layer(NEMOTRON, kv_cache_dtype="fp9")}, version=version, rule="invalid-value")
     if wording == "choices":
-        assert found.message.startswith("serve.kv_cache_dtype: 'fp9' is not one of vLLM 0.32.0's choices")
+        assert found.message.startswith(
+            "serve.kv_cache_dtype: vLLM 0.32.0 refuses 'fp9' for kv_cache_dtype: \"argument --kv-cache-dtype: invalid "
+            "choice: 'fp9' (choose from 'auto', "
+        )
     else:
         assert found.message.startswith(
             "serve.kv_cache_dtype: vLLM 0.33.0 refuses it: \"Invalid kv_cache_dtype: 'fp9'. Valid values are: "

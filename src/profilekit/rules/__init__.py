@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from profilekit.errors import Finding
+from profilekit.errors import Finding, Location
 from profilekit.redact import Redactor
 from profilekit.rules import (  # noqa: F401 - they register
     basic,
@@ -95,7 +95,7 @@ def vllm_verdict(
         if (
             finding.role is None
             and finding.rule in _LAYER_RULES
-            and not any(loc in effective for loc in finding.locations)
+            and not any(_reaches(loc, effective) for loc in finding.locations)
         ):
             continue
         at_parse = order is not None and order[0] == STAGE_ARGPARSE
@@ -106,6 +106,20 @@ def vllm_verdict(
         )
         kept.append((finding, at))
     return first_rejection(kept, role)
+
+
+def _reaches(loc: Location, effective: set[Location]) -> bool:
+    """Whether a layer finding's location is an effective value of the role, or an item of one.
+
+    An array option is one effective value (`serve.collect_detailed_traces`); a finding about one of its
+    items is located at the item (`serve.collect_detailed_traces[1]`), in the same file.
+    """
+    if loc in effective:
+        return True
+    return any(
+        origin.file == loc.file and origin.layer == loc.layer and loc.key.startswith(origin.key + "[")
+        for origin in effective
+    )
 
 
 def _argv_position(finding: Finding, argv_order: list[str]) -> int:

@@ -156,8 +156,8 @@ def _role_hits(catalogue: Catalogue, f: RoleFacts) -> list[Hit]:
             hits.append(
                 Hit(
                     "unknown-option" if bad.unknown_key else "invalid-value",
-                    f"{format_key(('serve', *map(str, path)))}: {bad.message}",
-                    f.loc("serve", *map(str, path)) or f.locs("serve", dest),
+                    f"{format_key(('serve', *path))}: {bad.message}",
+                    f.loc("serve", *_keys(path)) or f.locs("serve", dest),
                     bad.fix,
                     role=f.role.name,
                     order=_order(bad),
@@ -222,6 +222,16 @@ def _effective(catalogue: Catalogue, f: RoleFacts) -> list[tuple[str, Any]]:
 
 
 _SHORTHANDS = tuple(dest for dest, _key, _option in SPEC_SHORTHANDS)
+
+
+def _keys(path: tuple[str | int, ...]) -> tuple[str, ...]:
+    """The table keys of a value's path, up to the first array item (an effective entry is the whole array)."""
+    out: list[str] = []
+    for part in path:
+        if isinstance(part, int):
+            break
+        out.append(part)
+    return tuple(out)
 
 
 def _spec(dest: str, bad: ValueProblem) -> bool:

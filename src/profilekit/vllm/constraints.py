@@ -224,19 +224,23 @@ def _holds(when: list[str] | None, serve: dict[str, Any]) -> bool:
 
 
 def _field_problems(values: Values, flag: Flag, value: Any, serve: dict[str, Any]) -> list[ValueProblem]:
+    # an option with choices is judged too: argparse took the value, and the config class judges what it
+    # stored (0.27.0-0.30.0 `--collect-detailed-traces` lists 'model,worker', which ObservabilityConfig refuses)
     entry = values.option(flag.dest)
-    if entry is None or flag.choices or kind_of(flag).base in ("json", "json_config", "dict_or_str"):
+    if entry is None or kind_of(flag).base in ("json", "json_config", "dict_or_str"):
         return []
     if not _holds(entry.get("when"), serve):
         return []
     errors = Validator(values.configs, mode="python").check(entry["schema"], parsed(flag, value))
     out: list[ValueProblem] = []
+    count = f"{len(errors)} validation error{'s' if len(errors) > 1 else ''}"
     for error in errors:
         shown = _at(value, error.path)
+        field = ".".join(map(str, (entry["field"], *error.path)))
         out.append(
             ValueProblem(
-                f'vLLM {values.version} refuses {json.dumps(shown)}: "1 validation error for {entry["config"]} / '
-                f'{entry["field"]} / {error.message}"',
+                f'vLLM {values.version} refuses {json.dumps(shown)}: "{count} for {entry["config"]} / '
+                f'{field} / {error.message}"',
                 _fix(error, default=flag.default),
                 error.path,
                 Where("config", int(entry["rank"])),

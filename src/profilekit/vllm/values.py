@@ -193,9 +193,19 @@ def _choice_problem(flag: Flag, value: Any, version: str) -> Problem | None:
     shown = ", ".join(str(c) for c in choices)
     close = difflib.get_close_matches(str(value), [str(c) for c in choices], n=1, cutoff=0.6)
     return Problem(
-        f"{value!r} is not one of vLLM {version}'s choices for {flag.dest}: {shown}",
+        f'vLLM {version} refuses {value!r} for {flag.dest}: "{invalid_choice(flag, probe)}"',
         f"did you mean {close[0]!r}?" if close else f"choose one of: {shown}",
     )
+
+
+def invalid_choice(flag: Flag, converted: Any) -> str:
+    """argparse's own message for a converted value outside `flag.choices` (Python 3.11, as vLLM runs it).
+
+    The choices are listed as the parser holds them: 0.27.0-0.30.0 list the string 'None' for
+    `--collect-detailed-traces`, 0.31.0 and later the value None.
+    """
+    listed = ", ".join(repr(c) for c in flag.choices or ())
+    return f"argument {'/'.join(flag.option_strings)}: invalid choice: {converted!r} (choose from {listed})"
 
 
 # ---- checking a TOML value ---------------------------------------------------------------------------
@@ -304,9 +314,13 @@ def _scalar_problem(
             # an item the config class refuses; with choices, argparse checks None against them (0.31.0 on
             # lists None itself for --spec-method, earlier releases the string 'None': "invalid choice: None")
             refused = flag.choices is not None and len(flag.choices) > 0 and None not in flag.choices
+            if in_list and not refused and flag.choices:
+                # argparse takes the None item (0.31.0+ `--collect-detailed-traces`); the config class judges
+                # it (vllm/constraints.py: ObservabilityConfig's Literal refuses it)
+                return None
             return Problem(
                 f"vLLM reads {value!r} as no value (None) for this option, not as a string"
-                + (", and None is not among its choices" if refused else ""),
+                + (f', and None is not among its choices: "{invalid_choice(flag, None)}"' if refused else ""),
                 f"remove {flag.dest} (or unset it) for vLLM's default",
                 warning=not in_list and flag.default is None and not refused,
             )
@@ -404,6 +418,8 @@ def as_args(flag: Flag, value: Any) -> list[str]:
 
 def _parsed_scalar(flag: Flag, kind: Kind, value: Any) -> Any:
     base = kind.base
+    if kind.optional and value in ("", "None") and base != "dict_or_str":
+        return None  # vLLM's optional_type
     if base == "float":
         return float(value)
     if base in ("human_int", "human_int_auto"):
