@@ -245,7 +245,7 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     (r"Input should be (greater|less) than|Input should be a multiple of", "invalid-value"),
     (r"Input should be (a valid|an object|a dictionary or an instance of)", "invalid-value"),
     (r"Input should be ('|-?\d)", "invalid-value"),  # Literal and enum fields
-    (r"(String|List|Set) should have at (least|most)", "invalid-value"),
+    (r"(String|List|Set|Dictionary) should have at (least|most)", "invalid-value"),
     (r"Field required", "invalid-value"),  # a config class's key without a default
     (r"Invalid kv_cache_dtype", "invalid-value"),
     # CompilationConfig's before validators: an unknown mode name; an unknown cudagraph_mode name escapes
@@ -257,6 +257,7 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     (r"data_parallel_backend can only be ray or mp", "invalid-value"),  # an assert before ParallelConfig
     (r"Unknown quantization method", "invalid-value"),
     (r"Unknown attention backend: '", "invalid-value"),  # AttentionBackendEnum[name.upper()]
+    (r"Unknown MLA prefill backend: '", "invalid-value"),  # MLAPrefillBackendEnum[name.upper()]
     (r"Unknown config format `", "invalid-value"),  # get_config_parser
     (r"max_model_len must be a positive integer", "invalid-value"),  # ModelConfig.validate_model_config_after
     # Executor.get_class: a backend name that is neither built in nor a dotted class path

@@ -263,6 +263,9 @@ class SchemaReader:
             # `pass_config`: a before validator that builds the nested config class from a dict
             # (`PassConfig(**value)`) validates exactly what the class validates
             return inner
+        by_name = _enum_by_name(node, inner)
+        if by_name is not None:
+            return by_name
         fold = _string_fold(node)
         if fold is not None:
             # KernelConfig._normalize_moe_backend: folds a string's spelling, then the inner schema decides
@@ -355,6 +358,9 @@ class SchemaReader:
             out["keys"] = self.read(node["keys_schema"])
         if "values_schema" in node:
             out["values"] = self.read(node["values_schema"])
+        for key in _LENGTH_KEYS:  # KernelConfig.linear_backend_per_quant: Field(min_length=1)
+            if node.get(key) is not None:
+                out[key] = node[key]
         return out
 
     def _read_is_instance(self, node: Schema) -> Schema:
@@ -364,6 +370,46 @@ class SchemaReader:
     def _read_is_subclass(self, node: Schema) -> Schema:
         cls = node.get("cls")
         return {"type": "subclass", "class": getattr(cls, "__name__", "?")}
+
+
+def _enum_class(node: Any) -> Any:
+    """The Enum class of the first enum schema below `node` (through nullable and default wrappers)."""
+    while isinstance(node, dict):
+        if node.get("type") == "enum":
+            return node.get("cls")
+        node = node.get("schema")
+    return None
+
+
+def _enum_by_name(node: Schema, inner: Schema) -> Schema | None:
+    """A before validator that looks a string up by member name, `SomeEnum[value.upper()]` ("auto": None).
+
+    `AttentionConfig.validate_backend_before` and its kind. Only an enum whose metaclass words the miss as a
+    ValueError (`Unknown attention backend: 'X'. Valid options are: ...`) is modelled: pydantic reports that
+    as a validation error; a plain Enum's KeyError is no validation error, so such a field stays opaque.
+    """
+    fn = (node.get("function") or {}).get("function")
+    try:
+        source = inspect.getsource(fn)
+    except (OSError, TypeError):
+        return None
+    cls = _enum_class(node.get("schema"))
+    core = inner.get("schema", {}) if inner.get("type") == "nullable" else inner
+    if ".upper()]" not in source or cls is None or core.get("type") != "enum":
+        return None
+    if "raise " in source or "assert " in source:
+        return None  # more checks than the lookup (MultiModalConfig refuses 'XFORMERS' in its own words)
+    probe = "PROFILEKIT_PROBE"
+    try:
+        cls[probe]
+    except ValueError as exc:
+        template = str(exc).replace(probe, "{name}")
+    except KeyError:
+        return None
+    else:
+        return None
+    auto = '== "auto"' in source and inner.get("type") == "nullable"
+    return {"type": "enum_name", "names": list(core.get("names") or []), "auto": auto, "message": template, "schema": inner}
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -424,7 +470,7 @@ def config_constructions(
             if attr is not None:
                 first_read.setdefault(attr, len(out))
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                source = _self_attr(node.value)
+                source = _passed_through(node.value)
                 if source is not None:
                     aliases[node.targets[0].id] = source
             if not isinstance(node, ast.Call):
@@ -439,7 +485,7 @@ def config_constructions(
                 splat: list[str] = []
                 for keyword in node.keywords:
                     attr = _self_attr(keyword.value)
-                    if attr is None and keyword.arg is None and isinstance(keyword.value, ast.Name):
+                    if attr is None and isinstance(keyword.value, ast.Name):
                         attr = aliases.get(keyword.value.id)
                     if attr and keyword.arg:
                         passed[keyword.arg] = attr
@@ -450,6 +496,27 @@ def config_constructions(
 
     walk("create_engine_config")
     return out, first_read
+
+
+def _passed_through(value: ast.AST) -> str | None:
+    """The EngineArgs attribute a local name holds unchanged: `x = self.a`, or `x = 0 if unset else self.a`.
+
+    0.29.0 `create_engine_config`: `retention_interval = (0 if retention_interval_unset else
+    self.prefix_cache_retention_interval)`, then `CacheConfig(prefix_cache_retention_interval=retention_interval)`:
+    what the user writes reaches the field unchanged; only the constant default replaces it.
+    """
+    attr = _self_attr(value)
+    if attr is not None:
+        return attr
+    if isinstance(value, ast.IfExp):
+        branches = (value.body, value.orelse)
+        attrs = [_self_attr(b) for b in branches]
+        constants = [isinstance(b, ast.Constant) for b in branches]
+        if attrs[0] is not None and constants[1]:
+            return attrs[0]
+        if attrs[1] is not None and constants[0]:
+            return attrs[1]
+    return None
 
 
 def _in_order(node: ast.AST, when: tuple[str, ...]) -> Iterator[tuple[ast.AST, tuple[str, ...]]]:

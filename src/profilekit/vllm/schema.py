@@ -274,7 +274,29 @@ class Validator:
         if isinstance(values, dict):
             for key, item in value.items():
                 errors += self.check(values, item, (*path, key))
-        return errors
+        if errors:
+            return errors
+        # pydantic counts a dict's items after validating them (KernelConfig.linear_backend_per_quant: min_length=1)
+        least, most = schema.get("min_length"), schema.get("max_length")
+        if least is not None and len(value) < least:
+            return [Error(path, f"Dictionary should have at least {_items(least)} after validation, not {len(value)}")]
+        if most is not None and len(value) > most:
+            return [Error(path, f"Dictionary should have at most {_items(most)} after validation, not {len(value)}")]
+        return []
+
+    def _enum_name(self, schema: Schema, value: Any, path: tuple[str | int, ...]) -> list[Error]:
+        """A before validator that looks a string up by member name (`AttentionBackendEnum[value.upper()]`)."""
+        if not isinstance(value, str):
+            return self.check(schema["schema"], value, path)
+        if schema.get("auto") and value.lower() == "auto":
+            return []  # read as None: the backend is chosen automatically
+        if value.upper() in schema.get("names", []):
+            return []
+        return [Error(path, "Value error, " + str(schema.get("message", "")).replace("{name}", value.upper()))]
+
+
+def _items(count: int) -> str:
+    return f"{count} item" if count == 1 else f"{count} items"
 
 
 def _bounds(schema: Schema, value: float | int, path: tuple[str | int, ...]) -> list[Error]:
