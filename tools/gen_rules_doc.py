@@ -38,6 +38,11 @@ FAMILIES = {
     "cache": "KV and Mamba cache, CPU offloading (`rules/cache.py`)",
     "speculative": "Speculative decoding (`rules/speculative.py`)",
     "compilation": "The compilation config (`rules/compilation.py`)",
+    "frontend": "The serve front end (`rules/frontend.py`)",
+    "observability": "Observability and structured outputs (`rules/observability.py`)",
+    "outputs": "Sampling outputs, metrics and kernel selections (`rules/outputs.py`)",
+    "configs": "Profiler, encoder-cache transfer and auxiliary outputs (`rules/configs.py`)",
+    "quantpool": "Pooling and online quantization configs (`rules/quantpool.py`)",
 }
 
 # DESIGN section 6's order for the ReplaySSM family; others keep their registration order

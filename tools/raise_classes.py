@@ -41,6 +41,15 @@ TABLE: list[tuple[str, str, str, str]] = [
         "",
     ),
     (r"StructuredOutputsConfig\._validate_structured_output_config", ALL, "modelled:structured-outputs-backend", ""),
+    # rules/quantpool.py
+    (r"PoolerConfig\.__post_init__", r"Cannot set both|logit_sigma cannot be", "modelled:pooler-config", ""),
+    (
+        r"QuantizationConfigArgs\._validate_targets",
+        r"is not a valid online shorthand name|is not a valid regex",
+        "modelled:quantization-config",
+        "reported as invalid-value: a field validator",
+    ),
+    (r"QuantizationConfigArgs\._validate_targets_exclusivity", ALL, "modelled:quantization-config", ""),
     # rules/outputs.py
     (
         r"MambaConfig\.validate_ssu_algorithm",

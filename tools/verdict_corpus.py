@@ -368,6 +368,13 @@ MESSAGE_RULES: list[tuple[str, str]] = [
         r"disable_any_whitespace is only supported for xgrammar|disable_additional_properties is only supported",
         "structured-outputs-backend",
     ),
+    # PoolerConfig and QuantizationConfigArgs validators, resolve_quantization_config (rules/quantpool.py)
+    (r"Cannot set both `pooling_type` and `(seq|tok)_pooling_type`|logit_sigma cannot be 0", "pooler-config"),
+    (r"targets\[.*\] = .* is not a valid online shorthand name|targets key .* is not a valid regex", "invalid-value"),
+    (
+        r"quantization_config\.targets is mutually exclusive with|quantization_config is only supported when quantization",
+        "quantization-config",
+    ),
     # sampling outputs, metrics and kernel selections (rules/outputs.py)
     (r"Mamba SSU algorithm selection is only supported with the FlashInfer backend", "mamba-ssu-algorithm-backend"),
     (r"--kda-prefill-backend=fused is only available on ROCm", "kda-prefill-backend-platform"),

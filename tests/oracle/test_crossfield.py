@@ -59,6 +59,7 @@ class Case:
 
 
 NGRAM = {"method": "ngram", "num_speculative_tokens": 2, "prompt_lookup_min": 2, "prompt_lookup_max": 4}
+OTLP = {"otlp_traces_endpoint": "http://127.0.0.1:4317"}
 YARN_600 = {"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 256}}
 
 CASES = [
@@ -180,6 +181,65 @@ CASES = [
         {"mamba_block_size": 256},
     ),
     Case("mamba-block-equals-len", None, LLAMA, {"mamba_block_size": 512, "enable_prefix_caching": False}),
+    # list items, keys of JSON options and their config classes' validators (rules/options.py, rules/quantpool.py)
+    Case("traces-pair", "invalid-value", LLAMA, {"collect_detailed_traces": ["all", "model,worker"], **OTLP}),
+    Case("traces-none-item", "invalid-value", LLAMA, {"collect_detailed_traces": ["None", "all"], **OTLP}),
+    Case("traces-bogus", "invalid-value", LLAMA, {"enable_log_outputs": True, "collect_detailed_traces": ["bogus"]}),
+    Case("traces-modules", None, LLAMA, {"collect_detailed_traces": ["model", "worker"], **OTLP}),
+    Case(
+        "pooler-both-types",
+        "pooler-config",
+        LLAMA,
+        {"pooler_config": {"pooling_type": "MEAN", "seq_pooling_type": "CLS"}},
+    ),
+    Case("pooler-sigma-zero", "pooler-config", LLAMA, {"pooler_config": {"logit_sigma": 0.0}}),
+    Case("pooler-fine", None, LLAMA, {"pooler_config": {"seq_pooling_type": "CLS", "logit_sigma": 0.5}}),
+    Case(
+        "quant-targets-and-moe",
+        "quantization-config",
+        LLAMA,
+        {"quantization_config": {"targets": {"re:.*proj": "fp8_per_tensor"}, "moe": {}}},
+        releases=">=0.30.0",
+    ),
+    Case(
+        "quant-targets-shorthand",
+        "invalid-value",
+        LLAMA,
+        {"quantization_config": {"targets": {"model.layers.0": "fp4"}}},
+        releases=">=0.30.0",
+    ),
+    Case(
+        "quant-targets",
+        None,
+        LLAMA,
+        {"quantization_config": {"targets": {"re:.*proj": "fp8_per_tensor"}}},
+        releases=">=0.30.0",
+    ),
+    Case(
+        "quant-checkpoint-method",
+        lambda v: "quantization-config" if _before(v, "0.30.0") else None,
+        LLAMA,
+        {"quantization": "fp8", "quantization_config": {"linear": {}}},
+    ),
+    Case("quant-online-method", None, LLAMA, {"quantization": "fp8_per_tensor", "quantization_config": {"linear": {}}}),
+    Case("retention-negative", "invalid-value", LLAMA, {"prefix_cache_retention_interval": -1}),
+    Case("retention-zero", None, LLAMA, {"prefix_cache_retention_interval": 0}),
+    Case(
+        "kernel-per-quant-empty",
+        "invalid-value",
+        LLAMA,
+        {"kernel_config": {"linear_backend_per_quant": {}}},
+        releases=">=0.30.0",
+    ),
+    Case(
+        "kernel-per-quant",
+        None,
+        LLAMA,
+        {"kernel_config": {"linear_backend_per_quant": {"nvfp4_w4a16": "marlin"}}},
+        releases=">=0.30.0",
+    ),
+    Case("attention-backend-bogus", "invalid-value", LLAMA, {"attention_config": {"backend": "bogus"}}),
+    Case("attention-backend-auto", None, LLAMA, {"attention_config": {"backend": "auto"}}),
     # MambaModelConfig.verify_and_update_config: Mamba prefix caching needs chunked prefill
     Case(
         "mamba-prefix-no-chunked",
@@ -336,6 +396,8 @@ def test_every_new_rule_has_a_triggering_and_an_accepted_case() -> None:
         "elastic-expert-parallel",
         "expert-parallel-dense-model",
         "mamba-prefix-caching-chunked-prefill",
+        "pooler-config",
+        "quantization-config",
     }
     assert cross <= set(RULES)
-    assert triggered == {*cross, None}
+    assert triggered == {*cross, "invalid-value", None}

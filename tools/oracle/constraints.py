@@ -409,7 +409,13 @@ def _enum_by_name(node: Schema, inner: Schema) -> Schema | None:
     else:
         return None
     auto = '== "auto"' in source and inner.get("type") == "nullable"
-    return {"type": "enum_name", "names": list(core.get("names") or []), "auto": auto, "message": template, "schema": inner}
+    return {
+        "type": "enum_name",
+        "names": list(core.get("names") or []),
+        "auto": auto,
+        "message": template,
+        "schema": inner,
+    }
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -604,8 +610,18 @@ def registries() -> dict[str, Any]:
         cache_module = importlib.import_module("vllm.config.cache")
         return typing.get_args(cache_module.CacheDType)
 
+    def online_shorthands() -> Any:
+        # QuantizationConfigArgs._validate_targets checks `targets` values against these (0.30.0 and later)
+        return list(importlib.import_module("vllm.config.quantization")._ONLINE_SHORTHANDS)
+
+    def online_names() -> Any:
+        # resolve_quantization_config: the --quantization names quantization_config goes with (0.27.0-0.29.0)
+        return importlib.import_module("vllm.config.quantization").ONLINE_QUANT_SHORTHAND_NAMES
+
     for name, getter in (
         ("quantization", quantization),
+        ("quantization_online_shorthands", online_shorthands),
+        ("quantization_online_names", online_names),
         ("reasoning_parser", reasoning),
         ("tool_call_parser", tools),
         ("kv_cache_dtype", cache_dtypes),

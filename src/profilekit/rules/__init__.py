@@ -2,7 +2,7 @@
 
 One module per rule family (replayssm, kv, pd, host, mamba, runner, declared, secrets, env, basic, options,
 and the cross-field checks: modelcfg, parallel, microbatch, experts, dataparallel, scheduler, cache, speculative, frontend,
-observability, outputs, configs, compilation); `engine` holds the registry
+observability, outputs, configs, compilation, quantpool); `engine` holds the registry
 and the run loop, `facts` the per-role facts, `models` the model architecture lookup, `order` where in vLLM's
 start-up the cross-field checks run.
 """
@@ -34,6 +34,7 @@ from profilekit.rules import (  # noqa: F401 - they register
     outputs,
     parallel,
     pd,
+    quantpool,
     replayssm,
     runner,
     scheduler,
