@@ -95,13 +95,17 @@ def _enum_by_name(node: Schema, inner: Schema) -> Schema | None:
 
     `CompilationConfig.validate_mode_before` (`CompilationMode[value.upper()]`, a ValueError naming the valid
     modes) and `validate_cudagraph_mode_before` (`CUDAGraphMode[value.upper()]`: a bare KeyError, which pydantic
-    does not turn into a validation error). Read by calling the validator: every member name in lower case must
+    does not turn into a validation error), `AttentionConfig.validate_backend_before` and its kind (an enum whose
+    metaclass words the miss as a ValueError: "Unknown attention backend: 'X'. Valid options are: ..."; "auto"
+    gives None). A validator that refuses some members in its own words (MultiModalConfig's 'XFORMERS') fails
+    the member test and stays opaque. Read by calling the validator: every member name in lower case must
     give that member, a non-string must come back unchanged, and an unknown name must raise; its message, with
     the name as a hole, is kept.
     """
     function = node.get("function") or {}
     fn = function.get("function") if isinstance(function, dict) else None
-    names = inner.get("names") if inner.get("type") == "enum" else None
+    core = inner.get("schema", {}) if inner.get("type") == "nullable" else inner
+    names = core.get("names") if core.get("type") == "enum" else None
     if not callable(fn) or function.get("type") != "no-info" or not names:
         return None
     try:
@@ -120,7 +124,17 @@ def _enum_by_name(node: Schema, inner: Schema) -> Schema | None:
     if _PROBE not in message.lower():
         return None
     template = message.replace(_PROBE.upper(), "{VALUE}").replace(_PROBE, "{value}")
-    return {"type": "enum_name", "names": list(names), "error": error, "message": template, "schema": inner}
+    found: dict[str, Any] = {"type": "enum_name", "names": list(names), "error": error, "message": template}
+    if inner.get("type") == "nullable" and _reads_auto_as_none(fn):
+        found["auto"] = True  # `AttentionConfig.validate_backend_before`: "auto" leaves the choice to vLLM
+    return {**found, "schema": inner}
+
+
+def _reads_auto_as_none(fn: Callable[..., Any]) -> bool:
+    try:
+        return fn("auto") is None
+    except Exception:  # "auto" is refused like any unknown name
+        return False
 
 
 class SchemaReader:
@@ -270,9 +284,6 @@ class SchemaReader:
         if fold is not None:
             # KernelConfig._normalize_moe_backend: folds a string's spelling, then the inner schema decides
             return {"type": "folded", "fold": fold, "schema": inner}
-        by_name = _enum_by_name(node, inner)
-        if by_name is not None:
-            return by_name
         return {"type": "opaque", "why": f"before validator {_function_name(node)}"}
 
     def _read_function_plain(self, node: Schema) -> Schema:
@@ -370,52 +381,6 @@ class SchemaReader:
     def _read_is_subclass(self, node: Schema) -> Schema:
         cls = node.get("cls")
         return {"type": "subclass", "class": getattr(cls, "__name__", "?")}
-
-
-def _enum_class(node: Any) -> Any:
-    """The Enum class of the first enum schema below `node` (through nullable and default wrappers)."""
-    while isinstance(node, dict):
-        if node.get("type") == "enum":
-            return node.get("cls")
-        node = node.get("schema")
-    return None
-
-
-def _enum_by_name(node: Schema, inner: Schema) -> Schema | None:
-    """A before validator that looks a string up by member name, `SomeEnum[value.upper()]` ("auto": None).
-
-    `AttentionConfig.validate_backend_before` and its kind. Only an enum whose metaclass words the miss as a
-    ValueError (`Unknown attention backend: 'X'. Valid options are: ...`) is modelled: pydantic reports that
-    as a validation error; a plain Enum's KeyError is no validation error, so such a field stays opaque.
-    """
-    fn = (node.get("function") or {}).get("function")
-    try:
-        source = inspect.getsource(fn)
-    except (OSError, TypeError):
-        return None
-    cls = _enum_class(node.get("schema"))
-    core = inner.get("schema", {}) if inner.get("type") == "nullable" else inner
-    if ".upper()]" not in source or cls is None or core.get("type") != "enum":
-        return None
-    if "raise " in source or "assert " in source:
-        return None  # more checks than the lookup (MultiModalConfig refuses 'XFORMERS' in its own words)
-    probe = "PROFILEKIT_PROBE"
-    try:
-        cls[probe]
-    except ValueError as exc:
-        template = str(exc).replace(probe, "{name}")
-    except KeyError:
-        return None
-    else:
-        return None
-    auto = '== "auto"' in source and inner.get("type") == "nullable"
-    return {
-        "type": "enum_name",
-        "names": list(core.get("names") or []),
-        "auto": auto,
-        "message": template,
-        "schema": inner,
-    }
 
 
 # ---------------------------------------------------------------------------------------------------------

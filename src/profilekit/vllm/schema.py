@@ -117,6 +117,8 @@ class Validator:
         """
         if not isinstance(value, str):
             return self.check(schema["schema"], value, path)
+        if schema.get("auto") and value.lower() == "auto":
+            return []  # read as None: vLLM chooses at start-up
         if value.upper() in schema.get("names", []):
             return []
         holes = {"{value}": value, "{VALUE}": value.upper()}
@@ -283,16 +285,6 @@ class Validator:
         if most is not None and len(value) > most:
             return [Error(path, f"Dictionary should have at most {_items(most)} after validation, not {len(value)}")]
         return []
-
-    def _enum_name(self, schema: Schema, value: Any, path: tuple[str | int, ...]) -> list[Error]:
-        """A before validator that looks a string up by member name (`AttentionBackendEnum[value.upper()]`)."""
-        if not isinstance(value, str):
-            return self.check(schema["schema"], value, path)
-        if schema.get("auto") and value.lower() == "auto":
-            return []  # read as None: the backend is chosen automatically
-        if value.upper() in schema.get("names", []):
-            return []
-        return [Error(path, "Value error, " + str(schema.get("message", "")).replace("{name}", value.upper()))]
 
 
 def _items(count: int) -> str:
