@@ -46,7 +46,8 @@ def _time(cmd: list[str], cwd: Path, runs: int) -> list[float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--profilekit", default=shutil.which("profilekit") or "profilekit")
+    beside = Path(sys.executable).with_name("profilekit")  # the console script of this interpreter's install
+    parser.add_argument("--profilekit", default=str(beside) if beside.exists() else shutil.which("profilekit"))
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "lint-results.md")
     args = parser.parse_args()
     rows = [
