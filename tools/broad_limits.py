@@ -28,9 +28,11 @@ BROAD_LIMITS: tuple[Limit, ...] = (
     ),
     Limit(
         "no-tokenizer",
-        r"tokenizer must be passed to the ReasoningParser",
+        r"tokenizer must be passed to the ReasoningParser|'NoneType' object has no attribute 'encode'",
         "the oracle builds the config with `skip_tokenizer_init` (the dummy models have no tokenizer); 0.33.0 "
-        "constructs the reasoning parser while building the config and needs the tokenizer for it",
+        "constructs the reasoning parser while building the config and needs the tokenizer for it, and every "
+        "release tokenizes `reasoning_config`'s start and end strings (ReasoningConfig.initialize_token_ids, "
+        "called by VllmConfig.__post_init__) with the tokenizer that `cached_tokenizer_from_config` returns as None",
     ),
     Limit(
         "ijson-not-installed",

@@ -63,6 +63,15 @@ TABLE: list[tuple[str, str, str, str]] = [
         "modelled:kda-prefill-backend-platform",
         "profilekit judges a CUDA GPU host: fused is refused there",
     ),
+    # rules/archsupport.py and rules/runner.py
+    (r"validate_flashinfer_moe_ep_model", ALL, "modelled:moe-backend-architecture", ""),
+    (r"LoRAConfig\.verify_with_model_config", r"LoRA is not supported for", "modelled:lora-unsupported", ""),
+    (
+        r"VllmConfig\.__post_init__",
+        r"Prefill context parallelism requires Model Runner V2",
+        "modelled:prefill-context-parallel-v1",
+        "",
+    ),
     (
         r"VllmConfig\.__post_init__",
         r"--per-request-spec-decode-metrics requires",

@@ -118,6 +118,12 @@ LIMIT_PROBES: list[tuple[str, list[str], str, tuple[str, ...]]] = [
         ("0.33.0",),
     ),
     ("no-tokenizer", ["--reasoning-parser", "deepseek_r1"], "tokenizer must be passed to the ReasoningParser", ()),
+    (
+        "no-tokenizer",
+        ["--reasoning-config", '{"reasoning_start_str":"<think>","reasoning_end_str":"</think>"}'],
+        "'NoneType' object has no attribute 'encode'",
+        (),
+    ),
     ("ijson-not-installed", ["--reasoning-parser", "qwen3"], "ijson", ()),
     ("ray-not-installed", ["--distributed-executor-backend", "ray"], "Failed to import Ray", ()),
     (

@@ -59,6 +59,7 @@ def test_forced_probes_are_in_effect_and_hooks_neutralised(forced_worker: tuple[
         "CpuPlatform.get_cpu_architecture",
         "CpuPlatform.supported_dtypes",
         "vllm/config/parallel.py current_platform.is_cuda_alike",
+        "vllm/engine/arg_utils.py current_platform.is_cuda",
         "EngineArgs.get_batch_defaults",
     ]
 

@@ -321,3 +321,17 @@ def test_eplb_is_judged_as_a_cuda_host_judges_it(oracle: OracleWorker) -> None:
     assert oracle.validate(["dummy/KimiLinearForCausalLM", *with_tp], config_json=kimi) == {"ok": True}
     assert any(entry.startswith("vllm/config/parallel.py current_platform") for entry in oracle.hello["neutralised"])
     assert EPLB_PLATFORM not in json.dumps(without_ep)
+
+
+def test_flashkda_is_judged_as_a_cuda_host_judges_it(oracle: OracleWorker) -> None:
+    """`--kda-prefill-backend=flashkda` (0.30.0+) asks `current_platform.is_cuda()`; the worker answers as CUDA there,
+    and `fused` (ROCm only) stays refused, as on CUDA."""
+    argv = ["dummy/KimiLinearForCausalLM", "--kda-prefill-backend"]
+    kimi = models.config_json("KimiLinearForCausalLM")
+    flashkda = oracle.validate([*argv, "flashkda"], config_json=kimi)
+    fused = oracle.validate([*argv, "fused"], config_json=kimi)
+    assert any(entry.startswith("vllm/engine/arg_utils.py current_platform") for entry in oracle.hello["neutralised"])
+    assert flashkda == {"ok": True}
+    if oracle.version in ("0.27.0", "0.27.1", "0.28.0", "0.29.0"):
+        return  # no platform check on the KDA backends before 0.30.0
+    assert (fused["ok"], fused["error"]) == (False, "--kda-prefill-backend=fused is only available on ROCm.")

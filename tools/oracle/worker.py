@@ -306,6 +306,23 @@ class _CudaAlike:
         return getattr(self._inner, name)
 
 
+class _Cuda:
+    """The platform as `vllm/engine/arg_utils.py` sees it: CUDA, everything else the real platform's answer.
+
+    There `is_cuda()` gates only `--kda-prefill-backend=flashkda` ("... is only available on CUDA.", 0.30.0-0.33.0;
+    no other `is_cuda()` call in that module, 0.27.0-0.33.0); `is_rocm()` keeps the CPU's answer (False), as on CUDA.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def is_cuda(self) -> bool:
+        return True
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
 def judge_as_gpu_host() -> list[str]:
     """Replace every CPU-platform hook that changes a configuration by a GPU host's behaviour."""
     import torch
@@ -335,6 +352,13 @@ def judge_as_gpu_host() -> list[str]:
     done.append(
         "vllm/config/parallel.py current_platform.is_cuda_alike -> True (ParallelConfig's EPLB platform check;"
         " the EPLB checks a CUDA host makes after it are judged)"
+    )
+
+    from vllm.engine import arg_utils as arg_utils_module
+
+    arg_utils_module.current_platform = _Cuda(arg_utils_module.current_platform)  # type: ignore[attr-defined]
+    done.append(
+        "vllm/engine/arg_utils.py current_platform.is_cuda -> True (the --kda-prefill-backend=flashkda platform check)"
     )
 
     static = inspect_static(EngineArgs, "get_batch_defaults")

@@ -2,7 +2,7 @@
 
 One module per rule family (replayssm, kv, pd, host, mamba, runner, declared, secrets, env, basic, options,
 and the cross-field checks: modelcfg, parallel, microbatch, experts, dataparallel, scheduler, cache, speculative, frontend,
-observability, outputs, configs, compilation, quantpool); `engine` holds the registry
+observability, outputs, configs, compilation, quantpool, archsupport); `engine` holds the registry
 and the run loop, `facts` the per-role facts, `models` the model architecture lookup, `order` where in vLLM's
 start-up the cross-field checks run.
 """
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from profilekit.errors import Finding, Location
 from profilekit.redact import Redactor
 from profilekit.rules import (  # noqa: F401 - they register
+    archsupport,
     basic,
     cache,
     compilation,

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from profilekit.rules.models import ModelFacts, model_facts
+from profilekit.rules.runnerfacts import uses_mla, v2_model_runner, v2_unsupported_features
 from profilekit.vllm.constraints import speculative_view
 from profilekit.vllm.versions import version_key
 
@@ -258,47 +259,6 @@ def _mamba_cache_mode(version: str, model: ModelFacts, prefix_caching: bool | No
     return mode
 
 
-# `VllmConfig._get_v2_model_runner_unsupported_features` (vllm/config/vllm.py) of each release.
-_V2_SPEC_METHODS_027 = frozenset({"eagle", "eagle3", "mtp", "dflash", "dspark"})
-_V2_SPEC_METHODS_029 = frozenset({*_V2_SPEC_METHODS_027, "extract_hidden_states"})
-_V1_SPEC_METHODS = {
-    "0.30.0": frozenset({"ngram", "ngram_gpu", "draft_model", "suffix", "medusa", "mlp_speculator", "custom_class"}),
-    "0.31.0": frozenset({"ngram", "ngram_gpu", "suffix", "medusa", "mlp_speculator", "custom_class"}),
-    "0.32.0": frozenset({"suffix", "medusa", "mlp_speculator", "custom_class"}),
-    "0.33.0": frozenset({"suffix", "custom_class"}),
-}
-
-
-def v2_unsupported_features(version: str, spec_method: str | None, mode: str | None) -> list[str]:
-    """The features of a role that Model Runner V2 lacks, worded as vLLM words them."""
-    features: list[str] = []
-    if spec_method is not None:
-        if not at_least(version, "0.30.0"):
-            allowed = _V2_SPEC_METHODS_029 if at_least(version, "0.29.0") else _V2_SPEC_METHODS_027
-            if spec_method in ("ngram", "ngram_gpu"):
-                features.append("ngram/ngram_gpu speculative decoding")
-            elif spec_method not in allowed:
-                features.append(f"speculative method '{spec_method}'")
-        else:
-            table = max((k for k in _V1_SPEC_METHODS if at_least(version, k)), key=version_key)
-            if spec_method in _V1_SPEC_METHODS[table]:
-                features.append(f"speculative method '{spec_method}'")
-    if version in ("0.30.0", "0.31.0") and mode == "all":
-        features.append("mamba cache mode 'all'")
-    return features
-
-
-def _v2_model_runner(env: dict[str, Any], unsupported: list[str]) -> bool | None:
-    """`VllmConfig.use_v2_model_runner` on a GPU host with Triton (read by the ReplaySSM rules from 0.29.0).
-
-    The env var wins when set; otherwise V2, unless a feature V2 does not support forces V1.
-    """
-    raw = env.get("VLLM_USE_V2_MODEL_RUNNER")
-    if isinstance(raw, str):
-        return _int_env(raw)
-    return not unsupported
-
-
 def role_facts(role: RoleConfig, version: str, root: Path | None) -> RoleFacts:
     serve = role.serve
     env = role.env
@@ -338,9 +298,11 @@ def role_facts(role: RoleConfig, version: str, root: Path | None) -> RoleFacts:
         spec_method=method,
         backend=backend,
         buffer_len=buffer if isinstance(buffer, int) and not isinstance(buffer, bool) else 16,
-        v2_unsupported=v2_unsupported_features(version, method, mode),
+        v2_unsupported=v2_unsupported_features(version, serve, spec_method=method, mode=mode, mla=uses_mla(model, env)),
     )
-    facts.v2_model_runner = _v2_model_runner(env, facts.v2_unsupported)
+    facts.v2_model_runner = v2_model_runner(
+        version, serve, env, model, spec_method=method, unsupported=facts.v2_unsupported
+    )
     facts.capabilities = _capabilities(facts)
     return facts
 

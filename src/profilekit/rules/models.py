@@ -27,45 +27,56 @@ class ArchInfo:
     `mamba_prefix_caching`: implements `SupportsMambaPrefixCaching` (Mamba cache mode `all`).
     `replayssm_since`: the first release whose class implements `SupportsReplaySSM`.
     `pipeline_parallel`: implements `SupportsPP` (`ModelConfig.verify_with_parallel_config`).
+    `lora`: implements `SupportsLoRA` in 0.33.0, the only release that checks it (`LoRAConfig.verify_with_model_config`).
+    `transformers_backend`: transformers' class of that name sets `_supports_attention_backend`, which
+    `--model-impl transformers` requires before 0.30.0 (registry `_try_resolve_transformers`; transformers 5.24.0,
+    as the oracle pins it; the hybrid models' classes never set it).
     """
 
     hybrid: bool = False
     mamba_prefix_caching: bool = False
     replayssm_since: str | None = None
     pipeline_parallel: bool = True
+    lora: bool = True
+    transformers_backend: bool = True
 
     def supports_replayssm(self, version: str) -> bool:
         return self.replayssm_since is not None and version_key(version) >= version_key(self.replayssm_since)
 
 
-_NEMOTRON_H = ArchInfo(hybrid=True, mamba_prefix_caching=True, replayssm_since="0.27.0")
-# vllm/models/kimi_k3/nvidia/model.py: SupportsReplaySSM from 0.29.0; no SupportsMambaPrefixCaching
-_KIMI = ArchInfo(hybrid=True, mamba_prefix_caching=False, replayssm_since="0.29.0")
+_NEMOTRON_H = ArchInfo(hybrid=True, mamba_prefix_caching=True, replayssm_since="0.27.0", transformers_backend=False)
+# vllm/models/kimi_k3/nvidia/model.py: SupportsReplaySSM from 0.29.0; no SupportsMambaPrefixCaching, no SupportsLoRA
+_KIMI = ArchInfo(hybrid=True, mamba_prefix_caching=False, replayssm_since="0.29.0", lora=False)
 _HYBRID = ArchInfo(hybrid=True)
+# hybrid models whose transformers class leaves `_supports_attention_backend` unset
+_HYBRID_NO_TRANSFORMERS = ArchInfo(hybrid=True, transformers_backend=False)
 _PLAIN = ArchInfo()
 
 ARCHITECTURES: dict[str, ArchInfo] = {
     "NemotronHForCausalLM": _NEMOTRON_H,
-    "NemotronHPuzzleForCausalLM": _NEMOTRON_H,  # the registry maps it to NemotronHForCausalLM
-    "KimiLinearForCausalLM": _KIMI,
+    # the registry maps it to NemotronHForCausalLM; transformers has no class of that name (not modelled)
+    "NemotronHPuzzleForCausalLM": ArchInfo(hybrid=True, mamba_prefix_caching=True, replayssm_since="0.27.0"),
+    "KimiLinearForCausalLM": ArchInfo(
+        hybrid=True, mamba_prefix_caching=False, replayssm_since="0.29.0", lora=False, transformers_backend=False
+    ),
     "KimiK3ForConditionalGeneration": _KIMI,
     # hybrid models without ReplaySSM (classes implementing IsHybrid)
     "NemotronH_Nano_VL_V2": _HYBRID,
-    "Qwen3NextForCausalLM": _HYBRID,
-    "Qwen3_5ForCausalLM": _HYBRID,
-    "Qwen3_5MoeForCausalLM": _HYBRID,
-    "Qwen3_5ForConditionalGeneration": _HYBRID,
-    "Qwen3_5MoeForConditionalGeneration": _HYBRID,
-    "JambaForCausalLM": _HYBRID,
-    "FalconH1ForCausalLM": _HYBRID,
+    "Qwen3NextForCausalLM": _HYBRID_NO_TRANSFORMERS,
+    "Qwen3_5ForCausalLM": _HYBRID_NO_TRANSFORMERS,
+    "Qwen3_5MoeForCausalLM": _HYBRID_NO_TRANSFORMERS,
+    "Qwen3_5ForConditionalGeneration": _HYBRID_NO_TRANSFORMERS,
+    "Qwen3_5MoeForConditionalGeneration": _HYBRID_NO_TRANSFORMERS,
+    "JambaForCausalLM": _HYBRID_NO_TRANSFORMERS,
+    "FalconH1ForCausalLM": _HYBRID_NO_TRANSFORMERS,
     "GraniteMoeHybridForCausalLM": _HYBRID,
-    # vllm/model_executor/models/zamba2.py: no SupportsPP in any release 0.27.0-0.33.0
-    "Zamba2ForCausalLM": ArchInfo(hybrid=True, pipeline_parallel=False),
-    "BambaForCausalLM": _HYBRID,
+    # vllm/model_executor/models/zamba2.py: no SupportsPP in any release 0.27.0-0.33.0, no SupportsLoRA (0.33.0)
+    "Zamba2ForCausalLM": ArchInfo(hybrid=True, pipeline_parallel=False, lora=False, transformers_backend=False),
+    "BambaForCausalLM": _HYBRID_NO_TRANSFORMERS,
     "Lfm2ForCausalLM": _HYBRID,
     "Lfm2MoeForCausalLM": _HYBRID,
     "Plamo2ForCausalLM": _HYBRID,
-    "BailingMoeV3ForCausalLM": _HYBRID,
+    "BailingMoeV3ForCausalLM": ArchInfo(hybrid=True, lora=False),  # no SupportsLoRA (0.33.0)
     "MiniMaxText01ForCausalLM": _HYBRID,
     # attention-only models that often appear in profiles
     "LlamaForCausalLM": _PLAIN,

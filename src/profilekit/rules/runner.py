@@ -1,7 +1,9 @@
-"""The model runner a role asks for: Model Runner V2 requested for a feature it lacks.
+"""The model runner a role ends up on: Model Runner V2 asked for (or forced) with a feature it lacks, and
+prefill context parallelism kept off V2.
 
-Source: `vllm/config/vllm.py` `VllmConfig._validate_v2_model_runner` and
-`_get_v2_model_runner_unsupported_features` (every release 0.27.0-0.33.0; the feature list changes).
+Source: `vllm/config/vllm.py` `VllmConfig._validate_v2_model_runner`, `_get_v2_model_runner_unsupported_features`
+and `use_v2_model_runner` (every release 0.27.0-0.33.0; the feature list changes, rules/runnerfacts.py), and the
+`prefill_context_parallel_size > 1` branch after it (0.27.x-0.28.0).
 """
 
 from __future__ import annotations
@@ -9,35 +11,93 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from profilekit.errors import Severity
+from profilekit.errors import Location, Severity
 from profilekit.rules.engine import STAGE_POST_INIT, Context, Hit, rule
 from profilekit.rules.facts import RoleFacts
+from profilekit.rules.runnerfacts import forces_v2
+
+MSG_PCP_V1 = "Prefill context parallelism requires Model Runner V2. Remove VLLM_USE_V2_MODEL_RUNNER=0."
+
+# the options behind each feature `_get_v2_model_runner_unsupported_features` names
+_FEATURE_KEYS = {
+    "prefill context parallelism": ("prefill_context_parallel_size",),
+    "pipeline parallelism with external_launcher": ("distributed_executor_backend", "pipeline_parallel_size"),
+    "dual batch overlap": ("enable_dbo",),
+    "elastic expert parallelism": ("enable_elastic_ep",),
+    "routed experts capture": ("enable_return_routed_experts",),
+    "custom logits processors": ("logits_processors",),
+    "prompt embeds": ("enable_prompt_embeds",),
+    "KV sharing fast prefill": ("kv_sharing_fast_prefill",),
+    "EC transfer": ("ec_transfer_config",),
+    "mamba cache mode 'all'": ("mamba_cache_mode", "enable_prefix_caching"),
+}
+
+
+def _feature_locations(f: RoleFacts) -> list[Location]:
+    locs: list[Location] = []
+    for feature in f.v2_unsupported:
+        if "speculative" in feature:
+            locs += f.locs("serve", "speculative_config")
+        for key in _FEATURE_KEYS.get(feature, ()):
+            locs += f.loc("serve", key)
+    return locs
 
 
 @rule(
     "model-runner-v2-unsupported",
     Severity.ERROR,
-    "VLLM_USE_V2_MODEL_RUNNER=1 with a feature Model Runner V2 does not support",
+    "Model Runner V2 (asked for with VLLM_USE_V2_MODEL_RUNNER=1, or forced) with a feature it does not support",
     source="vllm/config/vllm.py VllmConfig._validate_v2_model_runner",
 )
 def v2_unsupported(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
-    raw = f.env_value("VLLM_USE_V2_MODEL_RUNNER")
-    if raw is None or f.v2_model_runner is not True or not f.v2_unsupported:
+    if f.v2_model_runner is not True or not f.v2_unsupported:
         return []
     features = ", ".join(f.v2_unsupported)
-    locs = f.loc("env", "VLLM_USE_V2_MODEL_RUNNER")
-    if any("speculative" in x for x in f.v2_unsupported):
-        locs += f.locs("serve", "speculative_config")
-    if any("mamba cache mode" in x for x in f.v2_unsupported):
-        locs += [*f.loc("serve", "mamba_cache_mode"), *f.loc("serve", "enable_prefix_caching")]
+    raw = f.env_value("VLLM_USE_V2_MODEL_RUNNER")
+    forced = forces_v2(f.version, f.serve, f.spec_method)
+    if raw is not None:
+        why = f"VLLM_USE_V2_MODEL_RUNNER = {json.dumps(raw)} asks for Model Runner V2"
+        fix = (
+            'set VLLM_USE_V2_MODEL_RUNNER = "0" (or leave it unset: vLLM then picks V1 for this configuration), '
+            "or drop the feature"
+        )
+        locs = f.loc("env", "VLLM_USE_V2_MODEL_RUNNER")
+    else:
+        why = f"{forced} makes vLLM {f.version} pick Model Runner V2"
+        fix = f"drop the feature: vLLM {f.version} runs {forced} only on Model Runner V2"
+        locs = []
     return [
         Hit(
             "model-runner-v2-unsupported",
-            f"VLLM_USE_V2_MODEL_RUNNER = {json.dumps(raw)} asks for Model Runner V2 with {features}; vLLM "
-            f'{ctx.version} refuses to start: "Model Runner V2 does not yet support: {features}"',
-            locs,
-            'set VLLM_USE_V2_MODEL_RUNNER = "0" (or leave it unset: vLLM then picks V1 for this configuration), '
-            "or drop the feature",
+            f'{why} with {features}; vLLM {f.version} refuses to start: "Model Runner V2 does not yet support: '
+            f'{features}"',
+            [*locs, *_feature_locations(f)],
+            fix,
+            role=f.role.name,
+            order=(STAGE_POST_INIT, 8),
+        )
+    ]
+
+
+@rule(
+    "prefill-context-parallel-v1",
+    Severity.ERROR,
+    "prefill context parallelism with VLLM_USE_V2_MODEL_RUNNER=0: only Model Runner V2 runs it",
+    releases="<0.29.0",
+    source="vllm/config/vllm.py VllmConfig.__post_init__ (after use_v2_model_runner)",
+)
+def prefill_context_parallel_v1(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    forced = forces_v2(f.version, f.serve, None)
+    if f.v2_model_runner is not False or forced is None or not forced.startswith("prefill_context"):
+        return []
+    raw = f.env_value("VLLM_USE_V2_MODEL_RUNNER")
+    return [
+        Hit(
+            "prefill-context-parallel-v1",
+            f"{forced} with VLLM_USE_V2_MODEL_RUNNER = {json.dumps(raw)} (Model Runner V1); vLLM {f.version} "
+            f'refuses to start: "{MSG_PCP_V1}"',
+            [*f.loc("serve", "prefill_context_parallel_size"), *f.loc("env", "VLLM_USE_V2_MODEL_RUNNER")],
+            "leave VLLM_USE_V2_MODEL_RUNNER unset (or set it to 1), or set prefill_context_parallel_size = 1",
             role=f.role.name,
             order=(STAGE_POST_INIT, 8),
         )

@@ -1,0 +1,142 @@
+"""What the model's architecture supports: the Transformers backend, LoRA, and model-specific MoE backends.
+
+Sources: `vllm/model_executor/models/registry.py` `_ModelRegistry._try_resolve_transformers` (0.27.0-0.29.0 refuse a
+transformers class without `_supports_attention_backend`; 0.30.0 also accepts one whose attention implementation
+can be set), `vllm/config/lora.py` `LoRAConfig.verify_with_model_config` (0.33.0), and `vllm/config/kernel.py`
+`validate_flashinfer_moe_ep_model`, called by `KernelConfig.set_platform_defaults` (0.29.0 and later).
+The facts per architecture are in rules/models.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from profilekit.errors import Severity
+from profilekit.rules import order
+from profilekit.rules.engine import STAGE_POST_INIT, Context, Hit, rule
+from profilekit.rules.facts import RoleFacts, at_least
+from profilekit.vllm.versions import version_key
+
+LORA_MODEL = -5  # VllmConfig.__post_init__: after the sampling-replay checks (-10), before stochastic rounding (5)
+MOE_BACKEND_MODEL = (6, 5)  # set_platform_defaults: after the spec-decode metrics check (6), before the platform hook
+
+# `FLASHINFER_MOE_EP_BACKENDS` / `FLASHINFER_MOE_EP_ARCHITECTURES` of vllm/config/kernel.py (0.32.0 checks only
+# the DeepGEMM variant)
+_MOE_EP_BACKENDS = {
+    "0.29.0": frozenset({"flashinfer_moe_ep_mega_deep_gemm", "flashinfer_moe_ep_mega_cutedsl"}),
+    "0.32.0": frozenset({"flashinfer_moe_ep_mega_deep_gemm"}),
+}
+_MOE_EP_ARCHITECTURES = {
+    "0.29.0": frozenset({"DeepseekV4ForCausalLM", "DeepSeekV4MTPModel"}),
+    "0.30.0": frozenset({"DeepseekV4ForCausalLM", "DeepSeekV4MTPModel", "DeepseekV41ForCausalLM"}),
+}
+
+
+def _for(table: dict[str, frozenset[str]], version: str) -> frozenset[str]:
+    return table[max((k for k in table if at_least(version, k)), key=version_key)]
+
+
+def _architectures(f: RoleFacts) -> list[str] | None:
+    """`ModelConfig.architectures`: config.json's list, or the one architecture profilekit knows."""
+    raw = f.model.config
+    if raw is not None and isinstance(raw.get("architectures"), list):
+        return [str(a) for a in raw["architectures"]]
+    return [f.model.architecture] if f.model.architecture is not None else None
+
+
+@rule(
+    "transformers-backend-incompatible",
+    Severity.ERROR,
+    "model_impl = transformers for an architecture whose Transformers class vLLM cannot drive",
+    releases="<0.30.0",
+    source="vllm/model_executor/models/registry.py _ModelRegistry._try_resolve_transformers",
+)
+def transformers_backend(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    info = f.model.info
+    if f.serve.get("model_impl") != "transformers" or info is None or info.transformers_backend:
+        return []
+    message = f"The Transformers implementation of {f.model.architecture!r} is not compatible with vLLM."
+    return [
+        Hit(
+            "transformers-backend-incompatible",
+            f'model_impl = "transformers" with a {f.model.architecture} model; vLLM {f.version} refuses to start: '
+            f'"{message}"',
+            [*f.loc("serve", "model_impl"), *f.model.locations],
+            f'leave model_impl unset (or "vllm"): vLLM {f.version} serves {f.model.architecture} with its own '
+            "implementation",
+            role=f.role.name,
+            order=order.built("ModelConfig", f.version, -10),
+        )
+    ]
+
+
+@rule(
+    "lora-unsupported",
+    Severity.ERROR,
+    "enable_lora for an architecture that does not implement SupportsLoRA",
+    releases=">=0.33.0",
+    source="vllm/config/lora.py LoRAConfig.verify_with_model_config",
+)
+def lora_unsupported(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    info = f.model.info
+    if f.serve.get("enable_lora") is not True or info is None or info.lora:
+        return []
+    if f.serve.get("model_impl") == "transformers":
+        return []  # the Transformers backend's class decides, not the architecture's own
+    model = f.model.model if f.model.model is not None else ""
+    message = (
+        f"LoRA is not supported for {f.model.architecture} ({model}). Supported models implement the "
+        "`SupportsLoRA` interface. Run this model without `enable_lora`."
+    )
+    return [
+        Hit(
+            "lora-unsupported",
+            f'enable_lora = true with a {f.model.architecture} model; vLLM {f.version} refuses to start: "{message}"',
+            [*f.loc("serve", "enable_lora"), *f.model.locations],
+            f"set enable_lora = false: vLLM {f.version} has no LoRA support for {f.model.architecture}",
+            role=f.role.name,
+            order=(STAGE_POST_INIT, LORA_MODEL),
+        )
+    ]
+
+
+def _moe_backend(f: RoleFacts) -> tuple[str, str] | None:
+    """(the MoE backend, the key that sets it): --moe-backend wins over kernel_config's when not "auto"."""
+    flag = f.serve.get("moe_backend")
+    if isinstance(flag, str) and flag.lower().replace("-", "_") != "auto":
+        return flag.lower().replace("-", "_"), "moe_backend"
+    kernel = f.serve.get("kernel_config")
+    nested = kernel.get("moe_backend") if isinstance(kernel, dict) else None
+    return (nested, "kernel_config") if isinstance(nested, str) else None
+
+
+@rule(
+    "moe-backend-architecture",
+    Severity.ERROR,
+    "a FlashInfer MoE-EP backend for a model that is not DeepSeek-V4",
+    releases=">=0.29.0",
+    source="vllm/config/kernel.py validate_flashinfer_moe_ep_model",
+)
+def moe_backend_architecture(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    found = _moe_backend(f)
+    archs = _architectures(f)
+    if found is None or archs is None or found[0] not in _for(_MOE_EP_BACKENDS, f.version):
+        return []
+    allowed = _for(_MOE_EP_ARCHITECTURES, f.version)
+    if any(a in allowed for a in archs):
+        return []
+    backend, key = found
+    message = (
+        f"moe_backend={backend!r} is only supported for DeepSeek-V4 models ({sorted(allowed)}), but the model is "
+        f"{archs}."
+    )
+    return [
+        Hit(
+            "moe-backend-architecture",
+            f'moe_backend = "{backend}" with a {archs[0]} model; vLLM {f.version} refuses to start: "{message}"',
+            [*f.loc("serve", key), *f.model.locations],
+            'leave moe_backend unset ("auto"): this backend drives only DeepSeek-V4 experts',
+            role=f.role.name,
+            order=(STAGE_POST_INIT, *MOE_BACKEND_MODEL),
+        )
+    ]
