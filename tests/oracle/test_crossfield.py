@@ -36,6 +36,7 @@ LLAMA = "LlamaForCausalLM"
 NEMOTRON = "NemotronHForCausalLM"
 KIMI = "KimiLinearForCausalLM"
 ZAMBA2 = "Zamba2ForCausalLM"
+QWEN3 = "Qwen3ForCausalLM"
 
 Expect = str | None | Callable[[str], str | None]
 
@@ -317,6 +318,60 @@ CASES = [
     Case("spec-ngram-without-count", "speculative-num-tokens", LLAMA, {"speculative_config": {"method": "ngram"}}),
     Case("spec-eagle-without-count", "speculative-num-tokens", LLAMA, {"speculative_config": {"method": "eagle"}}),
     Case("spec-lookup-only", "speculative-num-tokens", LLAMA, {"speculative_config": {"prompt_lookup_max": 3}}),
+    # rules/runner.py: 0.27.x-0.28.0 force Model Runner V2 for prefill context parallelism
+    Case(
+        "pcp-forces-v2",
+        lambda v: "model-runner-v2-unsupported" if _before(v, "0.29.0") else None,
+        LLAMA,
+        {"prefill_context_parallel_size": 2},
+    ),
+    Case("pcp-mla-on-v2", None, KIMI, {"prefill_context_parallel_size": 2}),
+    Case(
+        "pcp-mla-prompt-embeds",
+        lambda v: "model-runner-v2-unsupported" if _before(v, "0.29.0") else None,
+        KIMI,
+        {"prefill_context_parallel_size": 2, "enable_prompt_embeds": True},
+    ),
+    Case(
+        "pcp-on-v1",
+        "prefill-context-parallel-v1",
+        QWEN3,
+        {"prefill_context_parallel_size": 2},
+        env={"VLLM_USE_V2_MODEL_RUNNER": "0"},
+        releases="<0.29.0",
+    ),
+    # rules/archsupport.py
+    Case(
+        "transformers-nemotron",
+        lambda v: "transformers-backend-incompatible" if _before(v, "0.30.0") else None,
+        NEMOTRON,
+        {"model_impl": "transformers"},
+    ),
+    Case(
+        "transformers-kimi",
+        "transformers-backend-incompatible",
+        KIMI,
+        {"model_impl": "transformers"},
+        releases="<0.30.0",
+    ),
+    Case("transformers-llama", None, LLAMA, {"model_impl": "transformers"}),
+    Case("lora-kimi", lambda v: "lora-unsupported" if v == "0.33.0" else None, KIMI, {"enable_lora": True}),
+    Case("lora-nemotron", None, NEMOTRON, {"enable_lora": True}),
+    Case(
+        "moe-ep-backend-llama",
+        "moe-backend-architecture",
+        LLAMA,
+        {"moe_backend": "flashinfer_moe_ep_mega_deep_gemm"},
+        releases=">=0.29.0",
+    ),
+    Case(
+        "moe-ep-backend-deepseek-v4",
+        None,
+        LLAMA,
+        {"moe_backend": "flashinfer_moe_ep_mega_deep_gemm"},
+        config={"architectures": ["DeepseekV4ForCausalLM"]},
+        releases=">=0.29.0",
+    ),
 ]
 
 
