@@ -329,6 +329,10 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     (r"num_speculative_tokens was provided but without speculative model", "speculative-draft-model"),
     (r"prompt_lookup_min=\d+ must be <= prompt_lookup_max=", "speculative-prompt-lookup"),
     (r"num_speculative_tokens must be provided with speculative model", "speculative-num-tokens"),
+    (r"Unsupported speculative method: 'mtp'", "speculative-mtp-model"),
+    (r"The Inkling checkpoint does not contain MTP weights", "speculative-mtp-model"),
+    (r"mtp_layer_types must have one entry per MTP layer", "speculative-mtp-model"),
+    (r"DeepSeek V4\.1 has no classic-MTP draft", "speculative-mtp-model"),
     (
         r"--spec-(method|model|tokens) and --speculative-config\['\w+'\] are mutually exclusive",
         "speculative-shorthand-conflict",

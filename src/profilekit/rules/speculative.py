@@ -15,9 +15,10 @@ from typing import Any
 from profilekit.errors import Severity
 from profilekit.rules import order
 from profilekit.rules.engine import Context, Hit, rule
-from profilekit.rules.facts import RoleFacts
-from profilekit.rules.modelcfg import shown
+from profilekit.rules.facts import RoleFacts, at_least
+from profilekit.rules.modelcfg import Undecided, needs, shown
 from profilekit.vllm.constraints import speculative_conflicts, speculative_origin, speculative_view
+from profilekit.vllm.mtp import DEEPSEEK_V41, UNSUPPORTED, detected_method, is_mtp_method, mtp_draft
 
 SOURCE = "vllm/config/speculative.py SpeculativeConfig.__post_init__"
 # methods that work without a model when a count is given: the MTP methods and dspark take the target, the
@@ -116,11 +117,14 @@ def _failure(f: RoleFacts) -> Hit | None:
                 fix="set prompt_lookup_min to at most prompt_lookup_max (an n-gram match needs min <= max tokens)",
                 keys=("prompt_lookup_min", "prompt_lookup_max"),
             )
+    mtp = _mtp_failure(f, spec)
+    if mtp is not None:
+        return mtp
     if count is None and model is None and method not in COUNT_DEFAULTED:
         return _hit(
             f,
             "speculative-num-tokens",
-            2,
+            3,
             f"speculative_config with {f'method = {shown(method)}' if method is not None else 'no method'}, no draft "
             "model and no num_speculative_tokens",
             "num_speculative_tokens must be provided with speculative model unless the draft model config contains "
@@ -129,6 +133,81 @@ def _failure(f: RoleFacts) -> Hit | None:
             keys=("method",),
         )
     return None
+
+
+MTP_FIX = (
+    "serve a model whose checkpoint has MTP layers vLLM can draft with (DeepSeek-V3, Qwen3-Next, GLM-4.5, "
+    'MiMo, ...), or use a method with a separate draft model (method = "eagle3" and speculative_config.model) '
+    'or none (method = "ngram")'
+)
+
+
+def _mtp_target(f: RoleFacts, spec: dict[str, Any]) -> bool:
+    """An MTP method whose draft vLLM builds from the served model's own config.json (it takes the target when
+    a count is given without a model)."""
+    count, model = _int(spec.get("num_speculative_tokens")), spec.get("model")
+    if not is_mtp_method(spec.get("method"), f.version):
+        return False
+    return (model is None and count is not None and count > 0) or (model is not None and model == f.model.model)
+
+
+def _transformers_mtp(f: RoleFacts, config: dict[str, Any]) -> bool:
+    """0.33.0: the Transformers modeling backend drafts from `num_mtp_layers` itself (whether the backend is
+    used is the model registry's answer, which profilekit does not know unless `model_impl = "vllm"`)."""
+    text = config.get("text_config")
+    text = text if isinstance(text, dict) else config
+    return (
+        at_least(f.version, "0.33.0") and text.get("num_mtp_layers") is not None and f.serve.get("model_impl") != "vllm"
+    )
+
+
+def _mtp_failure(f: RoleFacts, spec: dict[str, Any]) -> Hit | None:
+    """`__post_init__` builds the MTP draft from the target's config.json and names its method."""
+    config = f.model.config
+    if not _mtp_target(f, spec) or config is None or _transformers_mtp(f, config):
+        return None
+    draft = mtp_draft(config, f.version)
+    if draft is None:
+        return None
+    raw = shown(spec.get("method"))
+    if draft.error is not None:
+        what = f"speculative_config.method = {raw} drafts with the model's own MTP layers, which vLLM cannot build"
+        message = draft.error
+    else:
+        method = detected_method(draft, f.model.model or "", f.version)
+        if method is None:
+            arch = config.get("architectures", [""])[0]
+            what = (
+                f"speculative_config.method = {raw} drafts with the model's own MTP layers, and vLLM {f.version} has "
+                f'none for a "{config.get("model_type")}" model ({arch})'
+            )
+            message = UNSUPPORTED
+        elif method == "mtp" and at_least(f.version, "0.30.0") and config.get("model_type") == "deepseek_v41":
+            what = f"speculative_config.method = {raw} on DeepSeek V4.1, whose checkpoints have no classic MTP draft"
+            message = DEEPSEEK_V41
+        else:
+            return None
+    hit = _hit(f, "speculative-mtp-model", 2, what, message, fix=MTP_FIX, keys=("method",))
+    hit.locations += f.model.locations
+    return hit
+
+
+@needs
+def _mtp_needs(f: RoleFacts) -> list[Undecided]:
+    spec = _spec(f)
+    if spec is None or not _mtp_target(f, spec):
+        return []
+    config = f.model.config
+    if config is not None and (_transformers_mtp(f, config) or mtp_draft(config, f.version) is not None):
+        return []
+    why = "" if config is None else " (the config.json leaves what vLLM reads to the model's config class)"
+    method = shown(spec.get("method"))
+    return [
+        Undecided(
+            f"speculative_config.method = {method} against the model's MTP layers{why}",
+            tuple(f.locs("serve", *speculative_origin(f.serve, "method"))),
+        )
+    ]
 
 
 def _unreadable(f: RoleFacts) -> bool:
@@ -167,6 +246,12 @@ rule(
     "n-gram speculative decoding with prompt_lookup_min above prompt_lookup_max",
     source=SOURCE,
 )(_only("speculative-prompt-lookup"))
+rule(
+    "speculative-mtp-model",
+    Severity.ERROR,
+    "an MTP speculative method on a model without MTP layers vLLM can draft with (needs the config.json)",
+    source=SOURCE + ", hf_config_override",
+)(_only("speculative-mtp-model"))
 rule(
     "speculative-num-tokens",
     Severity.ERROR,

@@ -257,12 +257,17 @@ class Validator:
         if not isinstance(value, list):
             return [Error(path, f"Input should be a valid {'array' if self.mode == 'json' else 'tuple'}")]
         items = schema.get("items") or []
-        if schema.get("variadic_item_index") is None and len(items) == len(value):
-            errors: list[Error] = []
-            for index, (item_schema, item_value) in enumerate(zip(items, value, strict=True)):
-                errors += self.check(item_schema, item_value, (*path, index))
-            return errors
-        return []
+        if schema.get("variadic_item_index") is not None:
+            return []
+        if len(value) > len(items):  # pydantic-core reports only the length then, not the items
+            return [Error(path, f"Tuple should have at most {len(items)} items after validation, not {len(value)}")]
+        errors: list[Error] = []
+        for index, item_schema in enumerate(items):
+            if index < len(value):
+                errors += self.check(item_schema, value[index], (*path, index))
+            else:  # a fixed-length tuple given too few items: each missing position is a missing field
+                errors.append(Error((*path, index), "Field required"))
+        return errors
 
     def _dict(self, schema: Schema, value: Any, path: tuple[str | int, ...]) -> list[Error]:
         if not isinstance(value, dict):
