@@ -349,10 +349,11 @@ TABLE: list[tuple[str, str, str, str]] = [
         "",
     ),
     (
-        r"SpeculativeConfig\.__post_init__",
-        r"Unsupported speculative method",
-        "needs-config-json",
-        CONFIG_JSON.format("the target's model_type and MTP layers, mapped by SpeculativeConfig.hf_config_override"),
+        r"SpeculativeConfig\.__post_init__|SpeculativeConfig\.hf_config_override",
+        r"Unsupported speculative method|DeepSeek V4\.1 has no classic-MTP|Inkling MTP currently|Inkling checkpoint does "
+        r"not contain|mtp_layer_types must have",
+        "modelled:speculative-mtp-model",
+        "",
     ),
     # ---- internal assertions and runtime-only paths ----
     (r"VllmConfig\.__post_init__", r"must be set after applying optimization level defaults", "out-of-scope", INTERNAL),

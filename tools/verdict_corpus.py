@@ -249,7 +249,7 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     (r"Input should be (greater|less) than|Input should be a multiple of", "invalid-value"),
     (r"Input should be (a valid|an object|a dictionary or an instance of)", "invalid-value"),
     (r"Input should be ('|-?\d)", "invalid-value"),  # Literal and enum fields
-    (r"(String|List|Set|Dictionary) should have at (least|most)", "invalid-value"),
+    (r"(String|List|Set|Tuple|Dictionary) should have at (least|most)", "invalid-value"),
     (r"Field required", "invalid-value"),  # a config class's key without a default
     (r"Invalid kv_cache_dtype", "invalid-value"),
     # CompilationConfig's before validators: an unknown mode name; an unknown cudagraph_mode name escapes

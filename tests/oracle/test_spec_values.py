@@ -25,6 +25,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
 from verdict_corpus import rule_for_message
 
 NGRAM = {"method": "ngram", "num_speculative_tokens": 2}
+MTP = {"method": "mtp", "num_speculative_tokens": 1}
+NEMOTRON_H_MTP = {"method": "nemotron_h_mtp", "num_speculative_tokens": 2}
+NEMOTRON_MTP_LAYERS = {"num_nextn_predict_layers": 1, "mtp_hybrid_override_pattern": "*E"}
+MIMO = {"architectures": ["MiMoForCausalLM"], "num_nextn_predict_layers": 1}
+SCHEDULE = "num_speculative_tokens_per_batch_size"
 
 CASES = [
     # --spec-method / --spec-model / --spec-tokens, merged into speculative_config
@@ -43,6 +48,18 @@ CASES = [
     Case("spec-empty-table", "speculative-num-tokens", KIMI, {"speculative_config": {}}),
     Case("spec-mtp-without-count", "speculative-num-tokens", NEMOTRON, {"speculative_config": {"method": "mtp"}}),
     Case("spec-dspark-without-count", "speculative-num-tokens", KIMI, {"spec_method": "dspark"}),
+    # an MTP method drafts with the served model's own MTP layers (SpeculativeConfig.hf_config_override)
+    Case("mtp-llama", "speculative-mtp-model", LLAMA, {"speculative_config": MTP}),
+    Case("mtp-alias-kimi", "speculative-mtp-model", KIMI, {"speculative_config": {**MTP, "method": "kimi_k3_mtp"}}),
+    Case("mtp-nemotron-no-mtp-layers", "speculative-mtp-model", NEMOTRON, {"speculative_config": NEMOTRON_H_MTP}),
+    Case("mtp-nemotron", None, NEMOTRON, {"speculative_config": NEMOTRON_H_MTP}, config=NEMOTRON_MTP_LAYERS),
+    Case("mtp-mimo-architecture", None, LLAMA, {"speculative_config": MTP}, config=MIMO),
+    # num_speculative_tokens_per_batch_size: list[tuple[int, int, int]]
+    Case("spec-batch-schedule-short", "invalid-value", LLAMA, {"speculative_config": {**NGRAM, SCHEDULE: [[1]]}}),
+    Case(
+        "spec-batch-schedule-long", "invalid-value", LLAMA, {"speculative_config": {**NGRAM, SCHEDULE: [[1, 8, 2, 4]]}}
+    ),
+    Case("spec-batch-schedule", None, LLAMA, {"speculative_config": {**NGRAM, SCHEDULE: [[1, 8, 2], [9, 64, 1]]}}),
     # values vLLM reads as None: accepted (a warning in profilekit)
     Case("host-empty", None, LLAMA, {"host": ""}),
     Case("root-path-none-word", None, LLAMA, {"root_path": "None"}),

@@ -135,3 +135,169 @@ def test_every_method_but_the_draft_free_ones_needs_a_draft_model_for_a_count(ch
     for method in ("ngram_gpu", "nemotron_h_mtp", "extract_hidden_states"):
         found = check(files(speculative_config={"method": method, "num_speculative_tokens": 2}), version=version)
         assert "speculative-draft-model" not in [f.rule for f in found], method
+
+
+# an MTP method drafts with the served model's own MTP layers (SpeculativeConfig.hf_config_override)
+
+MTP = {"method": "mtp", "num_speculative_tokens": 1}
+NEMOTRON = "NemotronHForCausalLM"
+NEMOTRON_MTP = {"num_nextn_predict_layers": 1, "mtp_hybrid_override_pattern": "*E"}
+MTP_FIX = (
+    "serve a model whose checkpoint has MTP layers vLLM can draft with (DeepSeek-V3, Qwen3-Next, GLM-4.5, MiMo, "
+    '...), or use a method with a separate draft model (method = "eagle3" and speculative_config.model) or none '
+    '(method = "ngram")'
+)
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_an_mtp_method_on_a_model_without_mtp_layers(check: Check, version: str) -> None:
+    found = check(files(speculative_config=MTP), version=version)
+    assert messages(found) == [
+        refuses(
+            version,
+            'speculative_config.method = "mtp" drafts with the model\'s own MTP layers, and vLLM '
+            f'{version} has none for a "llama" model (LlamaForCausalLM)',
+            "Unsupported speculative method: 'mtp'",
+        )
+    ]
+    assert found[0].rule == "speculative-mtp-model"
+    assert found[0].fix == MTP_FIX
+    assert [loc.key for loc in found[0].locations] == ["serve.speculative_config.method", "model.config"]
+    # a per-architecture name is the same method; Nemotron-H has MTP layers only when its config.json says so
+    alias = {"method": "nemotron_h_mtp", "num_speculative_tokens": 2}
+    assert [f.rule for f in check(files(NEMOTRON, speculative_config=alias), version=version)] == [
+        "speculative-mtp-model"
+    ]
+    assert check(files(NEMOTRON, config=NEMOTRON_MTP, speculative_config=alias), version=version) == []
+    # an architecture hf_config_override maps (MiMo), and a model type it maps (DeepSeek-V3)
+    mimo = {"architectures": ["MiMoForCausalLM"], "num_nextn_predict_layers": 1}
+    assert check(files(config=mimo, speculative_config=MTP), version=version) == []
+    assert check(files(config={"model_type": "deepseek_v3"}, speculative_config=MTP), version=version) == []
+
+
+@pytest.mark.parametrize(
+    ("version", "model_type", "accepted"),
+    [
+        ("0.28.0", "hy_v4", False),  # hy_v4_mtp from 0.29.0
+        ("0.29.0", "hy_v4", True),
+        ("0.27.1", "qwen3_5_text", False),  # the text-only Qwen3.5 checkpoints from 0.28.0
+        ("0.28.0", "qwen3_5_text", True),
+        ("0.31.0", "longcat_flash_ngram", True),  # dropped in 0.32.0
+        ("0.32.0", "longcat_flash_ngram", False),
+        ("0.33.0", "pangu", True),  # vLLM tests `model_type in ("pangu_ultra_moe")`, a substring
+    ],
+)
+def test_the_model_types_with_an_mtp_draft_differ_by_release(
+    check: Check, version: str, model_type: str, accepted: bool
+) -> None:
+    found = check(files(config={"model_type": model_type}, speculative_config=MTP), version=version)
+    assert [f.rule for f in found] == ([] if accepted else ["speculative-mtp-model"])
+
+
+def test_a_draft_named_like_eagle_is_not_an_mtp_draft(check: Check) -> None:
+    """vLLM names the draft's method from the model's name before its model type."""
+    layer = files(speculative_config=MTP)
+    layer["s.toml"] = layer["s.toml"].replace('"dummy/LlamaForCausalLM"', '"org/EAGLE-LLaMA3-Instruct-8B"')
+    assert check(layer) == []
+
+
+def test_inkling_without_mtp_weights(check: Check) -> None:
+    inkling = {"model_type": "inkling_model", "mtp_config": {"num_nextn_predict_layers": 0}}
+    found = check(files(config=inkling, speculative_config=MTP))
+    assert messages(found) == [
+        refuses(
+            "0.33.0",
+            'speculative_config.method = "mtp" drafts with the model\'s own MTP layers, which vLLM cannot build',
+            "The Inkling checkpoint does not contain MTP weights",
+        )
+    ]
+    with_weights = {**inkling, "mtp_config": {"num_nextn_predict_layers": 1}}
+    assert check(files(config=with_weights, speculative_config=MTP)) == []
+
+
+@pytest.mark.parametrize("version", ["0.27.1", "0.28.0"])
+def test_inkling_drafts_one_token_before_0_28(check: Check, version: str) -> None:
+    inkling = {"model_type": "inkling_model", "mtp_config": {"num_nextn_predict_layers": 1}}
+    found = check(files(config=inkling, speculative_config={**MTP, "num_speculative_tokens": 2}), version=version)
+    if version == "0.28.0":
+        assert found == []
+        return
+    assert messages(found) == [
+        refuses(
+            version,
+            "speculative_config.num_speculative_tokens = 2 with Inkling's MTP draft",
+            "Inkling MTP currently supports exactly one speculative token",
+        )
+    ]
+    assert found[0].fix == "set speculative_config.num_speculative_tokens = 1"
+    assert check(files(config=inkling, speculative_config=MTP), version=version) == []
+
+
+@pytest.mark.parametrize("version", ["0.29.0", "0.30.0"])
+def test_deepseek_v41_has_no_classic_mtp_draft(check: Check, version: str) -> None:
+    found = check(files(config={"model_type": "deepseek_v41"}, speculative_config=MTP), version=version)
+    if version == "0.29.0":  # before 0.30.0 vLLM knows no V4.1 and finds no MTP draft for it
+        assert [f.rule for f in found] == ["speculative-mtp-model"]
+        assert "Unsupported speculative method: 'mtp'" in found[0].message
+        return
+    assert messages(found) == [
+        refuses(
+            version,
+            'speculative_config.method = "mtp" on DeepSeek V4.1, whose checkpoints have no classic MTP draft',
+            "DeepSeek V4.1 has no classic-MTP draft: its checkpoints ship DSpark stages under mtp.* "
+            "(main_proj/markov_head/confidence_head) and carry no e_proj/h_proj/enorm/hnorm/hc_head weights. Use "
+            "speculative method 'dspark' instead of 'mtp'.",
+        )
+    ]
+
+
+def test_an_mtp_method_without_the_models_config_json_is_not_decided(check: Check) -> None:
+    found = check(files(speculative_config=MTP, with_config=False))
+    assert [f.rule for f in found] == ["model-facts-missing"]
+    assert found[0].message == (
+        "profilekit could not run vLLM 0.33.0's checks of speculative_config.method = \"mtp\" against the model's "
+        "MTP layers: they need the config.json of model 'dummy/LlamaForCausalLM', which profilekit does not have"
+    )
+    # a draft model of its own is judged by its own config.json, which vLLM reads, not this one
+    own = {"method": "mtp", "num_speculative_tokens": 1, "model": "org/draft"}
+    assert check(files(speculative_config=own)) == []
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_the_batch_size_schedule_takes_triples(check: Check, version: str) -> None:
+    spec = {**NGRAM, "num_speculative_tokens_per_batch_size": [[1]]}
+    found = check(files(speculative_config=spec), version=version)
+    assert [(f.rule, f.message) for f in found] == [
+        (
+            "invalid-value",
+            f"serve.speculative_config.num_speculative_tokens_per_batch_size.0.{i}: vLLM {version} refuses it: "
+            f'"1 validation error for SpeculativeConfig / num_speculative_tokens_per_batch_size.0.{i} / Field required"',
+        )
+        for i in (1, 2)
+    ]
+    long = {**NGRAM, "num_speculative_tokens_per_batch_size": [[1, 8, 2, 4]]}
+    assert [f.message for f in check(files(speculative_config=long), version=version)] == [
+        f"serve.speculative_config.num_speculative_tokens_per_batch_size.0: vLLM {version} refuses it: "
+        '"1 validation error for SpeculativeConfig / num_speculative_tokens_per_batch_size.0 / Tuple should have at '
+        'most 3 items after validation, not 4"'
+    ]
+    ok = {**NGRAM, "num_speculative_tokens_per_batch_size": [[1, 8, 2], [9, 64, 1]]}
+    assert check(files(speculative_config=ok), version=version) == []
+
+
+def test_dots3_names_one_layer_type_per_mtp_layer(check: Check) -> None:
+    dots3 = {"model_type": "dots3_note", "layer_types": ["full_attention"] * 2, "num_nextn_predict_layers": 2}
+    wrong = {**dots3, "mtp_layer_types": ["sliding_attention"]}
+    found = check(files(config=wrong, speculative_config=MTP), version="0.28.0")
+    assert messages(found) == [
+        refuses(
+            "0.28.0",
+            'speculative_config.method = "mtp" drafts with the model\'s own MTP layers, which vLLM cannot build',
+            "mtp_layer_types must have one entry per MTP layer: got 1 for 2 layers",
+        )
+    ]
+    assert check(files(config=dots3, speculative_config=MTP), version="0.28.0") == []
+    # before 0.28.0 vLLM has no Dots3 MTP draft at all
+    assert [f.rule for f in check(files(config=wrong, speculative_config=MTP), version="0.27.1")] == [
+        "speculative-mtp-model"
+    ]

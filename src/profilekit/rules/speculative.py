@@ -18,7 +18,15 @@ from profilekit.rules.engine import Context, Hit, rule
 from profilekit.rules.facts import RoleFacts, at_least
 from profilekit.rules.modelcfg import Undecided, needs, shown
 from profilekit.vllm.constraints import speculative_conflicts, speculative_origin, speculative_view
-from profilekit.vllm.mtp import DEEPSEEK_V41, UNSUPPORTED, detected_method, is_mtp_method, mtp_draft
+from profilekit.vllm.mtp import (
+    DEEPSEEK_V41,
+    INKLING_ONE_TOKEN,
+    UNSUPPORTED,
+    MtpDraft,
+    detected_method,
+    is_mtp_method,
+    mtp_draft,
+)
 
 SOURCE = "vllm/config/speculative.py SpeculativeConfig.__post_init__"
 # methods that work without a model when a count is given: the MTP methods and dspark take the target, the
@@ -167,29 +175,36 @@ def _mtp_failure(f: RoleFacts, spec: dict[str, Any]) -> Hit | None:
     if not _mtp_target(f, spec) or config is None or _transformers_mtp(f, config):
         return None
     draft = mtp_draft(config, f.version)
-    if draft is None:
+    problem = _mtp_problem(f, spec, config, draft) if draft is not None else None
+    if problem is None:
         return None
+    what, message, fix = problem
+    hit = _hit(f, "speculative-mtp-model", 2, what, message, fix=fix, keys=("method",))
+    hit.locations += f.model.locations
+    return hit
+
+
+def _mtp_problem(f: RoleFacts, spec: dict[str, Any], config: dict[str, Any], draft: MtpDraft) -> tuple[str, ...] | None:
+    """(what, vLLM's message, the fix) of the first check the MTP draft fails, in `__post_init__`'s order."""
     raw = shown(spec.get("method"))
     if draft.error is not None:
         what = f"speculative_config.method = {raw} drafts with the model's own MTP layers, which vLLM cannot build"
-        message = draft.error
-    else:
-        method = detected_method(draft, f.model.model or "", f.version)
-        if method is None:
-            arch = config.get("architectures", [""])[0]
-            what = (
-                f"speculative_config.method = {raw} drafts with the model's own MTP layers, and vLLM {f.version} has "
-                f'none for a "{config.get("model_type")}" model ({arch})'
-            )
-            message = UNSUPPORTED
-        elif method == "mtp" and at_least(f.version, "0.30.0") and config.get("model_type") == "deepseek_v41":
-            what = f"speculative_config.method = {raw} on DeepSeek V4.1, whose checkpoints have no classic MTP draft"
-            message = DEEPSEEK_V41
-        else:
-            return None
-    hit = _hit(f, "speculative-mtp-model", 2, what, message, fix=MTP_FIX, keys=("method",))
-    hit.locations += f.model.locations
-    return hit
+        return what, draft.error, MTP_FIX
+    method = detected_method(draft, f.model.model or "", f.version)
+    if method is None:
+        what = (
+            f"speculative_config.method = {raw} drafts with the model's own MTP layers, and vLLM {f.version} has "
+            f'none for a "{config.get("model_type")}" model ({config["architectures"][0]})'
+        )
+        return what, UNSUPPORTED, MTP_FIX
+    if method == "mtp" and at_least(f.version, "0.30.0") and config.get("model_type") == "deepseek_v41":
+        what = f"speculative_config.method = {raw} on DeepSeek V4.1, whose checkpoints have no classic MTP draft"
+        return what, DEEPSEEK_V41, 'use method = "dspark" (DeepSeek V4.1 ships DSpark stages)'
+    count = spec.get("num_speculative_tokens")
+    if not at_least(f.version, "0.28.0") and draft.model_type == "inkling_mtp" and count not in (None, 1):
+        what = f"speculative_config.num_speculative_tokens = {shown(count)} with Inkling's MTP draft"
+        return what, INKLING_ONE_TOKEN, "set speculative_config.num_speculative_tokens = 1"
+    return None
 
 
 @needs

@@ -56,6 +56,7 @@ _MTP_ADDED = {
 
 UNSUPPORTED = "Unsupported speculative method: 'mtp'"
 INKLING_NO_WEIGHTS = "The Inkling checkpoint does not contain MTP weights"
+INKLING_ONE_TOKEN = "Inkling MTP currently supports exactly one speculative token"  # 0.27.x
 DEEPSEEK_V41 = (
     "DeepSeek V4.1 has no classic-MTP draft: its checkpoints ship DSpark stages under mtp.* "
     "(main_proj/markov_head/confidence_head) and carry no e_proj/h_proj/enorm/hnorm/hc_head weights. Use "
