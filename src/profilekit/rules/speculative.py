@@ -1,8 +1,9 @@
 """Speculative-decoding options that contradict each other inside `speculative_config`.
 
 Source: `vllm/config/speculative.py` `SpeculativeConfig.__post_init__` and `_verify_args` (every release
-0.27.0-0.33.0): a count without a draft model, n-gram prompt lookup bounds, and no count where nothing
-can supply one. vLLM merges `--spec-method`, `--spec-model` and `--spec-tokens` into the table first
+0.27.0-0.33.0): a count without a draft model, n-gram prompt lookup bounds, an MTP method on a model whose
+config.json gives vLLM no MTP draft (`profilekit.vllm.mtp` replays `hf_config_override`), and no count where
+nothing can supply one. vLLM merges `--spec-method`, `--spec-model` and `--spec-tokens` into the table first
 (`EngineArgs.create_speculative_config`), refusing a shorthand whose key the table also sets; the rules
 judge the merged table (`profilekit.vllm.constraints.speculative_view`). Field constraints (`num_speculative_tokens > 0`, the method names) are `invalid-value`'s.
 """
