@@ -15,6 +15,9 @@ from tests.rules.layers import KIMI, LLAMA, RELEASES, at_least, layer
 V1 = {"VLLM_USE_V2_MODEL_RUNNER": "0"}
 V2 = {"VLLM_USE_V2_MODEL_RUNNER": "1"}
 MTP2 = {"method": "mtp", "num_speculative_tokens": 2}
+# MTP on a declared architecture without its config.json: profilekit also warns that it cannot check the MTP draft
+# against the model (rules/speculative.py, `model-facts-missing`); the tests here are about the ReplaySSM rules
+MTP_UNCHECKED = "model-facts-missing"
 NGRAM3 = {"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4}
 KV_MSG = '"--use-replayssm is incompatible with KV connectors (P/D disaggregation, KV cache offload)"'
 
@@ -195,7 +198,7 @@ def test_prefix_caching_kda_modes(check: Check, version: str) -> None:
         KIMI, use_replayssm=True, env=V2, speculative_config=MTP2, mamba_cache_mode="all", enable_prefix_caching=True
     )
     # Kimi has no Mamba prefix caching "all" support: vLLM falls back to align, so the KDA path accepts it
-    assert check({"s.toml": text}, version=version) == []
+    assert [f.rule for f in check({"s.toml": text}, version=version)] == [MTP_UNCHECKED]
 
 
 # ---- replayssm-speculative --------------------------------------------------------------------
@@ -259,9 +262,14 @@ def test_speculative_decoding_mamba2_on_flashinfer(check: Check, version: str) -
 def test_speculative_decoding_on_kimi(check: Check, version: str) -> None:
     found = check({"s.toml": layer(KIMI, use_replayssm=True, env=V2, speculative_config=MTP2)}, version=version)
     if at_least(version, "0.29.0"):
-        assert found == []  # the KDA RecoverSSM path
+        assert [f.rule for f in found] == [MTP_UNCHECKED]  # the KDA RecoverSSM path
+        assert found[0].message == (
+            f'profilekit could not run vLLM {version}\'s checks of speculative_config.method = "mtp" against the '
+            "model's MTP layers: they need the config.json of model 'org/KimiLinearForCausalLM', which profilekit "
+            "does not have"
+        )
     else:
-        assert [f.rule for f in found] == ["replayssm-architecture"]
+        assert [f.rule for f in found] == [MTP_UNCHECKED, "replayssm-architecture"]
 
 
 # ---- replayssm-backend ------------------------------------------------------------------------
@@ -338,13 +346,13 @@ def test_model_runner_triton_needs_v1(check: Check, version: str) -> None:
 def test_model_runner_kda_with_prefix_caching_needs_v2(check: Check, version: str) -> None:
     found = check({"s.toml": layer(KIMI, use_replayssm=True, env=V1, speculative_config=MTP2)}, version=version)
     wording = "prefix caching" if version == "0.33.0" else "align mode"
-    assert messages(found) == [
+    assert messages([f for f in found if f.rule != MTP_UNCHECKED]) == [
         f"use_replayssm = true with speculative decoding on a Kimi KDA model, prefix caching on (vLLM {version}'s "
         "default for this model) gives Mamba cache mode 'align', and VLLM_USE_V2_MODEL_RUNNER = \"0\" selects Model "
         "Runner V1" + refuses(version, f'"RecoverSSM with {wording} requires VLLM_USE_V2_MODEL_RUNNER=1"')
     ]
     off = layer(KIMI, use_replayssm=True, env=V1, speculative_config=MTP2, enable_prefix_caching=False)
-    assert check({"s.toml": off}, version=version) == []
+    assert [f.rule for f in check({"s.toml": off}, version=version)] == [MTP_UNCHECKED]
 
 
 # ---- replayssm-pipeline-parallel, replayssm-stochastic-rounding -------------------------------
