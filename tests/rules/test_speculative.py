@@ -270,14 +270,14 @@ def test_the_batch_size_schedule_takes_triples(check: Check, version: str) -> No
     assert [(f.rule, f.message) for f in found] == [
         (
             "invalid-value",
-            f"serve.speculative_config.num_speculative_tokens_per_batch_size.0.{i}: vLLM {version} refuses it: "
+            f"serve.speculative_config.num_speculative_tokens_per_batch_size[0][{i}]: vLLM {version} refuses it: "
             f'"1 validation error for SpeculativeConfig / num_speculative_tokens_per_batch_size.0.{i} / Field required"',
         )
         for i in (1, 2)
     ]
     long = {**NGRAM, "num_speculative_tokens_per_batch_size": [[1, 8, 2, 4]]}
     assert [f.message for f in check(files(speculative_config=long), version=version)] == [
-        f"serve.speculative_config.num_speculative_tokens_per_batch_size.0: vLLM {version} refuses it: "
+        f"serve.speculative_config.num_speculative_tokens_per_batch_size[0]: vLLM {version} refuses it: "
         '"1 validation error for SpeculativeConfig / num_speculative_tokens_per_batch_size.0 / Tuple should have at '
         'most 3 items after validation, not 4"'
     ]
