@@ -57,6 +57,8 @@ class Layer:
     spelling: dict[KeyPath, KeyPath] = field(default_factory=dict)
     # the flag catalogue the keys were resolved with (None: dashes folded only)
     catalogue: Catalogue | None = None
+    # `location` answers, kept: every stack the layer is in asks for the same keys (lint composes hundreds)
+    _located: dict[KeyPath, Location] = field(default_factory=dict, repr=False, compare=False)
 
     def dest(self, key: str) -> str:
         """A `serve` key as vLLM's dest: aliases resolved with the catalogue, else dashes folded."""
@@ -72,6 +74,12 @@ class Layer:
 
     def location(self, path: KeyPath) -> Location:
         """Where the (normalised) key `path` was written in this layer."""
+        known = self._located.get(path)
+        if known is None:
+            known = self._located[path] = self._locate(path)
+        return known
+
+    def _locate(self, path: KeyPath) -> Location:
         written = path
         for depth in range(len(path), 0, -1):
             mapped = self.spelling.get(path[:depth])
