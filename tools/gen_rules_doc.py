@@ -37,6 +37,8 @@ FAMILIES = {
     "scheduler": "Scheduler budgets (`rules/scheduler.py`)",
     "cache": "KV and Mamba cache, CPU offloading (`rules/cache.py`)",
     "speculative": "Speculative decoding (`rules/speculative.py`)",
+    "specargs": "Speculative decoding, field by field (`rules/specargs.py`)",
+    "specvllm": "Speculative decoding against the engine: watermarking (`rules/specvllm.py`)",
     "compilation": "The compilation config (`rules/compilation.py`)",
     "frontend": "The serve front end (`rules/frontend.py`)",
     "observability": "Observability and structured outputs (`rules/observability.py`)",

@@ -336,6 +336,65 @@ TABLE: list[tuple[str, str, str, str]] = [
         "modelled:speculative-num-tokens",
         "",
     ),
+    # rules/specargs.py
+    (
+        r"SpeculativeConfig\.__post_init__",
+        r"method='custom_class' requires",
+        "modelled:speculative-custom-class-model",
+        "",
+    ),
+    (r"SpeculativeConfig\.__post_init__", r"index_share_for_mtp_iteration", "modelled:speculative-index-share-mtp", ""),
+    (
+        r"SpeculativeConfig\.__post_init__",
+        r"Adaptive verification (only supported with DSpark|estimates)",
+        "modelled:speculative-adaptive-verification",
+        "",
+    ),
+    (
+        r"SpeculativeConfig\._verify_args",
+        r"draft_lm_head_quantization is not supported",
+        "modelled:speculative-lm-head-quantization",
+        "",
+    ),
+    (
+        r"SpeculativeConfig\._verify_args|SpeculativeConfig\._resolve_synthetic_acceptance_rates",
+        r"synthetic_acceptance|rejection_sample_method='synthetic'",
+        "modelled:speculative-synthetic-acceptance",
+        "",
+    ),
+    (r"SpeculativeConfig\._verify_args", r"use_heterogeneous_vocab", "modelled:speculative-heterogeneous-vocab", ""),
+    (r"SpeculativeConfig\._verify_args", r"^FLy ", "modelled:speculative-fly", ""),
+    (
+        r"VllmConfig\._check_(supports_watermarking|watermarking_unsupported)",
+        r"requires draft_sample_method|requires rejection_sample_method|Parallel speculative drafting|"
+        r"Watermarking supports only|does not support speculative decoding",
+        "modelled:speculative-watermarking",
+        "",
+    ),
+    (
+        r"VllmConfig\._check_watermarking_unsupported",
+        r"Beam search is not supported",
+        "out-of-scope",
+        "raised per request (offline beam search passes beam_search=True), never at start-up",
+    ),
+    (
+        r"VllmConfig\._check_supports_watermarking",
+        r"DFlash2 and LiLiCorr",
+        "out-of-scope",
+        DRAFT + ": the drafter's architecture",
+    ),
+    (
+        r"SpeculativeConfig\._verify_args",
+        r"Expected num_speculative_tokens to be greater than zero",
+        "modelled:invalid-value",
+        "the field bound gt=0 refuses it first (every release)",
+    ),
+    (
+        r"SpeculativeConfig\.__post_init__",
+        r"Either prompt_lookup_max or prompt_lookup_min must be provided",
+        "out-of-scope",
+        "unreachable: both unset takes the default 5 first, so the branches that raise it never see the other None",
+    ),
     (
         r"EngineArgs\.create_speculative_config",
         r"and --speculative-config\[.*\] are mutually exclusive",

@@ -329,6 +329,29 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     (r"num_speculative_tokens was provided but without speculative model", "speculative-draft-model"),
     (r"prompt_lookup_min=\d+ must be <= prompt_lookup_max=", "speculative-prompt-lookup"),
     (r"num_speculative_tokens must be provided with speculative model", "speculative-num-tokens"),
+    (r"method='custom_class' requires 'model' to contain", "speculative-custom-class-model"),
+    (r"index_share_for_mtp_iteration is only supported with method='mtp'", "speculative-index-share-mtp"),
+    (
+        r"Adaptive verification (only supported with DSpark|estimates per-position acceptance)",
+        "speculative-adaptive-verification",
+    ),
+    (r"draft_lm_head_quantization is not supported for method", "speculative-lm-head-quantization"),
+    (
+        r"synthetic_acceptance_(rates|length)[ /].*(only valid with|must (have|be)|entries must)|"
+        r"rejection_sample_method='synthetic' requires exactly one",
+        "speculative-synthetic-acceptance",
+    ),
+    (
+        r"use_heterogeneous_vocab (only works|currently only supports|is not compatible)",
+        "speculative-heterogeneous-vocab",
+    ),
+    (
+        r"(Speculative decoding with watermarking requires|Parallel speculative drafting is not supported with "
+        r"watermarking|Watermarking supports only (dflash|autoregressive)|watermarking algorithm does not support "
+        r"speculative decoding)",
+        "speculative-watermarking",
+    ),
+    (r"FLy (is not compatible with method|requires (num_speculative_tokens|fly_window_size))", "speculative-fly"),
     (r"Unsupported speculative method: 'mtp'", "speculative-mtp-model"),
     (r"The Inkling checkpoint does not contain MTP weights", "speculative-mtp-model"),
     (r"mtp_layer_types must have one entry per MTP layer", "speculative-mtp-model"),

@@ -1,7 +1,8 @@
 """The rule engine: every check that runs on a composed stack, returning findings as data.
 
 One module per rule family (replayssm, kv, pd, host, mamba, runner, declared, secrets, env, basic, options,
-and the cross-field checks: modelcfg, parallel, microbatch, experts, dataparallel, scheduler, cache, speculative, frontend,
+and the cross-field checks: modelcfg, parallel, microbatch, experts, dataparallel, scheduler, cache, speculative, specargs, specvllm,
+frontend,
 observability, outputs, configs, compilation, quantpool, archsupport); `engine` holds the registry
 and the run loop, `facts` the per-role facts, `models` the model architecture lookup, `order` where in vLLM's
 start-up the cross-field checks run.
@@ -40,7 +41,9 @@ from profilekit.rules import (  # noqa: F401 - they register
     runner,
     scheduler,
     secrets,
+    specargs,
     speculative,
+    specvllm,
 )
 from profilekit.rules.engine import (
     RULES,

@@ -43,6 +43,16 @@ def _needs_draft_model(method: Any) -> bool:
     return not (method == "mtp" or method.endswith("_mtp") or method in NO_DRAFT_MODEL)
 
 
+# SpeculativeConfig's checks in vLLM's order (`order.built` steps): __post_init__ (the draft model 0, the n-gram
+# bounds 1, the MTP draft 2, then rules/specargs.py's), then the model validator _verify_args
+POST_INIT_INDEX_SHARE = 4
+POST_INIT_ADAPTIVE = 5
+VERIFY_NUM_TOKENS = 10
+VERIFY_LM_HEAD = 11
+VERIFY_SYNTHETIC = 12
+VERIFY_HETEROGENEOUS = 13
+VERIFY_FLY = 14
+
 NGRAM = ("ngram", "[ngram]", "ngram_gpu")
 # without a model (a draft to read n_predict from) every method needs num_speculative_tokens but suffix decoding,
 # which defaults it to suffix_decoding_max_tree_depth: the MTP methods and dspark take the target as their model
@@ -133,7 +143,7 @@ def _failure(f: RoleFacts) -> Hit | None:
         return _hit(
             f,
             "speculative-num-tokens",
-            3,
+            VERIFY_NUM_TOKENS,
             f"speculative_config with {f'method = {shown(method)}' if method is not None else 'no method'}, no draft "
             "model and no num_speculative_tokens",
             "num_speculative_tokens must be provided with speculative model unless the draft model config contains "
