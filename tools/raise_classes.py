@@ -384,6 +384,56 @@ TABLE: list[tuple[str, str, str, str]] = [
         DRAFT + ": the drafter's architecture",
     ),
     (
+        r"SpeculativeConfig\.__post_init__",
+        r"xpress_topc is only supported by XPress|dspark_draft_topk is only supported by DSpark",
+        "modelled:speculative-method-option",
+        "",
+    ),
+    (
+        r"SpeculativeConfig\._verify_and_get_draft_tp",
+        r"cannot be other value than 1",
+        "modelled:speculative-draft-tensor-parallel",
+        "",
+    ),
+    (
+        r"EngineArgs\.create_engine_config",
+        r"Consider increasing max_num_batched_tokens or decreasing num_speculative_tokens",
+        "modelled:speculative-lora-batched-tokens",
+        "",
+    ),
+    (
+        r"SpeculativeConfig\.__post_init__",
+        r"dspark_draft_topk is only supported by Qwen3DSparkModel",
+        "out-of-scope",
+        DRAFT + ": the drafter's architectures",
+    ),
+    (
+        r"SpeculativeConfig\.__post_init__",
+        r"A speculative model was provided, but `num_speculative_tokens` was not provided",
+        "out-of-scope",
+        DRAFT + ": raised when the named draft's config has no n_predict",
+    ),
+    (
+        r"SpeculativeConfig\.__post_init__",
+        r"DSpark requires num_speculative_tokens >= dspark_block_size",
+        "needs-config-json",
+        "dspark_block_size of the drafter's config (the target's config.json when DSpark drafts from the target, "
+        "else the draft checkpoint)",
+    ),
+    (
+        r"SpeculativeConfig\._maybe_override_draft_max_model_len",
+        r"target_max_model_len",
+        "needs-config-json",
+        "the target's derived max_model_len, checked after the draft's own (the draft checkpoint's, or the target's "
+        "for MTP)",
+    ),
+    (
+        r"VllmConfig\._validate_adaptive_verification",
+        r"compatible with LoRA|enforce_eager/cudagraph_mode=none|requires full CUDA graphs",
+        "modelled:speculative-adaptive-engine",
+        "the CUDA graph mode when enforce_eager or compilation_config.cudagraph_mode says it; vLLM's default is left",
+    ),
+    (
         r"SpeculativeConfig\._verify_args",
         r"Expected num_speculative_tokens to be greater than zero",
         "modelled:invalid-value",

@@ -351,6 +351,22 @@ MESSAGE_RULES: list[tuple[str, str]] = [
         r"speculative decoding)",
         "speculative-watermarking",
     ),
+    (
+        r"xpress_topc is only supported by XPress|dspark_draft_topk is only supported by DSpark",
+        "speculative-method-option",
+    ),
+    (
+        r"speculative_draft_tensor_parallel_size=\d+ cannot be other value than 1",
+        "speculative-draft-tensor-parallel",
+    ),
+    (
+        r"Consider increasing max_num_batched_tokens or decreasing num_speculative_tokens",
+        "speculative-lora-batched-tokens",
+    ),
+    (
+        r"Adaptive verification (is not currently compatible with (LoRA|enforce_eager)|requires full CUDA graphs)",
+        "speculative-adaptive-engine",
+    ),
     (r"FLy (is not compatible with method|requires (num_speculative_tokens|fly_window_size))", "speculative-fly"),
     (r"Unsupported speculative method: 'mtp'", "speculative-mtp-model"),
     (r"The Inkling checkpoint does not contain MTP weights", "speculative-mtp-model"),

@@ -28,6 +28,7 @@ def _spec(**table: object) -> dict[str, object]:
 
 
 MARK = {"key": 7}
+LORA = {"enable_lora": True, "max_num_seqs": 8}
 MTP2 = {"method": "nemotron_h_mtp", "num_speculative_tokens": 2}
 CASES = [
     Case(
@@ -151,6 +152,55 @@ CASES = [
         },
         config=NEMOTRON_MTP_LAYERS,
     ),
+    # the draft-model branch of __post_init__ (an MTP draft built from the model's own MTP layers)
+    Case(
+        "mtp-dspark-topk",
+        _since("0.28.0", "speculative-method-option"),
+        NEMOTRON,
+        {"speculative_config": {**MTP2, "dspark_draft_topk": 4}},
+        config=NEMOTRON_MTP_LAYERS,
+    ),
+    Case(
+        "mtp-xpress-topc",
+        _since("0.33.0", "speculative-method-option"),
+        NEMOTRON,
+        {"speculative_config": {**MTP2, "xpress_topc": 4}},
+        config=NEMOTRON_MTP_LAYERS,
+    ),
+    Case(
+        "mtp-draft-tp-2",
+        "speculative-draft-tensor-parallel",
+        NEMOTRON,
+        {"speculative_config": {**MTP2, "draft_tensor_parallel_size": 2}},
+        config=NEMOTRON_MTP_LAYERS,
+    ),
+    Case(
+        "mtp-draft-tp-1",
+        None,
+        NEMOTRON,
+        {"speculative_config": {**MTP2, "draft_tensor_parallel_size": 1}},
+        config=NEMOTRON_MTP_LAYERS,
+    ),
+    # VllmConfig._validate_adaptive_verification (0.30.0 on: after SpeculativeConfig accepts the table)
+    Case(
+        "adaptive-lora",
+        _since("0.30.0", "speculative-adaptive-engine", None),
+        LLAMA,
+        {**_spec(enable_adaptive_verification=True), "enable_lora": True},
+        releases=">=0.30.0",
+    ),
+    Case(
+        "adaptive-eager",
+        _since("0.30.0", "speculative-adaptive-engine", None),
+        LLAMA,
+        {**_spec(enable_adaptive_verification=True), "enforce_eager": True},
+        releases=">=0.30.0",
+    ),
+    # EngineArgs.create_engine_config with LoRA
+    Case(
+        "lora-budget-short", "speculative-lora-batched-tokens", LLAMA, {**_spec(), **LORA, "max_num_batched_tokens": 16}
+    ),
+    Case("lora-budget", None, LLAMA, {**_spec(), **LORA, "max_num_batched_tokens": 24}),
 ]
 
 

@@ -200,3 +200,50 @@ def test_fly_verification(check: Check) -> None:
         assert _found(check, "0.33.0", rule, **table) == [refuses("0.33.0", what, message)], table
     assert _found(check, "0.33.0", rule, **fly, fly_window_size=1) == []
     assert _found(check, "0.33.0", rule, **fly) == []
+
+
+MTP = {"method": "mtp", "num_speculative_tokens": 2}
+
+
+@pytest.mark.parametrize("version", _since("0.28.0"))
+def test_options_of_another_method(check: Check, version: str) -> None:
+    rule = "speculative-method-option"
+    assert _found(check, version, rule, **MTP, dspark_draft_topk=4) == [
+        refuses(
+            version,
+            'speculative_config.dspark_draft_topk = 4 with method = "mtp"',
+            "dspark_draft_topk is only supported by DSpark",
+        )
+    ]
+    assert _found(check, version, rule, method="dspark", num_speculative_tokens=2, dspark_draft_topk=4) == []
+    # the n-gram methods never reach the draft-model branch that checks it
+    assert _found(check, version, rule, **NGRAM, dspark_draft_topk=4) == []
+
+
+def test_xpress_options_need_dflash(check: Check) -> None:
+    rule = "speculative-method-option"
+    assert _found(check, "0.33.0", rule, **MTP, xpress_topc=8) == [
+        refuses(
+            "0.33.0",
+            'speculative_config.xpress_topc = 8 with method = "mtp"',
+            "xpress_topc is only supported by XPress",
+        )
+    ]
+    dflash = {"method": "dflash", "model": "org/dflash-draft", "num_speculative_tokens": 2, "xpress_topc": 8}
+    assert _found(check, "0.33.0", rule, **dflash) == []
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_the_drafts_tensor_parallelism(check: Check, version: str) -> None:
+    layer = files(speculative_config={**MTP, "draft_tensor_parallel_size": 2}, tensor_parallel_size=4)
+    assert messages(check(layer, version=version, rule="speculative-draft-tensor-parallel")) == [
+        refuses(
+            version,
+            "speculative_config.draft_tensor_parallel_size = 2 with tensor_parallel_size = 4",
+            "speculative_draft_tensor_parallel_size=2 cannot be other value than 1 or target model "
+            "tensor_parallel_size",
+        )
+    ]
+    for draft_tp in (1, 4):
+        layer = files(speculative_config={**MTP, "draft_tensor_parallel_size": draft_tp}, tensor_parallel_size=4)
+        assert check(layer, version=version, rule="speculative-draft-tensor-parallel") == []

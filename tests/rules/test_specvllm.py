@@ -82,3 +82,60 @@ def test_the_watermarking_algorithm_must_cover_draft_tokens(check: Check, versio
 
 def test_watermarking_without_speculative_decoding(check: Check) -> None:
     assert messages(check(files(watermark_config=MARK), version="0.33.0", rule=RULE)) == []
+
+
+@pytest.mark.parametrize("version", ["0.27.0", "0.33.0"])
+def test_lora_needs_room_for_every_sequences_draft_tokens(check: Check, version: str) -> None:
+    rule = "speculative-lora-batched-tokens"
+    spec = {"method": "ngram", "num_speculative_tokens": 2}
+    layer = files(speculative_config=spec, enable_lora=True, max_num_seqs=8, max_num_batched_tokens=16)
+    assert messages(check(layer, version=version, rule=rule)) == [
+        refuses(
+            version,
+            "enable_lora with max_num_batched_tokens = 16 below max_num_seqs = 8 x (num_speculative_tokens = 2 + 1) "
+            "= 24",
+            "Consider increasing max_num_batched_tokens or decreasing num_speculative_tokens",
+        )
+    ]
+    layer = files(speculative_config=spec, enable_lora=True, max_num_seqs=8, max_num_batched_tokens=24)
+    assert check(layer, version=version, rule=rule) == []
+    layer = files(speculative_config=spec, max_num_seqs=8, max_num_batched_tokens=16)
+    assert check(layer, version=version, rule=rule) == []
+
+
+ADAPTIVE = {"method": "ngram", "num_speculative_tokens": 2, "enable_adaptive_verification": True}
+
+
+@pytest.mark.parametrize("version", ["0.29.0", "0.30.0", "0.33.0"])
+def test_adaptive_verification_with_lora(check: Check, version: str) -> None:
+    rule = "speculative-adaptive-engine"
+    assert messages(check(files(speculative_config=ADAPTIVE, enable_lora=True), version=version, rule=rule)) == [
+        refuses(
+            version,
+            "speculative_config.enable_adaptive_verification = true with enable_lora",
+            "Adaptive verification is not currently compatible with LoRA",
+        )
+    ]
+    assert check(files(speculative_config=ADAPTIVE), version=version, rule=rule) == []
+
+
+@pytest.mark.parametrize(
+    ("version", "message"),
+    [
+        ("0.29.0", "Adaptive verification is not currently compatible with enforce_eager/cudagraph_mode=none"),
+        (
+            "0.33.0",
+            "Adaptive verification requires full CUDA graphs. Use cudagraph mode FULL, FULL_DECODE_ONLY, or "
+            "FULL_AND_PIECEWISE, or disable adaptive verification.",
+        ),
+    ],
+)
+def test_adaptive_verification_needs_cuda_graphs(check: Check, version: str, message: str) -> None:
+    rule = "speculative-adaptive-engine"
+    assert messages(check(files(speculative_config=ADAPTIVE, enforce_eager=True), version=version, rule=rule)) == [
+        refuses(version, "speculative_config.enable_adaptive_verification = true with enforce_eager = true", message)
+    ]
+    piecewise = files(speculative_config=ADAPTIVE, compilation_config={"cudagraph_mode": "PIECEWISE"})
+    assert [bool(check(piecewise, version=v, rule=rule)) for v in ("0.29.0", "0.30.0")] == [False, True]
+    full = files(speculative_config=ADAPTIVE, compilation_config={"cudagraph_mode": "FULL_AND_PIECEWISE"})
+    assert check(full, version=version, rule=rule) == []

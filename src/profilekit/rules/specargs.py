@@ -19,6 +19,7 @@ from profilekit.rules.facts import RoleFacts, at_least
 from profilekit.rules.modelcfg import shown
 from profilekit.rules.speculative import (
     POST_INIT_ADAPTIVE,
+    POST_INIT_DRAFT,
     POST_INIT_INDEX_SHARE,
     VERIFY_FLY,
     VERIFY_HETEROGENEOUS,
@@ -65,13 +66,68 @@ def _count(spec: dict[str, Any], method: str | None) -> int | None:
     return count if count is not None and count > 0 else None
 
 
+def verified_count(spec: dict[str, Any], version: str) -> int | None:
+    """The token count SpeculativeConfig ends with, when the table alone gives it."""
+    return _count(spec, normalised_method(spec, version))
+
+
 def _true(spec: dict[str, Any], key: str) -> bool:
     return spec.get(key) is True
+
+
+NO_DRAFT_BRANCH = ("ngram", "ngram_gpu", "suffix", "custom_class", "extract_hidden_states")
+
+
+def _draft_branch(f: RoleFacts, spec: dict[str, Any], method: str | None) -> Hit | None:
+    """The draft-model branch of `__post_init__` (a model-based method whose draft vLLM builds), once the
+    token count is known: options that name another method, and the draft's tensor parallelism."""
+    model, count = spec.get("model"), _int(spec.get("num_speculative_tokens"))
+    if method is None or method in NO_DRAFT_BRANCH or count is None:
+        return None  # without a count, the draft checkpoint's n_predict decides first
+    if model is None and method not in ("mtp", "dspark"):
+        return None  # speculative-draft-model
+    topc, topk = spec.get("xpress_topc"), spec.get("dspark_draft_topk")
+    if at_least(f.version, "0.33.0") and topc is not None and method != "dflash":
+        return _hit(
+            f,
+            "speculative-method-option",
+            POST_INIT_DRAFT,
+            f"speculative_config.xpress_topc = {shown(topc)} with method = {shown(method)}",
+            "xpress_topc is only supported by XPress",
+            fix='remove xpress_topc (XPress drafts under method = "dflash")',
+            keys=("xpress_topc", "method"),
+        )
+    if at_least(f.version, "0.28.0") and topk is not None and method != "dspark":
+        return _hit(
+            f,
+            "speculative-method-option",
+            POST_INIT_DRAFT,
+            f"speculative_config.dspark_draft_topk = {shown(topk)} with method = {shown(method)}",
+            "dspark_draft_topk is only supported by DSpark",
+            fix='remove dspark_draft_topk, or use method = "dspark"',
+            keys=("dspark_draft_topk", "method"),
+        )
+    draft_tp, tp = _int(spec.get("draft_tensor_parallel_size")), _int(f.serve.get("tensor_parallel_size", 1))
+    if draft_tp is not None and tp is not None and draft_tp not in (1, tp):
+        return _hit(
+            f,
+            "speculative-draft-tensor-parallel",
+            POST_INIT_DRAFT,
+            f"speculative_config.draft_tensor_parallel_size = {draft_tp} with tensor_parallel_size = {tp}",
+            f"speculative_draft_tensor_parallel_size={draft_tp} cannot be other value than 1 or target model "
+            "tensor_parallel_size",
+            fix=f"set draft_tensor_parallel_size to 1 or {tp} (or omit it: the target's)",
+            keys=("draft_tensor_parallel_size",),
+        )
+    return None
 
 
 def _post_init(f: RoleFacts, spec: dict[str, Any], method: str | None) -> Hit | None:
     """The checks at the end of `__post_init__`, in its order."""
     model, count = spec.get("model"), spec.get("num_speculative_tokens")
+    in_branch = _draft_branch(f, spec, method)
+    if in_branch is not None:
+        return in_branch
     if method == "custom_class" and model is None and count is not None:
         return _hit(
             f,
@@ -285,6 +341,19 @@ for _id, _summary, _where, _releases in (
         "speculative-custom-class-model",
         'method = "custom_class" with a token count but no proposer class path in speculative_config.model',
         "__post_init__",
+        "",
+    ),
+    (
+        "speculative-method-option",
+        "xpress_topc without method dflash (0.33.0) or dspark_draft_topk without method dspark (0.28.0+), "
+        "on a model-based method",
+        "__post_init__",
+        ">=0.28.0",
+    ),
+    (
+        "speculative-draft-tensor-parallel",
+        "draft_tensor_parallel_size other than 1 or the target's tensor_parallel_size, on a model-based method",
+        "__post_init__, _verify_and_get_draft_tp",
         "",
     ),
     (

@@ -45,6 +45,7 @@ def _needs_draft_model(method: Any) -> bool:
 
 # SpeculativeConfig's checks in vLLM's order (`order.built` steps): __post_init__ (the draft model 0, the n-gram
 # bounds 1, the MTP draft 2, then rules/specargs.py's), then the model validator _verify_args
+POST_INIT_DRAFT = 3  # the draft-model branch after the draft is built
 POST_INIT_INDEX_SHARE = 4
 POST_INIT_ADAPTIVE = 5
 VERIFY_NUM_TOKENS = 10

@@ -4,6 +4,8 @@ Source: `vllm/config/vllm.py` `VllmConfig._check_supports_watermarking` (0.32.0+
 in 0.30.0-0.31.0, the same checks), called from `__post_init__`
 after the model hooks and the float KV-cache check, before the model is checked against the parallel layout.
 The DFlash candidate-head check needs the draft checkpoint's architecture and is left to vLLM.
+Also `EngineArgs.create_engine_config` (every release): with LoRA, right after LoRAConfig is built, the batch
+budget must hold every sequence's speculative tokens plus one.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from profilekit.rules import order
 from profilekit.rules.engine import STAGE_POST_INIT, Context, Hit, rule
 from profilekit.rules.facts import RoleFacts, at_least
 from profilekit.rules.modelcfg import shown
-from profilekit.rules.specargs import normalised_method
+from profilekit.rules.scheduler import budget
+from profilekit.rules.specargs import normalised_method, verified_count
 from profilekit.rules.speculative import _spec, _unreadable
 from profilekit.vllm.constraints import speculative_origin
 
@@ -105,3 +108,104 @@ rule(
     releases=">=0.30.0",
     source="vllm/config/vllm.py VllmConfig._check_supports_watermarking",
 )(_watermarking)
+
+
+LORA_MESSAGE = "Consider increasing max_num_batched_tokens or decreasing num_speculative_tokens"
+
+
+def _lora_budget(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    spec = _spec(f)
+    if f.serve.get("enable_lora") is not True or spec is None or _unreadable(f):
+        return []
+    count, b = verified_count(spec, f.version), budget(f)
+    if count is None or b is None or b.batched_tokens >= b.seqs * (count + 1):
+        return []
+    tokens = "" if b.batched_written else " (vLLM's default)"
+    seqs = "" if b.seqs_written else " (vLLM's default)"
+    return [
+        Hit(
+            "speculative-lora-batched-tokens",
+            f"enable_lora with max_num_batched_tokens = {b.batched_tokens}{tokens} below max_num_seqs = "
+            f"{b.seqs}{seqs} x (num_speculative_tokens = {count} + 1) = {b.seqs * (count + 1)}; vLLM {f.version} "
+            f'refuses to start: "{LORA_MESSAGE}"',
+            [
+                *f.loc("serve", "enable_lora"),
+                *f.loc("serve", "max_num_batched_tokens"),
+                *f.locs("serve", *speculative_origin(f.serve, "num_speculative_tokens")),
+            ],
+            f"raise max_num_batched_tokens to at least {b.seqs * (count + 1)}, or lower max_num_seqs or "
+            "num_speculative_tokens",
+            role=f.role.name,
+            order=order.built("LoRAConfig", f.version, 100),
+        )
+    ]
+
+
+rule(
+    "speculative-lora-batched-tokens",
+    Severity.ERROR,
+    "LoRA with speculative decoding and a batch budget below max_num_seqs x (num_speculative_tokens + 1)",
+    source="vllm/engine/arg_utils.py EngineArgs.create_engine_config",
+)(_lora_budget)
+
+
+# VllmConfig.__post_init__: _validate_adaptive_verification right after _validate_batch_sharded_sampling
+ADAPTIVE = (STAGE_POST_INIT, 8, 3)
+
+
+def _cudagraphs_off(f: RoleFacts) -> str | None:
+    """What turns CUDA graphs off (or, 0.30.0+, leaves no full ones) when the options alone say so."""
+    if f.serve.get("enforce_eager") is True:
+        return "enforce_eager = true"
+    compilation = f.serve.get("compilation_config")
+    mode = compilation.get("cudagraph_mode") if isinstance(compilation, dict) else None
+    if not isinstance(mode, str):
+        return None
+    off = ("NONE", "PIECEWISE") if at_least(f.version, "0.30.0") else ("NONE",)
+    return f"compilation_config.cudagraph_mode = {shown(mode)}" if mode.upper() in off else None
+
+
+def _adaptive_engine(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    spec = _spec(f)
+    if spec is None or _unreadable(f) or spec.get("enable_adaptive_verification") is not True:
+        return []
+    eager = _cudagraphs_off(f)
+    if f.serve.get("enable_lora") is True:
+        what, message, fix = (
+            "speculative_config.enable_adaptive_verification = true with enable_lora",
+            "Adaptive verification is not currently compatible with LoRA",
+            "remove enable_adaptive_verification or enable_lora",
+        )
+        locs = f.loc("serve", "enable_lora")
+    elif eager is not None:
+        what = f"speculative_config.enable_adaptive_verification = true with {eager}"
+        if at_least(f.version, "0.30.0"):
+            message = (
+                "Adaptive verification requires full CUDA graphs. Use cudagraph mode FULL, FULL_DECODE_ONLY, or "
+                "FULL_AND_PIECEWISE, or disable adaptive verification."
+            )
+        else:
+            message = "Adaptive verification is not currently compatible with enforce_eager/cudagraph_mode=none"
+        fix = "remove enable_adaptive_verification, or run with CUDA graphs (no enforce_eager)"
+        locs = [*f.loc("serve", "enforce_eager"), *f.loc("serve", "compilation_config", "cudagraph_mode")]
+    else:
+        return []
+    return [
+        Hit(
+            "speculative-adaptive-engine",
+            f'{what}; vLLM {f.version} refuses to start: "{message}"',
+            [*f.locs("serve", *speculative_origin(f.serve, "enable_adaptive_verification")), *locs],
+            fix,
+            role=f.role.name,
+            order=ADAPTIVE,
+        )
+    ]
+
+
+rule(
+    "speculative-adaptive-engine",
+    Severity.ERROR,
+    "adaptive verification with LoRA, or without (full) CUDA graphs when the options say so",
+    releases=">=0.29.0",
+    source="vllm/config/vllm.py VllmConfig._validate_adaptive_verification",
+)(_adaptive_engine)
