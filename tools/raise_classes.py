@@ -434,6 +434,12 @@ TABLE: list[tuple[str, str, str, str]] = [
         "the CUDA graph mode when enforce_eager or compilation_config.cudagraph_mode says it; vLLM's default is left",
     ),
     (
+        r"SpeculativeConfig\._validate_suffix_decoding",
+        r"suffix_decoding_",
+        "modelled:speculative-suffix-decoding",
+        "checked once arctic-inference imports (the oracle has none: unit tests only)",
+    ),
+    (
         r"SpeculativeConfig\._verify_args",
         r"Expected num_speculative_tokens to be greater than zero",
         "modelled:invalid-value",

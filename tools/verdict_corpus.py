@@ -367,6 +367,7 @@ MESSAGE_RULES: list[tuple[str, str]] = [
         r"Adaptive verification (is not currently compatible with (LoRA|enforce_eager)|requires full CUDA graphs)",
         "speculative-adaptive-engine",
     ),
+    (r"suffix_decoding_\w+=\S+ must be (>=|in \[0, 1\])", "speculative-suffix-decoding"),
     (r"FLy (is not compatible with method|requires (num_speculative_tokens|fly_window_size))", "speculative-fly"),
     (r"Unsupported speculative method: 'mtp'", "speculative-mtp-model"),
     (r"The Inkling checkpoint does not contain MTP weights", "speculative-mtp-model"),

@@ -247,3 +247,21 @@ def test_the_drafts_tensor_parallelism(check: Check, version: str) -> None:
     for draft_tp in (1, 4):
         layer = files(speculative_config={**MTP, "draft_tensor_parallel_size": draft_tp}, tensor_parallel_size=4)
         assert check(layer, version=version, rule="speculative-draft-tensor-parallel") == []
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_suffix_decoding_bounds(check: Check, version: str) -> None:
+    rule = "speculative-suffix-decoding"
+    cases = [
+        ("suffix_decoding_max_tree_depth", 0, "suffix_decoding_max_tree_depth=0 must be >= 1"),
+        ("suffix_decoding_max_cached_requests", -1, "suffix_decoding_max_cached_requests=-1 must be >= 0"),
+        ("suffix_decoding_max_spec_factor", -1, "suffix_decoding_max_spec_factor=-1.0 must be >= 0"),
+        ("suffix_decoding_min_token_prob", 1.5, "suffix_decoding_min_token_prob=1.5 must be in [0, 1]"),
+    ]
+    for key, value, message in cases:
+        table = {"method": "suffix", "num_speculative_tokens": 4, key: value}
+        what = f"speculative_config.{key} = {value} with suffix decoding"
+        assert _found(check, version, rule, **table) == [refuses(version, what, message)], key
+    fine = {"method": "suffix", "suffix_decoding_max_tree_depth": 1, "suffix_decoding_min_token_prob": 1}
+    assert _found(check, version, rule, **fine) == []
+    assert _found(check, version, rule, **NGRAM, suffix_decoding_max_tree_depth=0) == []

@@ -122,9 +122,42 @@ def _draft_branch(f: RoleFacts, spec: dict[str, Any], method: str | None) -> Hit
     return None
 
 
+SUFFIX_BOUNDS = (  # _validate_suffix_decoding, in its order: (field, float field, lowest, highest, vLLM's words)
+    ("suffix_decoding_max_tree_depth", False, 1, None, "must be >= 1"),
+    ("suffix_decoding_max_cached_requests", False, 0, None, "must be >= 0"),
+    ("suffix_decoding_max_spec_factor", True, 0, None, "must be >= 0"),
+    ("suffix_decoding_min_token_prob", True, 0, 1, "must be in [0, 1]"),
+)
+
+
+def _suffix(f: RoleFacts, spec: dict[str, Any], method: str | None) -> Hit | None:
+    """`_validate_suffix_decoding`'s bounds (after its arctic-inference import check, a host matter)."""
+    if method != "suffix":
+        return None
+    for key, is_float, low, high, words in SUFFIX_BOUNDS:
+        value = spec.get(key)
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            continue
+        if value < low or (high is not None and value > high):
+            shown_value = float(value) if is_float else value
+            return _hit(
+                f,
+                "speculative-suffix-decoding",
+                1,
+                f"speculative_config.{key} = {shown(value)} with suffix decoding",
+                f"{key}={shown_value} {words}",
+                fix=f"set {key} {words[5:]}",
+                keys=(key,),
+            )
+    return None
+
+
 def _post_init(f: RoleFacts, spec: dict[str, Any], method: str | None) -> Hit | None:
     """The checks at the end of `__post_init__`, in its order."""
     model, count = spec.get("model"), spec.get("num_speculative_tokens")
+    suffix = _suffix(f, spec, method)
+    if suffix is not None:
+        return suffix
     in_branch = _draft_branch(f, spec, method)
     if in_branch is not None:
         return in_branch
@@ -354,6 +387,12 @@ for _id, _summary, _where, _releases in (
         "speculative-draft-tensor-parallel",
         "draft_tensor_parallel_size other than 1 or the target's tensor_parallel_size, on a model-based method",
         "__post_init__, _verify_and_get_draft_tp",
+        "",
+    ),
+    (
+        "speculative-suffix-decoding",
+        "suffix decoding with a tree depth below 1, negative cache or spec factor, or a token probability outside [0, 1]",
+        "_validate_suffix_decoding",
         "",
     ),
     (
