@@ -13,7 +13,7 @@ from packaging.specifiers import SpecifierSet
 
 from tests.oracle.oracle_client import OracleWorker
 from tests.oracle.test_crossfield import LLAMA, NEMOTRON, Case
-from tests.oracle.test_spec_values import NEMOTRON_MTP_LAYERS, NGRAM, _verdicts
+from tests.oracle.test_spec_values import MIMO, MTP, NEMOTRON_MTP_LAYERS, NGRAM, _verdicts
 
 
 def _since(first: str, rule: str | None, otherwise: str | None = "unknown-option"):  # type: ignore[no-untyped-def]
@@ -29,6 +29,7 @@ def _spec(**table: object) -> dict[str, object]:
 
 MARK = {"key": 7}
 LORA = {"enable_lora": True, "max_num_seqs": 8}
+MTP1 = MTP
 MTP2 = {"method": "nemotron_h_mtp", "num_speculative_tokens": 2}
 CASES = [
     Case(
@@ -125,32 +126,39 @@ CASES = [
         LLAMA,
         _spec(rejection_sample_method="fly", num_speculative_tokens=3, fly_window_size=2),
     ),
-    # VllmConfig._check_supports_watermarking (0.30.0+; --watermark-config is unknown before)
+    # VllmConfig._check_supports_watermarking (0.30.0+, where --watermark-config exists)
     Case(
-        "watermark-greedy", _since("0.30.0", "speculative-watermarking"), LLAMA, {**_spec(), "watermark_config": MARK}
+        "watermark-greedy",
+        "speculative-watermarking",
+        LLAMA,
+        {**_spec(), "watermark_config": MARK},
+        releases=">=0.30.0",
     ),
     Case(
         "watermark-ngram",
-        _since("0.30.0", "speculative-watermarking"),
+        "speculative-watermarking",
         LLAMA,
         {**_spec(draft_sample_method="probabilistic"), "watermark_config": MARK},
+        releases=">=0.30.0",
     ),
     Case(
         "watermark-mtp-gumbel",
-        _since("0.30.0", "speculative-watermarking"),
+        "speculative-watermarking",
         NEMOTRON,
         {"speculative_config": {**MTP2, "draft_sample_method": "probabilistic"}, "watermark_config": MARK},
         config=NEMOTRON_MTP_LAYERS,
+        releases=">=0.30.0",
     ),
     Case(
         "watermark-mtp-target-only",
-        _since("0.30.0", None),
+        None,
         NEMOTRON,
         {
             "speculative_config": {**MTP2, "draft_sample_method": "probabilistic"},
             "watermark_config": {**MARK, "allow_target_only_watermarking": True},
         },
         config=NEMOTRON_MTP_LAYERS,
+        releases=">=0.30.0",
     ),
     # the draft-model branch of __post_init__ (an MTP draft built from the model's own MTP layers)
     Case(
@@ -181,19 +189,22 @@ CASES = [
         {"speculative_config": {**MTP2, "draft_tensor_parallel_size": 1}},
         config=NEMOTRON_MTP_LAYERS,
     ),
-    # VllmConfig._validate_adaptive_verification (0.30.0 on: after SpeculativeConfig accepts the table)
+    # VllmConfig._validate_adaptive_verification (0.30.0 on: after SpeculativeConfig accepts the table), with MTP
+    # methods, which keep Model Runner V2 (0.31.0 runs the n-gram methods on V1, which refuses adaptive verification)
     Case(
         "adaptive-lora",
         _since("0.30.0", "speculative-adaptive-engine", None),
         LLAMA,
-        {**_spec(enable_adaptive_verification=True), "enable_lora": True},
+        {"speculative_config": {**MTP1, "enable_adaptive_verification": True}, "enable_lora": True},
+        config=MIMO,
         releases=">=0.30.0",
     ),
     Case(
         "adaptive-eager",
         _since("0.30.0", "speculative-adaptive-engine", None),
-        LLAMA,
-        {**_spec(enable_adaptive_verification=True), "enforce_eager": True},
+        NEMOTRON,
+        {"speculative_config": {**MTP2, "enable_adaptive_verification": True}, "enforce_eager": True},
+        config=NEMOTRON_MTP_LAYERS,
         releases=">=0.30.0",
     ),
     # EngineArgs.create_engine_config with LoRA
