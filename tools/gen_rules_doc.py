@@ -43,6 +43,7 @@ FAMILIES = {
     "frontend": "The serve front end (`rules/frontend.py`)",
     "observability": "Observability and structured outputs (`rules/observability.py`)",
     "outputs": "Sampling outputs, metrics and kernel selections (`rules/outputs.py`)",
+    "exclusive": "A flag and the config key it feeds, both written (`rules/exclusive.py`)",
     "configs": "Profiler, encoder-cache transfer and auxiliary outputs (`rules/configs.py`)",
     "quantpool": "Pooling and online quantization configs (`rules/quantpool.py`)",
 }

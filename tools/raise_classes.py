@@ -57,6 +57,13 @@ TABLE: list[tuple[str, str, str, str]] = [
         "modelled:mamba-ssu-algorithm-backend",
         "",
     ),
+    # rules/exclusive.py
+    (
+        r"EngineArgs\.create_engine_config",
+        r"are mutually exclusive|specified via both ir_op_priority",
+        "modelled:flag-and-config-key",
+        "",
+    ),
     (
         r"EngineArgs\.create_engine_config",
         r"--kda-prefill-backend=fused is only available on ROCm",

@@ -426,6 +426,11 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     # sampling outputs, metrics and kernel selections (rules/outputs.py)
     (r"Mamba SSU algorithm selection is only supported with the FlashInfer backend", "mamba-ssu-algorithm-backend"),
     (r"--kda-prefill-backend=fused is only available on ROCm", "kda-prefill-backend-platform"),
+    (
+        r"(attention_backend|enable_flashinfer_autotune|cudagraph_capture_sizes|max_cudagraph_capture_size) and "
+        r"\w+\.\w+ are mutually exclusive|specified via both ir_op_priority and KernelConfig",
+        "flag-and-config-key",
+    ),
     (r"--per-request-spec-decode-metrics requires speculative decoding", "spec-decode-metrics-speculative"),
     (
         r"sampling distribution replay (requires|does not support (speculative|custom logits)|with speculative)",
