@@ -57,6 +57,7 @@ TABLE: list[tuple[str, str, str, str]] = [
         "modelled:mamba-ssu-algorithm-backend",
         "",
     ),
+    (r"ParallelConfig\.__post_init__", r"nnodes > 1 can only be set", "modelled:nnodes-executor-backend", ""),
     # rules/exclusive.py
     (
         r"EngineArgs\.create_engine_config",
@@ -494,6 +495,12 @@ TABLE: list[tuple[str, str, str, str]] = [
         r"Fault tolerance requires a single API server",
         "to-model",
         CONFIG_ONLY,
+    ),
+    (
+        r"ParallelConfig\._verify_args",
+        r"Unrecognized distributed executor backend",
+        "out-of-scope",
+        "the command line always gives a string (a name or an import path); only a Python caller passes another object",
     ),
     (r"PoolerConfig\.__post_init__", r"^\{\}$", "out-of-scope", INTERNAL),
     (r"SpeculativeConfig\.__post_init__", r"target_model_config must be present", "out-of-scope", INTERNAL),

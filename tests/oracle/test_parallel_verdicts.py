@@ -51,6 +51,21 @@ CASES = [
     ),
     Case("ubatch-thresholds-raised", None, LLAMA, {"ubatch_size": 64, "dbo_decode_token_threshold": 64, **DEEPEP}),
     # ParallelConfig's field validators run before its model validators (numa-bind)
+    # ParallelConfig.__post_init__: nnodes > 1 needs the mp, uni or external_launcher executor
+    Case(
+        "nnodes-ray",
+        "nnodes-executor-backend",
+        LLAMA,
+        {"nnodes": 2, "tensor_parallel_size": 2, "distributed_executor_backend": "ray"},
+    ),
+    Case(
+        "nnodes-custom-executor",
+        "nnodes-executor-backend",
+        LLAMA,
+        {"nnodes": 2, "tensor_parallel_size": 2, "distributed_executor_backend": "my.module.Executor"},
+    ),
+    Case("nnodes-mp", None, LLAMA, {"nnodes": 2, "tensor_parallel_size": 2, "distributed_executor_backend": "mp"}),
+    Case("nnodes-default-executor", None, LLAMA, {"nnodes": 2, "tensor_parallel_size": 2}),
     Case("numa-cpus-syntax", "invalid-value", LLAMA, {"numa_bind_cpus": ["bogus"]}),
     Case("numa-cpus-descending", "invalid-value", LLAMA, {"numa_bind": True, "numa_bind_cpus": ["3-1"]}),
     Case("numa-nodes-negative", "invalid-value", LLAMA, {"numa_bind_nodes": [-1]}),

@@ -283,3 +283,19 @@ def test_expert_parallelism_needs_experts(check: Check, version: str) -> None:
     ]
     assert found[0].rule == "expert-parallel-dense-model"
     assert check(files(KIMI, enable_expert_parallel=True), version=version) == []
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_nnodes_needs_an_mp_uni_or_external_launcher_executor(check: Check, version: str) -> None:
+    found = check(files(nnodes=2, tensor_parallel_size=2, distributed_executor_backend="ray"), version=version)
+    assert messages(found) == [
+        refuses(
+            version,
+            'nnodes = 2 with distributed_executor_backend = "ray"',
+            "nnodes > 1 can only be set when distributed executor backend is mp, uni or external_launcher.",
+        )
+    ]
+    assert found[0].rule == "nnodes-executor-backend"
+    for fine in ({"distributed_executor_backend": "mp"}, {}):
+        assert check(files(nnodes=2, tensor_parallel_size=2, **fine), version=version) == []
+    assert check(files(distributed_executor_backend="ray"), version=version, rule="nnodes-executor-backend") == []

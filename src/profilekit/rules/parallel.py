@@ -216,6 +216,40 @@ def numa_bind(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
     ]
 
 
+NNODES_BACKENDS = ("mp", "uni", "external_launcher")
+
+
+@rule(
+    "nnodes-executor-backend",
+    Severity.ERROR,
+    "nnodes > 1 with a distributed_executor_backend other than mp, uni or external_launcher",
+    source="vllm/config/parallel.py ParallelConfig.__post_init__",
+)
+def nnodes_executor_backend(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    # unset, a CUDA host defaults to mp when nnodes > 1; the data-parallel launch checks of rules/dataparallel.py
+    # run before ParallelConfig is built
+    nnodes = serve_int(f, "nnodes", 1)
+    backend = f.serve.get("distributed_executor_backend")
+    if nnodes is None or nnodes <= 1 or backend is None or backend in NNODES_BACKENDS:
+        return []
+    return [
+        Hit(
+            "nnodes-executor-backend",
+            refuse(
+                f,
+                f"nnodes = {nnodes} with distributed_executor_backend = {shown(backend)}",
+                "nnodes > 1 can only be set when distributed executor backend is mp, uni or external_launcher.",
+            ),
+            [*f.loc("serve", "nnodes"), *f.loc("serve", "distributed_executor_backend")],
+            'set distributed_executor_backend = "mp" (or leave it out), or start Ray across the nodes and set '
+            "nnodes = 1",
+            role=f.role.name,
+            # after the data_parallel_rank range (+5) and the host's GPU count
+            order=order.built("ParallelConfig", f.version, order.PARALLEL_POST_INIT + 8),
+        )
+    ]
+
+
 @rule(
     "ray-nsight",
     Severity.ERROR,
