@@ -502,6 +502,12 @@ TABLE: list[tuple[str, str, str, str]] = [
         "out-of-scope",
         "the command line always gives a string (a name or an import path); only a Python caller passes another object",
     ),
+    (
+        r"bind_passthrough_all2all_backend",
+        r"is only valid with a moe_backend",
+        "out-of-scope",
+        "the command line does not offer all2all_backend=passthrough (refused as invalid-value)",
+    ),
     (r"PoolerConfig\.__post_init__", r"^\{\}$", "out-of-scope", INTERNAL),
     (r"SpeculativeConfig\.__post_init__", r"target_model_config must be present", "out-of-scope", INTERNAL),
     (r"ReasoningConfig\.initialize_token_ids", ALL, "out-of-scope", "needs the tokenizer"),
@@ -569,6 +575,18 @@ TABLE: list[tuple[str, str, str, str]] = [
         r"KV heads|query heads",
         "needs-config-json",
         CONFIG_JSON.format("num_key_value_heads"),
+    ),
+    (
+        r"ModelConfig\.verify_with_parallel_config",
+        r"--enable-hc-sp requires PP=1",
+        "needs-config-json",
+        CONFIG_JSON.format("architecture: reached only for a model vLLM's registry marks hc-sp capable"),
+    ),
+    (
+        r"ModelConfig\.verify_with_parallel_config|VllmConfig\.__post_init__",
+        r"mm_tensor_ipc='torch_shm'|torch_shm is known to fail|--language-model-only is incompatible",
+        "needs-config-json",
+        CONFIG_JSON.format("architecture: the multimodal config exists only for a multimodal model"),
     ),
     (
         r"ModelConfig\.verify_with_parallel_config",
