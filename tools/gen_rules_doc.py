@@ -44,6 +44,7 @@ FAMILIES = {
     "observability": "Observability and structured outputs (`rules/observability.py`)",
     "outputs": "Sampling outputs, metrics and kernel selections (`rules/outputs.py`)",
     "exclusive": "A flag and the config key it feeds, both written (`rules/exclusive.py`)",
+    "postinit": "Option pairs `VllmConfig.__post_init__` refuses (`rules/postinit.py`)",
     "configs": "Profiler, encoder-cache transfer and auxiliary outputs (`rules/configs.py`)",
     "quantpool": "Pooling and online quantization configs (`rules/quantpool.py`)",
 }

@@ -58,6 +58,12 @@ TABLE: list[tuple[str, str, str, str]] = [
         "",
     ),
     (r"ParallelConfig\.__post_init__", r"nnodes > 1 can only be set", "modelled:nnodes-executor-backend", ""),
+    (
+        r"VllmConfig\.__post_init__",
+        r"Fast prefill optimization for KV sharing is not compatible with EAGLE",
+        "modelled:kv-sharing-fast-prefill-eagle",
+        "the method a layer writes; one vLLM infers from the draft model is left to vLLM",
+    ),
     # rules/exclusive.py
     (
         r"EngineArgs\.create_engine_config",

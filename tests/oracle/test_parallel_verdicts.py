@@ -162,6 +162,7 @@ def test_every_rule_of_these_families_has_a_triggering_and_an_accepted_case() ->
         "eplb-async-communicator",
         "expert-parallel-dense-model",
         "elastic-expert-parallel",
+        "nnodes-executor-backend",
     }
     assert new <= set(RULES)
     assert triggered == {*new, "invalid-value", None}

@@ -1,10 +1,6 @@
 """The rule engine: every check that runs on a composed stack, returning findings as data.
 
 One module per rule family (docs/RULES.md lists them, with the source of each rule); `engine` holds the registry
-=======
-and the cross-field checks: modelcfg, parallel, microbatch, experts, dataparallel, scheduler, cache, speculative, frontend,
-observability, outputs, configs, compilation, quantpool, archsupport, exclusive); `engine` holds the registry
->>>>>>> b1a487c (rules/exclusive.py: refuse a top-level flag written together with the config key it feeds (attention backend, FlashInfer autotune, IR op priority, CUDA graph capture sizes), as create_engine_config does in every release)
 and the run loop, `facts` the per-role facts, `models` the model architecture lookup, `order` where in vLLM's
 start-up the cross-field checks run.
 """
@@ -38,6 +34,7 @@ from profilekit.rules import (  # noqa: F401 - they register
     outputs,
     parallel,
     pd,
+    postinit,
     quantpool,
     replayssm,
     runner,

@@ -1,0 +1,56 @@
+"""Option pairs `VllmConfig.__post_init__` refuses that no other family owns.
+
+Source: `vllm/config/vllm.py` `VllmConfig.__post_init__`, every release 0.27.0-0.33.0: `--kv-sharing-fast-prefill`
+with a speculative method that drafts from the target's hidden states (`SpeculativeConfig.use_eagle()`: eagle,
+eagle3, mtp and the model-specific MTP names vLLM renames to mtp, dflash, dspark). It runs right after the CUDA
+graph sizes are set, before the platform hook. A method vLLM infers from the draft model's name or config is left to
+vLLM (profilekit judges the method a layer writes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from profilekit.errors import Severity
+from profilekit.rules.engine import STAGE_POST_INIT, Context, Hit, Order, rule
+from profilekit.rules.facts import RoleFacts
+from profilekit.rules.modelcfg import serve_bool, shown
+
+# after the per-request spec-decode metrics check (6, rules/outputs.py), before the platform hook (7)
+KV_SHARING_FAST_PREFILL: Order = (STAGE_POST_INIT, 6, 50)
+HIDDEN_STATE_METHODS = ("eagle", "eagle3", "mtp", "dflash", "dspark")
+MSG_FAST_PREFILL_EAGLE = (
+    "Fast prefill optimization for KV sharing is not compatible with EAGLE as EAGLE requires correct logits for all "
+    "tokens while fast prefill gives incorrect logits for prompt tokens."
+)
+
+
+def drafts_from_hidden_states(method: str | None) -> bool:
+    """`SpeculativeConfig.use_eagle()` for a written method (an `*_mtp` name is renamed to mtp first)."""
+    return method is not None and (method in HIDDEN_STATE_METHODS or method.endswith("_mtp"))
+
+
+@rule(
+    "kv-sharing-fast-prefill-eagle",
+    Severity.ERROR,
+    "kv_sharing_fast_prefill with an EAGLE-style speculative method (eagle, eagle3, mtp, dflash, dspark)",
+    source="vllm/config/vllm.py VllmConfig.__post_init__",
+)
+def kv_sharing_fast_prefill_eagle(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    if serve_bool(f, "kv_sharing_fast_prefill") is not True or not drafts_from_hidden_states(f.spec_method):
+        return []
+    return [
+        Hit(
+            "kv-sharing-fast-prefill-eagle",
+            f"kv_sharing_fast_prefill = true with speculative method {shown(f.spec_method)}; vLLM {f.version} "
+            f'refuses to start: "{MSG_FAST_PREFILL_EAGLE}"',
+            [
+                *f.loc("serve", "kv_sharing_fast_prefill"),
+                *(f.loc("serve", "speculative_config", "method") or f.loc("serve", "spec_method")),
+            ],
+            "remove kv_sharing_fast_prefill, or draft with a method that does not read the target's hidden states "
+            "(ngram, draft_model)",
+            role=f.role.name,
+            order=KV_SHARING_FAST_PREFILL,
+        )
+    ]

@@ -1,0 +1,28 @@
+"""Option pairs `VllmConfig.__post_init__` refuses (rules/postinit.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.rules.conftest import Check, messages
+from tests.rules.crossfield import files, refuses
+from tests.rules.layers import RELEASES
+
+FAST_PREFILL_EAGLE = (
+    "Fast prefill optimization for KV sharing is not compatible with EAGLE as EAGLE requires correct logits for all "
+    "tokens while fast prefill gives incorrect logits for prompt tokens."
+)
+MTP = {"method": "mtp", "num_speculative_tokens": 1}
+MIMO = {"architectures": ["MiMoForCausalLM"], "num_nextn_predict_layers": 1}
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_kv_sharing_fast_prefill_refuses_eagle_style_drafting(check: Check, version: str) -> None:
+    found = check(files(config=MIMO, kv_sharing_fast_prefill=True, speculative_config=MTP), version=version)
+    assert messages(found) == [
+        refuses(version, 'kv_sharing_fast_prefill = true with speculative method "mtp"', FAST_PREFILL_EAGLE)
+    ]
+    assert found[0].rule == "kv-sharing-fast-prefill-eagle"
+    ngram = files(kv_sharing_fast_prefill=True, speculative_config={"method": "ngram", "num_speculative_tokens": 1})
+    assert check(ngram, version=version) == []
+    assert check(files(config=MIMO, speculative_config=MTP), version=version) == []
