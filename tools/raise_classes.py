@@ -64,6 +64,7 @@ TABLE: list[tuple[str, str, str, str]] = [
         "modelled:kv-sharing-fast-prefill-eagle",
         "the method a layer writes; one vLLM infers from the draft model is left to vLLM",
     ),
+    (r"VllmConfig\._verify_trace_replay_config", ALL, "modelled:trace-replay-v1", ""),
     # rules/exclusive.py
     (
         r"EngineArgs\.create_engine_config",

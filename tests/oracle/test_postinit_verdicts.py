@@ -37,6 +37,15 @@ CASES = [
     ),
     Case("fast-prefill-ngram", None, LLAMA, {"kv_sharing_fast_prefill": True, "speculative_config": NGRAM}),
     Case("mtp-without-fast-prefill", None, LLAMA, {"speculative_config": MTP}, config=MIMO),
+    Case(
+        "trace-replay-v1",
+        "trace-replay-v1",
+        LLAMA,
+        {"enable_trace_replay": True},
+        env={"VLLM_USE_V2_MODEL_RUNNER": "0"},
+        releases=">=0.29.0",
+    ),
+    Case("trace-replay-v2", None, LLAMA, {"enable_trace_replay": True}, releases=">=0.29.0"),
 ]
 
 

@@ -26,3 +26,17 @@ def test_kv_sharing_fast_prefill_refuses_eagle_style_drafting(check: Check, vers
     ngram = files(kv_sharing_fast_prefill=True, speculative_config={"method": "ngram", "num_speculative_tokens": 1})
     assert check(ngram, version=version) == []
     assert check(files(config=MIMO, speculative_config=MTP), version=version) == []
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_trace_replay_needs_model_runner_v2(check: Check, version: str) -> None:
+    on_v1 = files(enable_trace_replay=True, env={"VLLM_USE_V2_MODEL_RUNNER": "0"})
+    if version < "0.29.0":
+        assert check(on_v1, version=version, rule="trace-replay-v1") == []
+        return
+    found = check(on_v1, version=version)
+    assert messages(found) == [
+        refuses(version, "enable_trace_replay = true on Model Runner V1", "trace replay requires Model Runner V2")
+    ]
+    assert found[0].rule == "trace-replay-v1"
+    assert check(files(enable_trace_replay=True), version=version) == []

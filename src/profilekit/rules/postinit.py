@@ -1,6 +1,8 @@
 """Option pairs `VllmConfig.__post_init__` refuses that no other family owns.
 
-Source: `vllm/config/vllm.py` `VllmConfig.__post_init__`, every release 0.27.0-0.33.0: `--kv-sharing-fast-prefill`
+Sources: `vllm/config/vllm.py` `VllmConfig._verify_trace_replay_config` (0.29.0 and later, right after the sampling
+replay checks of rules/outputs.py): `--enable-trace-replay` needs Model Runner V2 (rules/runnerfacts.py decides which
+runner a role gets). `VllmConfig.__post_init__`, every release 0.27.0-0.33.0: `--kv-sharing-fast-prefill`
 with a speculative method that drafts from the target's hidden states (`SpeculativeConfig.use_eagle()`: eagle,
 eagle3, mtp and the model-specific MTP names vLLM renames to mtp, dflash, dspark). It runs right after the CUDA
 graph sizes are set, before the platform hook. A method vLLM infers from the draft model's name or config is left to
@@ -15,9 +17,11 @@ from profilekit.errors import Severity
 from profilekit.rules.engine import STAGE_POST_INIT, Context, Hit, Order, rule
 from profilekit.rules.facts import RoleFacts
 from profilekit.rules.modelcfg import serve_bool, shown
+from profilekit.rules.outputs import SAMPLING_REPLAY
 
 # after the per-request spec-decode metrics check (6, rules/outputs.py), before the platform hook (7)
 KV_SHARING_FAST_PREFILL: Order = (STAGE_POST_INIT, 6, 50)
+TRACE_REPLAY: Order = (STAGE_POST_INIT, SAMPLING_REPLAY, 1)  # right after _verify_sampling_replay_config
 HIDDEN_STATE_METHODS = ("eagle", "eagle3", "mtp", "dflash", "dspark")
 MSG_FAST_PREFILL_EAGLE = (
     "Fast prefill optimization for KV sharing is not compatible with EAGLE as EAGLE requires correct logits for all "
@@ -52,5 +56,29 @@ def kv_sharing_fast_prefill_eagle(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             "(ngram, draft_model)",
             role=f.role.name,
             order=KV_SHARING_FAST_PREFILL,
+        )
+    ]
+
+
+@rule(
+    "trace-replay-v1",
+    Severity.ERROR,
+    "enable_trace_replay on Model Runner V1",
+    releases=">=0.29.0",
+    source="vllm/config/vllm.py VllmConfig._verify_trace_replay_config",
+)
+def trace_replay_v1(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    if serve_bool(f, "enable_trace_replay") is not True or f.v2_model_runner is not False:
+        return []  # None: profilekit cannot tell which runner the role gets
+    return [
+        Hit(
+            "trace-replay-v1",
+            f'enable_trace_replay = true on Model Runner V1; vLLM {f.version} refuses to start: "trace replay '
+            'requires Model Runner V2"',
+            [*f.loc("serve", "enable_trace_replay"), *f.loc("env", "VLLM_USE_V2_MODEL_RUNNER")],
+            "run Model Runner V2 (leave VLLM_USE_V2_MODEL_RUNNER unset and drop what forces V1), or remove "
+            "enable_trace_replay",
+            role=f.role.name,
+            order=TRACE_REPLAY,
         )
     ]
