@@ -65,6 +65,12 @@ TABLE: list[tuple[str, str, str, str]] = [
         "the method a layer writes; one vLLM infers from the draft model is left to vLLM",
     ),
     (r"VllmConfig\._verify_trace_replay_config", ALL, "modelled:trace-replay-v1", ""),
+    (
+        r"VllmConfig\._validate_profiler_config",
+        r"Proton CUDA graph attribution requires",
+        "modelled:proton-graph-attribution-v1",
+        "the oracle's CPU platform refuses Proton first",
+    ),
     # rules/exclusive.py
     (
         r"EngineArgs\.create_engine_config",

@@ -40,3 +40,21 @@ def test_trace_replay_needs_model_runner_v2(check: Check, version: str) -> None:
     ]
     assert found[0].rule == "trace-replay-v1"
     assert check(files(enable_trace_replay=True), version=version) == []
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_proton_graph_attribution_needs_model_runner_v2(check: Check, version: str) -> None:
+    proton = {"profiler": "proton", "proton_profiler_dir": "/tmp/proton", "proton_graph_attribution": True}
+    on_v1 = files(profiler_config=proton, env={"VLLM_USE_V2_MODEL_RUNNER": "0"})
+    if version < "0.30.0":
+        assert check(on_v1, version=version, rule="proton-graph-attribution-v1") == []
+        return
+    found = check(on_v1, version=version)
+    assert messages(found) == [
+        refuses(
+            version,
+            "profiler_config.proton_graph_attribution = true on Model Runner V1",
+            "Proton CUDA graph attribution requires the V2 model runner.",
+        )
+    ]
+    assert check(files(profiler_config=proton), version=version) == []

@@ -2,7 +2,9 @@
 
 Sources: `vllm/config/vllm.py` `VllmConfig._verify_trace_replay_config` (0.29.0 and later, right after the sampling
 replay checks of rules/outputs.py): `--enable-trace-replay` needs Model Runner V2 (rules/runnerfacts.py decides which
-runner a role gets). `VllmConfig.__post_init__`, every release 0.27.0-0.33.0: `--kv-sharing-fast-prefill`
+runner a role gets). `VllmConfig._validate_profiler_config` (0.30.0 and later, right after the model runner checks):
+Proton CUDA graph attribution needs Model Runner V2; vLLM first refuses Proton off NVIDIA CUDA, so the oracle (CPU
+platform) cannot show it. `VllmConfig.__post_init__`, every release 0.27.0-0.33.0: `--kv-sharing-fast-prefill`
 with a speculative method that drafts from the target's hidden states (`SpeculativeConfig.use_eagle()`: eagle,
 eagle3, mtp and the model-specific MTP names vLLM renames to mtp, dflash, dspark). It runs right after the CUDA
 graph sizes are set, before the platform hook. A method vLLM infers from the draft model's name or config is left to
@@ -21,6 +23,7 @@ from profilekit.rules.outputs import SAMPLING_REPLAY
 
 # after the per-request spec-decode metrics check (6, rules/outputs.py), before the platform hook (7)
 KV_SHARING_FAST_PREFILL: Order = (STAGE_POST_INIT, 6, 50)
+PROTON_GRAPH_ATTRIBUTION: Order = (STAGE_POST_INIT, 8, 1)  # after the model runner checks, before (8, 2)
 TRACE_REPLAY: Order = (STAGE_POST_INIT, SAMPLING_REPLAY, 1)  # right after _verify_sampling_replay_config
 HIDDEN_STATE_METHODS = ("eagle", "eagle3", "mtp", "dflash", "dspark")
 MSG_FAST_PREFILL_EAGLE = (
@@ -80,5 +83,34 @@ def trace_replay_v1(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             "enable_trace_replay",
             role=f.role.name,
             order=TRACE_REPLAY,
+        )
+    ]
+
+
+@rule(
+    "proton-graph-attribution-v1",
+    Severity.ERROR,
+    "profiler_config.proton_graph_attribution on Model Runner V1",
+    releases=">=0.30.0",
+    source="vllm/config/vllm.py VllmConfig._validate_profiler_config",
+)
+def proton_graph_attribution_v1(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    cfg = f.serve.get("profiler_config")
+    if not isinstance(cfg, dict) or cfg.get("profiler") != "proton" or cfg.get("proton_graph_attribution") is not True:
+        return []
+    if f.v2_model_runner is not False:
+        return []
+    return [
+        Hit(
+            "proton-graph-attribution-v1",
+            "profiler_config.proton_graph_attribution = true on Model Runner V1; vLLM "
+            f'{f.version} refuses to start: "Proton CUDA graph attribution requires the V2 model runner."',
+            [
+                *(f.loc("serve", "profiler_config", "proton_graph_attribution") or f.loc("serve", "profiler_config")),
+                *f.loc("env", "VLLM_USE_V2_MODEL_RUNNER"),
+            ],
+            "run Model Runner V2, or profile with enforce_eager = true and without proton_graph_attribution",
+            role=f.role.name,
+            order=PROTON_GRAPH_ATTRIBUTION,
         )
     ]
