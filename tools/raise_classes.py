@@ -71,6 +71,12 @@ TABLE: list[tuple[str, str, str, str]] = [
         "modelled:proton-graph-attribution-v1",
         "the oracle's CPU platform refuses Proton first",
     ),
+    (
+        r"VllmConfig\.__post_init__",
+        r"Currently, async scheduling is only supported|Async scheduling is not compatible with disable_padded",
+        "modelled:async-scheduling-speculative",
+        "the method a layer writes; one vLLM infers from the draft model is left to vLLM",
+    ),
     # rules/exclusive.py
     (
         r"EngineArgs\.create_engine_config",

@@ -429,6 +429,11 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     (r"nnodes > 1 can only be set when distributed executor backend", "nnodes-executor-backend"),
     (r"Fast prefill optimization for KV sharing is not compatible with EAGLE", "kv-sharing-fast-prefill-eagle"),
     (r"trace replay requires Model Runner V2", "trace-replay-v1"),
+    (
+        r"Currently, async scheduling is only supported with|Async scheduling is not compatible with "
+        r"disable_padded_drafter_batch",
+        "async-scheduling-speculative",
+    ),
     (r"Proton CUDA graph attribution requires the V2 model runner", "proton-graph-attribution-v1"),
     (
         r"(attention_backend|enable_flashinfer_autotune|cudagraph_capture_sizes|max_cudagraph_capture_size) and "

@@ -46,6 +46,23 @@ CASES = [
         releases=">=0.29.0",
     ),
     Case("trace-replay-v2", None, LLAMA, {"enable_trace_replay": True}, releases=">=0.29.0"),
+    Case(
+        "async-ngram",
+        "async-scheduling-speculative",
+        LLAMA,
+        {"async_scheduling": True, "speculative_config": NGRAM},
+        releases="<0.33.0",
+    ),
+    Case(
+        "async-unpadded-mtp",
+        "async-scheduling-speculative",
+        LLAMA,
+        {"async_scheduling": True, "speculative_config": {**MTP, "disable_padded_drafter_batch": True}},
+        config=MIMO,
+        releases="<0.33.0",
+    ),
+    Case("async-mtp", None, LLAMA, {"async_scheduling": True, "speculative_config": MTP}, config=MIMO),
+    Case("ngram-default-async", None, LLAMA, {"speculative_config": NGRAM}),
 ]
 
 

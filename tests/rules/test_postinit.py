@@ -58,3 +58,34 @@ def test_proton_graph_attribution_needs_model_runner_v2(check: Check, version: s
         )
     ]
     assert check(files(profiler_config=proton), version=version) == []
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_explicit_async_scheduling_refuses_ngram_and_unpadded_drafts(check: Check, version: str) -> None:
+    ngram = files(async_scheduling=True, speculative_config={"method": "ngram", "num_speculative_tokens": 2})
+    unpadded = files(
+        config=MIMO, async_scheduling=True, speculative_config={**MTP, "disable_padded_drafter_batch": True}
+    )
+    if version >= "0.33.0":
+        assert check(ngram, version=version, rule="async-scheduling-speculative") == []
+        return
+    kinds = "EAGLE/MTP/Draft Model/NGram GPU/DSpark" + ("/DFlash" if version >= "0.31.0" else "")
+    found = check(ngram, version=version)
+    assert messages(found) == [
+        refuses(
+            version,
+            'async_scheduling = true with speculative method "ngram"',
+            f"Currently, async scheduling is only supported with {kinds} kind of speculative decoding",
+        )
+    ]
+    assert found[0].rule == "async-scheduling-speculative"
+    assert messages(check(unpadded, version=version)) == [
+        refuses(
+            version,
+            "async_scheduling = true with speculative_config.disable_padded_drafter_batch = true",
+            "Async scheduling is not compatible with disable_padded_drafter_batch=True.",
+        )
+    ]
+    default = files(speculative_config={"method": "ngram", "num_speculative_tokens": 2})
+    assert check(default, version=version) == []
+    assert check(files(config=MIMO, async_scheduling=True, speculative_config=MTP), version=version) == []
