@@ -47,6 +47,7 @@ FAMILIES = {
     "postinit": "Option pairs `VllmConfig.__post_init__` refuses (`rules/postinit.py`)",
     "configs": "Profiler, encoder-cache transfer and auxiliary outputs (`rules/configs.py`)",
     "quantpool": "Pooling and online quantization configs (`rules/quantpool.py`)",
+    "archsupport": "What the model's architecture supports: Transformers backend, LoRA, MoE backends (`rules/archsupport.py`)",
 }
 
 # DESIGN section 6's order for the ReplaySSM family; others keep their registration order
@@ -192,6 +193,9 @@ def _releases(spec: str) -> str:
 
 
 def render() -> str:
+    unlisted = sorted({r.check.__module__.rsplit(".", 1)[-1] for r in RULES.values()} - set(FAMILIES))
+    if unlisted:  # a module missing here would silently drop its rules from docs/RULES.md
+        raise SystemExit(f"gen_rules_doc: rule modules without a family in FAMILIES: {', '.join(unlisted)}")
     lines = [PREAMBLE]
     for family, title in FAMILIES.items():
         rules = [r for r in RULES.values() if r.check.__module__.rsplit(".", 1)[-1] == family]
