@@ -121,7 +121,8 @@ TABLE: list[tuple[str, str, str, str]] = [
     (
         r"ProfilerConfig\._validate_profiler_config",
         r"capture_torch_profiler is only|torch_profiler_activities|torch_profiler_dir|"
-        r"only applicable when profiler is set to 'proton'|proton_profiler_dir must be",
+        r"only applicable when profiler is set to 'proton'|proton_profiler_dir must be|output requires proton_data|"
+        r"proton_graph_attribution",
         "modelled:profiler-config",
         "",
     ),
@@ -496,6 +497,75 @@ TABLE: list[tuple[str, str, str, str]] = [
         r"not contain|mtp_layer_types must have",
         "modelled:speculative-mtp-model",
         "",
+    ),
+    # rules/options.py (value constraints and registries), rules/subconfigs.py, rules/configs.py,
+    # rules/observability.py: the validators of the config families
+    (r"CacheConfig\._validate_cache_dtype", ALL, "modelled:invalid-value", "the release's kv_cache_dtype registry"),
+    (
+        r"ModelConfig\._verify_quantization",
+        r"Unknown quantization method",
+        "modelled:invalid-value",
+        "the release's quantization registry",
+    ),
+    (r"ModelConfig\._verify_quantization", r"is deprecated", "modelled:quantization-deprecated", ""),
+    (r"AttentionConfig\.validate_backend_per_kind_before", ALL, "modelled:attention-config", ""),
+    (
+        r"AttentionConfig\.__post_init__",
+        r"use_fp4_indexer_cache=True|minimax_m3_indexer_cp",
+        "modelled:attention-config",
+        "",
+    ),
+    (r"EncoderCacheManagerConfig\.__post_init__", ALL, "modelled:ec-manager-config", ""),
+    (r"WatermarkConfig\.validate_watermark_settings", r"philox keys", "modelled:watermark-key", ""),
+    (r"LoRAConfig\._validate_lora_config", r"max_cpu_loras", "modelled:lora-max-cpu-loras", ""),
+    (
+        r"ObservabilityConfig\._reject_bool_histogram_bounds|ObservabilityConfig\._validate_custom_histogram_buckets",
+        ALL,
+        "modelled:histogram-buckets",
+        "",
+    ),
+    (
+        r"CompilationConfig\.validate_compile_cache_save_format",
+        ALL,
+        "out-of-scope",
+        "unreachable: the field is Literal['binary', 'unpacked'], which refuses any other value first (invalid-value)",
+    ),
+    (
+        r"ECTransferConfig\.__post_init__",
+        r"Unsupported ec_role",
+        "out-of-scope",
+        "unreachable: ec_role is a Literal field, which refuses any other role first (invalid-value)",
+    ),
+    (
+        r"MambaConfig\.validate_ssu_algorithm",
+        r"Unknown Mamba SSU algorithm",
+        "out-of-scope",
+        "unreachable: --mamba-ssu-algorithm has argparse choices, which refuse any other name first (invalid-value)",
+    ),
+    (
+        r"_get_and_verify_dtype",
+        r"Unknown dtype",
+        "out-of-scope",
+        "unreachable: --dtype has argparse choices, all of them known dtypes (invalid-value refuses others)",
+    ),
+    (
+        r"ModelConfig\.validate_model_config_after",
+        r"tokenizer must be a string",
+        "out-of-scope",
+        "unreachable: the argument parser gives a string (profilekit refuses a layer's non-string as invalid-value)",
+    ),
+    (
+        r"PoolerConfig\.reject_removed_parameters",
+        ALL,
+        "modelled:unknown-option",
+        "PoolerConfig has no key normalize in any release: profilekit reports it as an unknown key",
+    ),
+    (r"_get_head_dtype", ALL, "needs-config-json", CONFIG_JSON.format("head_dtype")),
+    (
+        r"MultiModalConfig\._validate_mm_encoder_attn_backend|MultiModalConfig\._validate_multimodal_config",
+        ALL,
+        "needs-config-json",
+        CONFIG_JSON.format("multimodal architecture: vLLM builds MultiModalConfig only for one"),
     ),
     # ---- internal assertions and runtime-only paths ----
     (r"VllmConfig\.__post_init__", r"must be set after applying optimization level defaults", "out-of-scope", INTERNAL),

@@ -452,10 +452,21 @@ MESSAGE_RULES: list[tuple[str, str]] = [
         r"(torch_profiler_activities|torch_profiler_dir|capture_torch_profiler) is only applicable when profiler|"
         r"only applicable when profiler is set to 'proton'|torch_profiler_activities must not contain duplicates|"
         r"(torch_profiler_dir|proton_profiler_dir) must be set when profiler is|"
-        r"proton_profiler_dir must be a local directory",
+        r"proton_profiler_dir must be a local directory|output requires proton_data=|"
+        r"proton_graph_attribution (requires proton_data|is incompatible with periodic_flushing)",
         "profiler-config",
     ),
     (r"Please specify ec_role when ec_connector is set", "ec-role-missing"),
+    (
+        r"Unknown KV cache group kind|use_fp4_indexer_cache=True conflicts|minimax_m3_indexer_cp requires",
+        "attention-config",
+    ),
+    (r"manager_config requires encoder_cache_manager_cls", "ec-manager-config"),
+    (r"philox keys must fit in 64 bits", "watermark-key"),
+    (r"The quantization method %s is deprecated", "quantization-deprecated"),
+    (r"max_cpu_loras \(\d+\) must be >= max_loras", "lora-max-cpu-loras"),
+    (r"custom_histogram_buckets(\[.*?\])?: (unknown bucket family|bounds? |bucket list)", "histogram-buckets"),
+    (r"Parameter `normalize` was removed", "unknown-option"),
     # CompilationConfig.__post_init__ and VllmConfig._set_compile_ranges (rules/compilation.py)
     (
         r"Invalid syntax '.*' for custom op|custom_ops can contain only one base mode|"

@@ -140,3 +140,54 @@ def test_an_ec_producer_only_role_needs_a_multimodal_model(check: Check, version
     ]
     both = files(ec_transfer_config={"ec_connector": "ECExampleConnector", "ec_role": "ec_both"})
     assert check(both, version=version, rule="ec-producer-multimodal") == []
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_a_proton_output_format_needs_its_proton_data(check: Check, version: str) -> None:
+    """0.28.0: chrome_trace writes a trace, hatchet a tree."""
+    proton = {"profiler": "proton", "proton_profiler_dir": "/tmp/proton"}
+    chrome = files(profiler_config={**proton, "proton_output_format": "chrome_trace"})
+    if not at_least(version, "0.28.0"):
+        assert check(chrome, version=version, rule="profiler-config") == []
+        return
+    found = check(chrome, version=version)
+    assert messages(found) == [
+        refuses(
+            version,
+            'profiler_config with profiler = "proton"',
+            "1 validation error for ProfilerConfig / chrome_trace output requires proton_data='trace'",
+        )
+    ]
+    assert found[0].fix == "set profiler_config.proton_data to what the output format or graph attribution needs"
+    hatchet = {**proton, "proton_data": "trace", "proton_output_format": "hatchet"}
+    assert messages(check(files(profiler_config=hatchet), version=version)) == [
+        refuses(
+            version,
+            'profiler_config with profiler = "proton"',
+            "1 validation error for ProfilerConfig / hatchet output requires proton_data='tree'",
+        )
+    ]
+    fitting = {**proton, "proton_data": "trace", "proton_output_format": "chrome_trace"}
+    assert check(files(profiler_config=fitting), version=version, rule="profiler-config") == []
+
+
+@pytest.mark.parametrize("version", [v for v in RELEASES if at_least(v, "0.30.0")])
+def test_proton_graph_attribution_needs_tree_data_and_no_periodic_flushing(check: Check, version: str) -> None:
+    proton = {"profiler": "proton", "proton_profiler_dir": "/tmp/proton", "proton_graph_attribution": True}
+    assert messages(check(files(profiler_config={**proton, "proton_data": "trace"}), version=version)) == [
+        refuses(
+            version,
+            'profiler_config with profiler = "proton"',
+            "1 validation error for ProfilerConfig / proton_graph_attribution requires proton_data='tree'",
+        )
+    ]
+    flushing = {**proton, "proton_mode": "periodic_flushing:format=hatchet_msgpack"}
+    assert messages(check(files(profiler_config=flushing), version=version)) == [
+        refuses(
+            version,
+            'profiler_config with profiler = "proton"',
+            "1 validation error for ProfilerConfig / proton_graph_attribution is incompatible with periodic_flushing: "
+            "both manage Proton data phases.",
+        )
+    ]
+    assert check(files(profiler_config=proton), version=version, rule="profiler-config") == []

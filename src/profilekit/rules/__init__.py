@@ -43,6 +43,7 @@ from profilekit.rules import (  # noqa: F401 - they register
     specargs,
     speculative,
     specvllm,
+    subconfigs,
 )
 from profilekit.rules.engine import (
     RULES,

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from profilekit.errors import Severity
+from profilekit.rules import order
 from profilekit.rules.engine import STAGE_ARGPARSE, STAGE_POST_INIT, Context, Hit, Order, rule
 from profilekit.rules.facts import RoleFacts, at_least
 from profilekit.rules.modelcfg import serve_int, shape, shown
@@ -48,6 +49,23 @@ def _proton_options(cfg: dict[str, Any], version: str) -> list[str]:
     return [name for name, default in defaults if cfg.get(name, default) != default]
 
 
+def _proton_output_failure(cfg: dict[str, Any], version: str) -> str | None:
+    """The proton profiler's data and output-format checks (0.28.0; graph attribution from 0.30.0)."""
+    data = cfg.get("proton_data", "tree")
+    if at_least(version, "0.30.0") and cfg.get("proton_graph_attribution"):
+        if data != "tree":
+            return "proton_graph_attribution requires proton_data='tree'"
+        mode = cfg.get("proton_mode")
+        if isinstance(mode, str) and mode.split(":", 1)[0].lower() == "periodic_flushing":
+            return "proton_graph_attribution is incompatible with periodic_flushing: both manage Proton data phases."
+    output_format = cfg.get("proton_output_format")
+    if output_format == "chrome_trace" and data != "trace":
+        return "chrome_trace output requires proton_data='trace'"
+    if output_format in ("hatchet", "hatchet_msgpack") and data != "tree":
+        return f"{output_format} output requires proton_data='tree'"
+    return None
+
+
 def profiler_failure(cfg: dict[str, Any], version: str) -> str | None:
     """`ProfilerConfig._validate_profiler_config`'s first failure; None when it passes or profilekit cannot tell."""
     profiler = cfg.get("profiler")
@@ -72,16 +90,24 @@ def profiler_failure(cfg: dict[str, Any], version: str) -> str | None:
         if isinstance(proton_dir, str) and proton_dir and _is_uri(proton_dir):
             return "proton_profiler_dir must be a local directory"
         if profiler == "proton":
-            return None  # the proton output-format checks follow; profilekit does not model them
+            return _proton_output_failure(cfg, version)
     if cfg.get("capture_torch_profiler") and profiler != "torch":
         return "capture_torch_profiler is only applicable when profiler is set to 'torch'"
     return None
 
 
+def _profiler_fix(message: str) -> str:
+    if "proton_data=" in message:
+        return "set profiler_config.proton_data to what the output format or graph attribution needs"
+    if "periodic_flushing" in message:
+        return "drop proton_graph_attribution or choose a proton_mode other than periodic_flushing"
+    return "set profiler_config.profiler to the profiler these options belong to, or remove them"
+
+
 @rule(
     "profiler-config",
     Severity.ERROR,
-    "profiler_config options for a profiler it does not select",
+    "profiler_config options for a profiler it does not select, or proton data that its output does not fit",
     source="vllm/config/profiler.py ProfilerConfig._validate_profiler_config",
 )
 def profiler_config(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
@@ -98,7 +124,7 @@ def profiler_config(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             f"profiler_config with {profiler}; vLLM {f.version} refuses to start: "
             f'"1 validation error for ProfilerConfig / {message}"',
             f.loc("serve", "profiler_config"),
-            "set profiler_config.profiler to the profiler these options belong to, or remove them",
+            _profiler_fix(message),
             role=f.role.name,
             order=PARSE_VALIDATOR,
         )
@@ -260,5 +286,30 @@ def aux_output_compatibility(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             "remove enable_return_routed_experts, or change what vLLM names",
             role=f.role.name,
             order=(STAGE_POST_INIT, AUX_OUTPUT),
+        )
+    ]
+
+
+@rule(
+    "lora-max-cpu-loras",
+    Severity.ERROR,
+    "max_cpu_loras below max_loras",
+    source="vllm/config/lora.py LoRAConfig._validate_lora_config",
+)
+def lora_max_cpu_loras(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    if f.serve.get("enable_lora") is not True:
+        return []  # vLLM builds LoRAConfig only with enable_lora
+    cpu_loras, max_loras = serve_int(f, "max_cpu_loras"), serve_int(f, "max_loras", 1)
+    if cpu_loras is None or max_loras is None or max_loras < 1 or cpu_loras >= max_loras:
+        return []
+    return [
+        Hit(
+            "lora-max-cpu-loras",
+            f"max_cpu_loras = {cpu_loras} with max_loras = {max_loras}; vLLM {f.version} refuses to start: "
+            f'"max_cpu_loras ({cpu_loras}) must be >= max_loras ({max_loras})."',
+            [*f.loc("serve", "max_cpu_loras"), *f.loc("serve", "max_loras")],
+            f"raise max_cpu_loras to at least {max_loras}, or leave it out (it defaults to max_loras)",
+            role=f.role.name,
+            order=order.built("LoRAConfig", f.version),
         )
     ]

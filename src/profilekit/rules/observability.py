@@ -9,6 +9,8 @@ while the argument parser reads `--structured-outputs-config` (`parse_dataclass`
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Iterable
 
 from packaging.version import InvalidVersion, Version
@@ -16,7 +18,7 @@ from packaging.version import InvalidVersion, Version
 from profilekit.errors import Severity
 from profilekit.rules import order
 from profilekit.rules.engine import STAGE_ARGPARSE, STAGE_CONFIG_OBJECTS, Context, Hit, Order, rule
-from profilekit.rules.facts import RoleFacts
+from profilekit.rules.facts import RoleFacts, at_least
 from profilekit.rules.modelcfg import shown
 from profilekit.vllm.constraints import load_values
 
@@ -133,5 +135,81 @@ def structured_outputs_backend(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             fix,
             role=f.role.name,
             order=(STAGE_ARGPARSE, 0, 1),  # after the field constraints of rules/options.py (STAGE_ARGPARSE, 0)
+        )
+    ]
+
+
+# vllm/v1/metrics/buckets.py BucketFamilyKey (0.32.0 and 0.33.0, the releases with custom_histogram_buckets)
+BUCKET_FAMILIES = (
+    "request_latency",
+    "time_to_first_token",
+    "inter_token_latency",
+    "iteration_tokens",
+    "request_params_n",
+    "request_num_preemptions",
+    "request_tokens",
+    "kv_cache_residency",
+)
+
+
+def _is_number(bound: object) -> bool:
+    return isinstance(bound, int | float) and not isinstance(bound, bool)
+
+
+def histogram_buckets_failure(value: object) -> tuple[str, str] | None:
+    """(family, vLLM's message) of ObservabilityConfig's custom_histogram_buckets validators; None: accepted or a
+    type error the field's schema reports first (a bound that is no number, a family that is no list)."""
+    if not isinstance(value, dict):
+        return None
+    for family, buckets in value.items():  # _reject_bool_histogram_bounds, before the field's type
+        for bound in buckets if isinstance(buckets, list) else []:
+            if isinstance(bound, bool):
+                return family, f"custom_histogram_buckets[{family!r}]: bound {bound!r} must be a number, not a boolean"
+    if not all(isinstance(b, list) and all(_is_number(x) for x in b) for b in value.values()):
+        return None
+    for family, buckets in value.items():  # _validate_custom_histogram_buckets, bounds coerced to float
+        bounds = [float(b) for b in buckets]
+        if family not in BUCKET_FAMILIES:
+            known = sorted(BUCKET_FAMILIES)
+            return family, f"custom_histogram_buckets: unknown bucket family {family!r}; known families: {known}"
+        if not bounds:
+            return family, f"custom_histogram_buckets[{family!r}]: bucket list must not be empty"
+        for bound in bounds:
+            if not math.isfinite(bound) or bound <= 0:
+                return (
+                    family,
+                    f"custom_histogram_buckets[{family!r}]: bound {bound!r} must be finite and greater than 0",
+                )
+        if any(a >= b for a, b in itertools.pairwise(bounds)):
+            return family, f"custom_histogram_buckets[{family!r}]: bounds {bounds} must be strictly increasing"
+    return None
+
+
+@rule(
+    "histogram-buckets",
+    Severity.ERROR,
+    "custom_histogram_buckets with an unknown family or bounds that are not positive and increasing",
+    source="vllm/config/observability.py ObservabilityConfig._validate_custom_histogram_buckets",
+)
+def histogram_buckets(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    if not at_least(f.version, "0.32.0"):
+        return []  # unknown-option reports the field before 0.32.0
+    found = histogram_buckets_failure(f.serve.get("custom_histogram_buckets"))
+    if found is None:
+        return []
+    family, message = found
+    fix = (
+        f"name one of the families: {', '.join(BUCKET_FAMILIES)}"
+        if "unknown bucket family" in message
+        else "write bucket bounds as positive, finite numbers in strictly increasing order"
+    )
+    return [
+        Hit(
+            "histogram-buckets",
+            f'custom_histogram_buckets.{family}: vLLM {f.version} refuses to start: "{message}"',
+            f.loc("serve", "custom_histogram_buckets", str(family)) or f.loc("serve", "custom_histogram_buckets"),
+            fix,
+            role=f.role.name,
+            order=_field_order(f.version),
         )
     ]

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from profilekit.errors import Severity
+from profilekit.rules import order
 from profilekit.rules.configs import PARSE_VALIDATOR
 from profilekit.rules.engine import STAGE_CONFIG_OBJECTS, Context, Hit, Order, rule
 from profilekit.rules.facts import RoleFacts
@@ -169,3 +170,40 @@ def _fields(version: str) -> dict[str, Any]:
     values = load_values(version)
     config = (values.configs.get("QuantizationConfigArgs") if values is not None else None) or {}
     return dict(config.get("fields") or {})
+
+
+# vllm/model_executor/layers/quantization/__init__.py DEPRECATED_QUANTIZATION_METHODS (every release 0.27.0-0.33.0)
+DEPRECATED_QUANTIZATION = ("fbgemm_fp8", "fp_quant")
+MSG_DEPRECATED = (
+    "The quantization method %s is deprecated and will be removed in future versions of vLLM. To bypass, set "
+    "`--allow-deprecated-quantization`."
+)
+
+
+@rule(
+    "quantization-deprecated",
+    Severity.ERROR,
+    "a deprecated quantization method without allow_deprecated_quantization",
+    source="vllm/config/model.py ModelConfig._verify_quantization",
+)
+def quantization_deprecated(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    method = f.serve.get("quantization")
+    if not isinstance(method, str) or method.lower() not in DEPRECATED_QUANTIZATION:
+        return []
+    if f.serve.get("allow_deprecated_quantization") is True:
+        return []
+    config = f.model.config
+    if config is None or "quantization_config" in config:
+        return []  # a checkpoint's own method may override or contradict the option: vLLM decides
+    method = method.lower()
+    return [
+        Hit(
+            "quantization-deprecated",
+            f"quantization = {shown(method)} is deprecated; vLLM {f.version} refuses to start: "
+            f'"{(MSG_DEPRECATED, method)!r}"',
+            f.loc("serve", "quantization"),
+            "set allow_deprecated_quantization = true to use it anyway, or choose another quantization method",
+            role=f.role.name,
+            order=order.built("ModelConfig", f.version),
+        )
+    ]

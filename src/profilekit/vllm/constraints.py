@@ -301,6 +301,16 @@ def _nested(values: Values, config: str, error: Error, where: Where) -> ValuePro
             fix = f"add {error.path[-1]}" + (f" ({fix.removeprefix('write ')})" if fix else "")
         return ValueProblem(f"vLLM {values.version} refuses it: {vllm_says}", fix, error.path, where)
     owner, key = _owner(values, config, error.path)
+    removed = REMOVED_KEYS.get((owner, key))
+    if removed is not None:  # a before validator names the key in its own words, ahead of the unknown-key check
+        said, fix = removed
+        return ValueProblem(
+            f'vLLM {values.version}\'s {owner} has no key {key!r}; vLLM says "1 validation error for {owner} / {said}"',
+            fix,
+            error.path,
+            where,
+            unknown_key=True,
+        )
     history = _key_history(values.version, owner, key)
     known = list(Validator(values.configs, mode="json").config_fields(owner)[0])
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
@@ -314,6 +324,16 @@ def _nested(values: Values, config: str, error: Error, where: Where) -> ValuePro
         where,
         unknown_key=True,
     )
+
+
+# keys a config class's before validator refuses with its own message (every release 0.27.0-0.33.0):
+# vllm/config/pooler.py PoolerConfig.reject_removed_parameters
+REMOVED_KEYS: dict[tuple[str, str], tuple[str, str]] = {
+    ("PoolerConfig", "normalize"): (
+        "Parameter `normalize` was removed; use `use_activation` instead.",
+        "write use_activation instead of normalize",
+    ),
+}
 
 
 def _owner(values: Values, config: str, path: tuple[str | int, ...]) -> tuple[str, str]:
