@@ -508,6 +508,8 @@ TABLE: list[tuple[str, str, str, str]] = [
         "the release's quantization registry",
     ),
     (r"ModelConfig\._verify_quantization", r"is deprecated", "modelled:quantization-deprecated", ""),
+    (r"LoRAConfig\.verify_with_kernel_config", ALL, "modelled:lora-moe-backend", ""),
+    (r"_raise_unsupported_error", ALL, "modelled:pipeline-parallel-executor", "EngineArgs._check_feature_supported"),
     (r"AttentionConfig\.validate_backend_per_kind_before", ALL, "modelled:attention-config", ""),
     (
         r"AttentionConfig\.__post_init__",
@@ -562,7 +564,8 @@ TABLE: list[tuple[str, str, str, str]] = [
     ),
     (r"_get_head_dtype", ALL, "needs-config-json", CONFIG_JSON.format("head_dtype")),
     (
-        r"MultiModalConfig\._validate_mm_encoder_attn_backend|MultiModalConfig\._validate_multimodal_config",
+        r"MultiModalConfig\.(_validate_mm_encoder_attn_backend|_validate_multimodal_config|"
+        r"get_mm_processor_device_type|validate_mm_processor_device)",
         ALL,
         "needs-config-json",
         CONFIG_JSON.format("multimodal architecture: vLLM builds MultiModalConfig only for one"),

@@ -464,6 +464,8 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     (r"manager_config requires encoder_cache_manager_cls", "ec-manager-config"),
     (r"philox keys must fit in 64 bits", "watermark-key"),
     (r"The quantization method %s is deprecated", "quantization-deprecated"),
+    (r"Pipeline Parallelism without Ray distributed executor", "pipeline-parallel-executor"),
+    (r"LoRA is not supported with moe_backend=", "lora-moe-backend"),
     (r"max_cpu_loras \(\d+\) must be >= max_loras", "lora-max-cpu-loras"),
     (r"custom_histogram_buckets(\[.*?\])?: (unknown bucket family|bounds? |bucket list)", "histogram-buckets"),
     (r"Parameter `normalize` was removed", "unknown-option"),

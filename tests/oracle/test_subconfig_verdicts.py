@@ -123,6 +123,21 @@ CASES = [
     Case("pooler-normalize", "unknown-option", LLAMA, {"pooler_config": {"normalize": True}}),
     Case("quant-deprecated", "quantization-deprecated", LLAMA, {"quantization": "fbgemm_fp8"}),
     Case(
+        "pp-uni",
+        "pipeline-parallel-executor",
+        LLAMA,
+        {"pipeline_parallel_size": 2, "distributed_executor_backend": "uni"},
+    ),
+    Case(
+        "lora-mega-moe",
+        "lora-moe-backend",
+        LLAMA,
+        {"enable_lora": True, "moe_backend": "deep_gemm_mega_moe"},
+        releases=">=0.33.0",
+    ),
+    Case("lora-triton-moe", None, LLAMA, {"enable_lora": True, "moe_backend": "triton"}, releases=">=0.33.0"),
+    Case("pp-uni-single", None, LLAMA, {"pipeline_parallel_size": 1, "distributed_executor_backend": "uni"}),
+    Case(
         "quant-deprecated-allowed",
         None,
         LLAMA,

@@ -195,3 +195,50 @@ def test_a_deprecated_quantization_method(check: Check, version: str) -> None:
     )
     assert allowed == []
     assert _found(check, version, "quantization-deprecated", quantization="fp8") == []
+
+
+PP_FEATURE = "Pipeline Parallelism without Ray distributed executor or multiprocessing executor or external launcher"
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_pipeline_parallelism_needs_a_pipeline_capable_executor(check: Check, version: str) -> None:
+    found = _found(
+        check, version, "pipeline-parallel-executor", pipeline_parallel_size=2, distributed_executor_backend="uni"
+    )
+    assert found == [
+        (
+            f'pipeline_parallel_size = 2 with distributed_executor_backend = "uni"; vLLM {version} refuses to start: '
+            f'"{PP_FEATURE} is not supported. We recommend to remove {PP_FEATURE} from your config."',
+            'set distributed_executor_backend to "mp" or "ray" (or leave it out), or pipeline_parallel_size = 1',
+        )
+    ]
+    for backend in ("mp", "ray", "external_launcher"):
+        assert (
+            _found(
+                check,
+                version,
+                "pipeline-parallel-executor",
+                pipeline_parallel_size=2,
+                distributed_executor_backend=backend,
+            )
+            == []
+        )
+    assert _found(check, version, "pipeline-parallel-executor", distributed_executor_backend="uni") == []
+
+
+@pytest.mark.parametrize("version", ["0.32.0", "0.33.0"])
+def test_lora_with_a_mega_moe_backend(check: Check, version: str) -> None:
+    found = _found(check, version, "lora-moe-backend", enable_lora=True, moe_backend="deep_gemm_mega_moe")
+    if version != "0.33.0":
+        assert found == []
+        return
+    assert found == [
+        (
+            'enable_lora = true with moe_backend = "deep_gemm_mega_moe"; vLLM 0.33.0 refuses to start: "LoRA is not '
+            "supported with moe_backend='deep_gemm_mega_moe'. Disable LoRA or select a MoE backend that supports "
+            'LoRA."',
+            'set enable_lora = false, or leave moe_backend unset ("auto")',
+        )
+    ]
+    assert _found(check, version, "lora-moe-backend", enable_lora=True, moe_backend="triton") == []
+    assert _found(check, version, "lora-moe-backend", moe_backend="deep_gemm_mega_moe") == []

@@ -23,6 +23,7 @@ from profilekit.rules import (  # noqa: F401 - they register
     env,
     exclusive,
     experts,
+    features,
     frontend,
     host,
     kv,

@@ -140,3 +140,36 @@ def moe_backend_architecture(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             order=(STAGE_POST_INIT, *MOE_BACKEND_MODEL),
         )
     ]
+
+
+# vllm/config/kernel.py MEGA_MOE_BACKENDS and "aiter_mega_moe" (0.33.0 LoRAConfig.verify_with_kernel_config)
+_LORA_MOE_BACKENDS = frozenset(
+    {"deep_gemm_mega_moe", "flashinfer_moe_ep_cutedsl", "flashinfer_moe_ep_mega_deep_gemm", "aiter_mega_moe"}
+)
+
+
+@rule(
+    "lora-moe-backend",
+    Severity.ERROR,
+    "enable_lora with a MegaMoE backend",
+    releases=">=0.33.0",
+    source="vllm/config/lora.py LoRAConfig.verify_with_kernel_config",
+)
+def lora_moe_backend(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    found = _moe_backend(f)
+    if f.serve.get("enable_lora") is not True or found is None or found[0] not in _LORA_MOE_BACKENDS:
+        return []
+    backend, key = found
+    message = (
+        f"LoRA is not supported with moe_backend={backend!r}. Disable LoRA or select a MoE backend that supports LoRA."
+    )
+    return [
+        Hit(
+            "lora-moe-backend",
+            f'enable_lora = true with moe_backend = "{backend}"; vLLM {f.version} refuses to start: "{message}"',
+            [*f.loc("serve", "enable_lora"), *f.loc("serve", key)],
+            'set enable_lora = false, or leave moe_backend unset ("auto")',
+            role=f.role.name,
+            order=(STAGE_POST_INIT, LORA_MODEL - 1),  # verify_with_kernel_config, right before verify_with_model_config
+        )
+    ]
