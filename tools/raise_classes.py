@@ -509,6 +509,14 @@ TABLE: list[tuple[str, str, str, str]] = [
     ),
     (r"ModelConfig\._verify_quantization", r"is deprecated", "modelled:quantization-deprecated", ""),
     (r"LoRAConfig\.verify_with_kernel_config", ALL, "modelled:lora-moe-backend", ""),
+    (r"QuantizationConfigArgs\._coerce_spec|_coerce_quant_key", ALL, "modelled:quantization-spec", ""),
+    (r"QuantizationConfigArgs\._validate_targets", r"targets must be a dict", "modelled:quantization-spec", ""),
+    (
+        r"QuantizationConfigArgs\._validate_targets",
+        r"targets keys must be strings",
+        "out-of-scope",
+        "unreachable: TOML and JSON keys are strings",
+    ),
     (r"_raise_unsupported_error", ALL, "modelled:pipeline-parallel-executor", "EngineArgs._check_feature_supported"),
     (r"AttentionConfig\.validate_backend_per_kind_before", ALL, "modelled:attention-config", ""),
     (

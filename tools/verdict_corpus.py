@@ -466,6 +466,11 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     (r"The quantization method %s is deprecated", "quantization-deprecated"),
     (r"Pipeline Parallelism without Ray distributed executor", "pipeline-parallel-executor"),
     (r"LoRA is not supported with moe_backend=", "lora-moe-backend"),
+    (
+        r"unknown quantization name|does not define a (linear|moe) spec|"
+        r"argument --quantization-config: invalid _optional_type value",
+        "quantization-spec",
+    ),
     (r"max_cpu_loras \(\d+\) must be >= max_loras", "lora-max-cpu-loras"),
     (r"custom_histogram_buckets(\[.*?\])?: (unknown bucket family|bounds? |bucket list)", "histogram-buckets"),
     (r"Parameter `normalize` was removed", "unknown-option"),

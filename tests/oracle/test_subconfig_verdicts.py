@@ -136,6 +136,11 @@ CASES = [
         releases=">=0.33.0",
     ),
     Case("lora-triton-moe", None, LLAMA, {"enable_lora": True, "moe_backend": "triton"}, releases=">=0.33.0"),
+    Case("spec-unknown", "quantization-spec", LLAMA, {"quantization_config": {"linear": "bogus"}}),
+    Case("spec-no-linear", "quantization-spec", LLAMA, {"quantization_config": {"linear": "nvfp4_per_token"}}),
+    Case("spec-weight-int", "quantization-spec", LLAMA, {"quantization_config": {"moe": {"weight": 5}}}),
+    Case("spec-named", None, LLAMA, {"quantization_config": {"linear": "fp8_per_tensor", "moe": {"weight": "mxfp8"}}}),
+    Case("targets-string", "quantization-spec", LLAMA, {"quantization_config": {"targets": "x"}}, releases=">=0.30.0"),
     Case("pp-uni-single", None, LLAMA, {"pipeline_parallel_size": 1, "distributed_executor_backend": "uni"}),
     Case(
         "quant-deprecated-allowed",

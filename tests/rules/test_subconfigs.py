@@ -242,3 +242,59 @@ def test_lora_with_a_mega_moe_backend(check: Check, version: str) -> None:
     ]
     assert _found(check, version, "lora-moe-backend", enable_lora=True, moe_backend="triton") == []
     assert _found(check, version, "lora-moe-backend", moe_backend="deep_gemm_mega_moe") == []
+
+
+def _keys(version: str) -> str:
+    names = [
+        "fp8_per_block_dynamic",
+        "fp8_per_block_static",
+        "fp8_per_channel_static",
+        "fp8_per_tensor_dynamic",
+        "fp8_per_tensor_static",
+        "fp8_per_token",
+        "int8_per_channel_static",
+        "mxfp4",
+        "mxfp8",
+    ]
+    if at_least(version, "0.32.0"):
+        names += ["int4_per_group_32", "nvfp4_per_token"]
+    if at_least(version, "0.33.0"):
+        names.append("int8_per_group_32")
+    return repr(sorted(names))
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_a_quantization_spec_vllm_cannot_read(check: Check, version: str) -> None:
+    found = _found(check, version, "quantization-spec", quantization_config={"linear": "bogus"})
+    assert [m for m, _ in found] == [
+        f'serve.quantization_config.linear: vLLM {version} refuses it: "1 validation error for QuantizationConfigArgs '
+        f"/ linear / Value error, unknown quantization name 'bogus'; expected one of {_keys(version)}\""
+    ]
+    found = _found(check, version, "quantization-spec", quantization_config={"linear": "nvfp4_per_token"})
+    assert [m for m, _ in found] == [
+        f'serve.quantization_config.linear: vLLM {version} refuses it: "1 validation error for QuantizationConfigArgs '
+        "/ linear / Value error, online shorthand 'nvfp4_per_token' does not define a linear spec\""
+    ]
+    found = _found(check, version, "quantization-spec", quantization_config={"moe": {"weight": 5}})
+    assert [m for m, _ in found] == [
+        f'serve.quantization_config.moe.weight: vLLM {version} refuses it: "argument --quantization-config: invalid '
+        '_optional_type value" (expected str or QuantKey, got int)'
+    ]
+    fine = {"linear": "fp8_per_tensor", "moe": {"weight": "mxfp8"}}
+    assert _found(check, version, "quantization-spec", quantization_config=fine) == []
+    assert check(files(quantization_config=fine), version=version, rule="invalid-value") == []
+
+
+@pytest.mark.parametrize("version", ["0.29.0", "0.30.0", "0.33.0"])
+def test_quantization_targets_that_are_no_table(check: Check, version: str) -> None:
+    found = _found(check, version, "quantization-spec", quantization_config={"targets": "x"})
+    if not at_least(version, "0.30.0"):
+        assert found == []
+        return
+    assert found == [
+        (
+            f'serve.quantization_config.targets: vLLM {version} refuses it: "argument --quantization-config: invalid '
+            '_optional_type value" (targets must be a dict, got str)',
+            "write targets as a table of layer patterns to online shorthands",
+        )
+    ]

@@ -58,6 +58,9 @@ def _function_name(node: Schema) -> str:
     return str(getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or "?")
 
 
+# before validators of a nested config field that also read a string as a name (`linear = "fp8_per_tensor"`)
+_STRING_SPEC_VALIDATORS = frozenset({"_coerce_spec"})
+
 # before validators that only respell a string (the whole body, whitespace aside), by the fold they apply
 _FOLDS = {
     "ifisinstance(value,str):returnvalue.lower().replace('-','_')returnvalue": "lower_underscore",
@@ -273,6 +276,11 @@ class SchemaReader:
     def _read_function_before(self, node: Schema) -> Schema:
         inner = self.read(node["schema"])
         core = inner.get("schema", {}) if inner.get("type") == "nullable" else inner
+        if core.get("type") == "config" and _function_name(node).split(".")[-1] in _STRING_SPEC_VALIDATORS:
+            # QuantizationConfigArgs._coerce_spec: a string names an online shorthand or a quantization key
+            # (rules/quantpool.py checks the name); a table is the class itself
+            either = {"type": "union", "choices": [core, {"type": "str"}]}
+            return {**inner, "schema": either} if inner.get("type") == "nullable" else either
         if core.get("type") == "config":
             # `pass_config`: a before validator that builds the nested config class from a dict
             # (`PassConfig(**value)`) validates exactly what the class validates

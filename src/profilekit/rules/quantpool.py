@@ -19,7 +19,7 @@ from profilekit.errors import Severity
 from profilekit.rules import order
 from profilekit.rules.configs import PARSE_VALIDATOR
 from profilekit.rules.engine import STAGE_CONFIG_OBJECTS, Context, Hit, Order, rule
-from profilekit.rules.facts import RoleFacts
+from profilekit.rules.facts import RoleFacts, at_least
 from profilekit.rules.modelcfg import shown
 from profilekit.vllm.constraints import load_values
 
@@ -205,5 +205,109 @@ def quantization_deprecated(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             "set allow_deprecated_quantization = true to use it anyway, or choose another quantization method",
             role=f.role.name,
             order=order.built("ModelConfig", f.version),
+        )
+    ]
+
+
+# vllm/config/quantization.py QUANT_KEY_NAMES, by the release that changed it
+_QUANT_KEYS_0_27 = (
+    "fp8_per_block_dynamic",
+    "fp8_per_block_static",
+    "fp8_per_channel_static",
+    "fp8_per_tensor_dynamic",
+    "fp8_per_tensor_static",
+    "fp8_per_token",
+    "int8_per_channel_static",
+    "mxfp4",
+    "mxfp8",
+)
+_QUANT_KEYS_0_32 = (*_QUANT_KEYS_0_27, "int4_per_group_32", "nvfp4_per_token")
+_QUANT_KEYS_0_33 = (*_QUANT_KEYS_0_32, "int8_per_group_32")
+# a TypeError of a validator passes pydantic by; the argument parser reports it without its text
+ARGPARSE_TYPE_ERROR = "argument --quantization-config: invalid _optional_type value"
+# _ONLINE_SHORTHANDS that define no linear spec (every release 0.27.0-0.33.0)
+_NO_LINEAR_SPEC = frozenset({"int8_per_channel_weight_only", "nvfp4_per_token"})
+
+
+def quant_key_names(version: str) -> list[str]:
+    keys = _QUANT_KEYS_0_33 if at_least(version, "0.33.0") else _QUANT_KEYS_0_32
+    return sorted(keys if at_least(version, "0.32.0") else _QUANT_KEYS_0_27)
+
+
+def _quant_key_failure(value: Any, version: str) -> tuple[str, bool] | None:
+    """(`_coerce_quant_key`'s message, whether it is a bare TypeError) for one name; None when vLLM reads it."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        return f"expected str or QuantKey, got {type(value).__name__}", True
+    names = quant_key_names(version)
+    if value in names:
+        return None
+    return f"unknown quantization name {value!r}; expected one of {names}", False
+
+
+def spec_failure(field: str, spec: Any, version: str, shorthands: list[str]) -> tuple[str, str, bool] | None:
+    """(the key, vLLM's message, bare TypeError) of QuantizationConfigArgs' `linear`/`moe` before validator
+    `_coerce_spec` and QuantSpec's keys; None when vLLM reads the spec (or the field schema reports it)."""
+    if isinstance(spec, str):
+        if spec in shorthands:
+            if field == "linear" and spec in _NO_LINEAR_SPEC:
+                return field, f"online shorthand {spec!r} does not define a {field} spec", False
+            return None
+        found = _quant_key_failure(spec, version)
+        return None if found is None else (field, *found)
+    if isinstance(spec, dict):
+        for key in ("weight", "activation"):
+            found = _quant_key_failure(spec.get(key), version)
+            if found is not None:
+                return f"{field}.{key}", *found
+    return None
+
+
+@rule(
+    "quantization-spec",
+    Severity.ERROR,
+    "quantization_config.linear/moe naming no quantization key or a shorthand without that spec",
+    source="vllm/config/quantization.py QuantizationConfigArgs._coerce_spec, _coerce_quant_key",
+)
+def quantization_spec(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    cfg = f.serve.get("quantization_config")
+    shorthands = _registry(f.version, "quantization_online_shorthands")
+    if not isinstance(cfg, dict) or shorthands is None:
+        return []
+    for field in ("linear", "moe"):
+        found = spec_failure(field, cfg.get(field), f.version, shorthands)
+        if found is None:
+            continue
+        key, message, bare = found
+        said = (
+            f'"{ARGPARSE_TYPE_ERROR}" ({message})'
+            if bare
+            else f'"1 validation error for QuantizationConfigArgs / {key} / Value error, {message}"'
+        )
+        return [
+            Hit(
+                "quantization-spec",
+                f"serve.quantization_config.{key}: vLLM {f.version} refuses it: {said}",
+                f.loc("serve", "quantization_config", *key.split(".")) or f.loc("serve", "quantization_config"),
+                f"name an online shorthand ({', '.join(sorted(shorthands))}) or a quantization key "
+                f"({', '.join(quant_key_names(f.version))})",
+                role=f.role.name,
+                order=PARSE_VALIDATOR,
+            )
+        ]
+    targets = cfg.get("targets")
+    if targets is None or isinstance(targets, dict) or "targets" not in _fields(f.version):
+        return []
+    # _validate_targets raises a TypeError, which pydantic lets through and argparse reports
+    return [
+        Hit(
+            "quantization-spec",
+            f"serve.quantization_config.targets: vLLM {f.version} refuses it: "
+            f'"{ARGPARSE_TYPE_ERROR}" (targets must be a dict, got {type(targets).__name__})',
+            f.loc("serve", "quantization_config", "targets"),
+            "write targets as a table of layer patterns to online shorthands",
+            role=f.role.name,
+            order=PARSE_VALIDATOR,
         )
     ]
