@@ -298,3 +298,18 @@ def test_quantization_targets_that_are_no_table(check: Check, version: str) -> N
             "write targets as a table of layer patterns to online shorthands",
         )
     ]
+
+
+def test_an_unknown_ssu_algorithm_is_refused_once_by_the_parsers_choices(check: Check) -> None:
+    found = [(f.rule, f.message) for f in check(files(mamba_ssu_algorithm="bad"), version="0.33.0")]
+    assert found == [
+        (
+            "invalid-value",
+            "serve.mamba_ssu_algorithm: vLLM 0.33.0 refuses 'bad' for mamba_ssu_algorithm: \"argument "
+            "--mamba-ssu-algorithm: invalid choice: 'bad' (choose from 'auto', 'horizontal', 'simple', 'vertical', "
+            'None)"',
+        )
+    ]
+    assert [f.rule for f in check(files(mamba_ssu_algorithm="simple"), version="0.33.0")] == [
+        "mamba-ssu-algorithm-backend"
+    ]

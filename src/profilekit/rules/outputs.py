@@ -53,6 +53,10 @@ def _hit(f: RoleFacts, rule_id: str, what: str, message: str, locs: list[Locatio
     )
 
 
+# vllm/config/mamba.py MambaSSUAlgorithm (every release 0.27.0-0.33.0)
+SSU_ALGORITHMS = ("auto", "simple", "vertical", "horizontal")
+
+
 @rule(
     "mamba-ssu-algorithm-backend",
     Severity.ERROR,
@@ -62,8 +66,8 @@ def _hit(f: RoleFacts, rule_id: str, what: str, message: str, locs: list[Locatio
 def mamba_ssu_algorithm_backend(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
     algorithm = f.serve.get("mamba_ssu_algorithm")
     backend = f.serve.get("mamba_backend", "triton")
-    if algorithm is None or not isinstance(backend, str) or backend.lower() == "flashinfer":
-        return []
+    if algorithm not in SSU_ALGORITHMS or not isinstance(backend, str) or backend.lower() == "flashinfer":
+        return []  # another name fails the argument parser's choices first (invalid-value)
     written = f"mamba_backend = {shown(backend)}" if "mamba_backend" in f.serve else "mamba_backend (default triton)"
     return [
         _hit(
