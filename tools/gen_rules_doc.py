@@ -47,6 +47,8 @@ FAMILIES = {
     "postinit": "Option pairs `VllmConfig.__post_init__` refuses (`rules/postinit.py`)",
     "configs": "Profiler, encoder-cache transfer and auxiliary outputs (`rules/configs.py`)",
     "quantpool": "Pooling and online quantization configs (`rules/quantpool.py`)",
+    "subconfigs": "Attention, encoder-cache, LoRA and watermark configs (`rules/subconfigs.py`)",
+    "features": "Features an executor or backend does not support (`rules/features.py`)",
     "archsupport": "What the model's architecture supports: Transformers backend, LoRA, MoE backends (`rules/archsupport.py`)",
 }
 
