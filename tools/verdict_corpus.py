@@ -369,6 +369,7 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     ),
     (r"suffix_decoding_\w+=\S+ must be (>=|in \[0, 1\])", "speculative-suffix-decoding"),
     (r"FLy (is not compatible with method|requires (num_speculative_tokens|fly_window_size))", "speculative-fly"),
+    (r"'tensor_parallel_size' is not a valid argument in the speculative_config", "speculative-tensor-parallel-size"),
     (r"Unsupported speculative method: 'mtp'", "speculative-mtp-model"),
     (r"The Inkling checkpoint does not contain MTP weights", "speculative-mtp-model"),
     (r"mtp_layer_types must have one entry per MTP layer", "speculative-mtp-model"),
@@ -447,6 +448,7 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     ),
     (r"Batch-sharded sampling was explicitly enabled", "batch-sharded-sampling"),
     (r"EngramConfig requires a model with supported Engram embeddings", "engram-model"),
+    (r"(dp_shared_memory|use_thp) requires cpu_offload=True", "engram-config"),
     # ProfilerConfig, ECTransferConfig, AuxOutput (rules/configs.py)
     (
         r"(torch_profiler_activities|torch_profiler_dir|capture_torch_profiler) is only applicable when profiler|"

@@ -132,13 +132,13 @@ def _argv_position(finding: Finding, argv_order: list[str]) -> int:
     """argparse stops at the first value it cannot convert, in argv order; unknown options come last.
 
     A key inside a JSON-valued option (`compilation_config.use_inductor`) fails when argparse converts
-    that option, at its place in the argv.
+    that option, at its place in the argv; so does an item of an array option (`collect_detailed_traces[1]`).
     """
     for loc in finding.locations:
         parts = loc.key.split(".")
         if "serve" in parts and parts.index("serve") + 1 < len(parts):
             at = parts.index("serve") + 1
-            dest = parts[at].replace("-", "_")
+            dest = parts[at].split("[", 1)[0].replace("-", "_")
             if finding.rule == "unknown-option" and at + 1 == len(parts):
                 return len(argv_order) + 1
             if dest in argv_order:

@@ -157,7 +157,7 @@ def compilation_config(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             "compilation-config",
             f"compilation_config.{key} = {shown(cfg.get(key))}; vLLM {f.version} refuses to start: "
             f'"1 validation error for CompilationConfig / Value error, {message}"',
-            f.loc("serve", "compilation_config", key) or f.loc("serve", "compilation_config"),
+            f.loc("serve", "compilation_config", key) or f.locs("serve", "compilation_config"),
             FIXES.get(key, "write what vLLM names"),
             role=f.role.name,
             order=POST_INIT,

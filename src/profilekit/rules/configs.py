@@ -1,8 +1,9 @@
-"""Validators of the profiler, encoder-cache transfer and auxiliary-output configs.
+"""Validators of the profiler, encoder-cache transfer, Engram and auxiliary-output configs.
 
-Sources: `vllm/config/profiler.py` `ProfilerConfig._validate_profiler_config` and `vllm/config/ec_transfer.py`
-`ECTransferConfig.__post_init__`, both run while the argument parser reads `--profiler-config` /
-`--ec-transfer-config` (`parse_dataclass`: "1 validation error for ...", after the field constraints);
+Sources: `vllm/config/profiler.py` `ProfilerConfig._validate_profiler_config`, `vllm/config/ec_transfer.py`
+`ECTransferConfig.__post_init__` and `vllm/config/engram.py` `EngramConfig._validate_shared_memory` (0.30.0 and
+later), all run while the argument parser reads `--profiler-config` / `--ec-transfer-config` /
+`--engram-config` (`parse_dataclass`: "1 validation error for ...", after the field constraints);
 `vllm/config/vllm.py` `VllmConfig._verify_aux_output_compatibility` (0.31.0 and later, late in `__post_init__`).
 The profiler checks grow by release: proton options from 0.28.0 (`proton_graph_attribution` from 0.30.0),
 `torch_profiler_activities` from 0.31.0.
@@ -123,7 +124,7 @@ def profiler_config(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             "profiler-config",
             f"profiler_config with {profiler}; vLLM {f.version} refuses to start: "
             f'"1 validation error for ProfilerConfig / {message}"',
-            f.loc("serve", "profiler_config"),
+            f.locs("serve", "profiler_config"),  # its keys: argparse converts the table at its place in the argv
             _profiler_fix(message),
             role=f.role.name,
             order=PARSE_VALIDATOR,
@@ -147,8 +148,58 @@ def ec_role_missing(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             "ec-role-missing",
             f"ec_transfer_config.ec_connector = {shown(cfg['ec_connector'])} without an ec_role; vLLM {f.version} "
             f'refuses to start: "1 validation error for ECTransferConfig / {message}"',
-            f.loc("serve", "ec_transfer_config", "ec_connector") or f.loc("serve", "ec_transfer_config"),
+            f.loc("serve", "ec_transfer_config", "ec_connector") or f.locs("serve", "ec_transfer_config"),
             'set ec_transfer_config.ec_role = "ec_producer", "ec_consumer" or "ec_both"',
+            role=f.role.name,
+            order=PARSE_VALIDATOR,
+        )
+    ]
+
+
+def engram_failure(cfg: dict[str, Any], version: str) -> tuple[str, tuple[str, ...]] | None:
+    """`EngramConfig._validate_shared_memory`'s first failure and the keys it names; None when it passes.
+
+    0.30.0 checks dp_shared_memory against cpu_offload; 0.31.0 added use_thp. A value that is not a bool fails
+    the field first (invalid-value), so the validator never runs.
+    """
+    keys = ("cpu_offload", "dp_shared_memory", "use_thp")
+    if any(k in cfg and not isinstance(cfg[k], bool) for k in keys):
+        return None
+    offload, shared, thp = cfg.get("cpu_offload", True), cfg.get("dp_shared_memory"), cfg.get("use_thp", False)
+    if shared and not offload:
+        return "dp_shared_memory requires cpu_offload=True", ("dp_shared_memory", "cpu_offload")
+    if at_least(version, "0.31.0") and thp and (not offload or shared):
+        return "use_thp requires cpu_offload=True and dp_shared_memory=False", (
+            "use_thp",
+            "cpu_offload",
+            "dp_shared_memory",
+        )
+    return None
+
+
+@rule(
+    "engram-config",
+    Severity.ERROR,
+    "engram_config sharing or huge pages without CPU offload, or huge pages with shared memory",
+    releases=">=0.30.0",
+    source="vllm/config/engram.py EngramConfig._validate_shared_memory",
+)
+def engram_config(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    cfg = f.serve.get("engram_config")
+    failure = engram_failure(cfg, f.version) if isinstance(cfg, dict) else None
+    if failure is None:
+        return []
+    message, keys = failure
+    written = ", ".join(f"{k} = {shown(cfg[k])}" for k in keys if k in cfg)
+    return [
+        Hit(
+            "engram-config",
+            f"engram_config with {written}; vLLM {f.version} refuses to start: "
+            f'"1 validation error for EngramConfig / {message}"',
+            f.locs("serve", "engram_config"),  # its keys: argparse converts the table at its place in the argv
+            "set engram_config.cpu_offload = true; use_thp only for private tables (dp_shared_memory = false)"
+            if keys[0] == "use_thp"
+            else "set engram_config.cpu_offload = true, or remove dp_shared_memory",
             role=f.role.name,
             order=PARSE_VALIDATOR,
         )
@@ -182,7 +233,7 @@ def ec_producer_multimodal(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             "ec-producer-multimodal",
             f'ec_transfer_config.ec_role = "ec_producer" for a {f.model.architecture} model; vLLM {f.version} refuses '
             'to start: "An EC producer-only instance requires a multimodal model."',
-            [*(f.loc("serve", "ec_transfer_config", "ec_role") or f.loc("serve", "ec_transfer_config"))],
+            [*(f.loc("serve", "ec_transfer_config", "ec_role") or f.locs("serve", "ec_transfer_config"))],
             'serve a multimodal model on the encoder role, or set ec_role = "ec_both"',
             role=f.role.name,
             order=(STAGE_POST_INIT, EC_PRODUCER_ONLY),

@@ -45,7 +45,9 @@ class Launch:
 
     failure: Failure | None = None
     dense_unknown: bool = False  # the dense-model check needed a config.json profilekit lacks
-    external: bool = False
+    external: bool = False  # what ParallelConfig gets as data_parallel_external_lb
+    hybrid: bool = False  # ... and as data_parallel_hybrid_lb
+    switched: bool = False  # hybrid LB (inferred from data_parallel_start_rank) with one local rank became external
     rank: int | None = None
     size_local: int = 1
     checked: list[str] = field(default_factory=list)
@@ -213,8 +215,17 @@ def _launch(f: RoleFacts) -> Launch | None:
                 "data_parallel_external_lb",
             )
         out.size_local = 1
+        hybrid = False
     elif size_local is not None:
         out.size_local = size_local
+        # a start rank infers hybrid LB (0.27.x: a non-zero one); hybrid LB with one local rank is external LB
+        started = start_rank is not None if at_least(v, "0.28.0") else bool(start_rank)
+        if started and serve_bool(f, "headless") is not True:
+            hybrid = True
+        if hybrid and size_local == 1:
+            ext, hybrid, out.switched = True, False, True
+        if size_local == dp:
+            hybrid = False
         rank = (
             (start_rank if start_rank is not None else inferred) if at_least(v, "0.28.0") else (start_rank or inferred)
         )
@@ -231,6 +242,7 @@ def _launch(f: RoleFacts) -> Launch | None:
         span = backend == "ray" and f.env_value("VLLM_RAY_DP_PACK_STRATEGY") == "span"
         out.size_local = 1 if span else dp
     out.external = ext
+    out.hybrid = hybrid
     out.rank = rank
     return _parallel_config(f, out, dp)
 
@@ -295,6 +307,18 @@ def _parallel_config(f: RoleFacts, out: Launch, dp: int) -> Launch:
             f"data_parallel_size_local ({out.size_local}) must be <= data_parallel_size ({dp})",
             f"set data_parallel_size_local to at most {dp} (the ranks on this node), or raise data_parallel_size",
             ("data_parallel_size_local", "data_parallel_size"),
+            step="built",
+        )
+    elif dp <= 1 and out.external and out.switched:
+        out.failure = Failure(
+            "data-parallel-external-lb",
+            order.PARALLEL_VALIDATORS + 1,
+            "data_parallel_start_rank with data_parallel_size_local = 1 (vLLM infers hybrid load balancing from the "
+            "start rank and switches it to an external load balancer for one local rank) with "
+            f"data_parallel_size = {dp}",
+            "data_parallel_external_lb can only be set when data_parallel_size > 1",
+            "set data_parallel_size above 1, or remove data_parallel_start_rank",
+            ("data_parallel_start_rank", "data_parallel_size_local", "data_parallel_hybrid_lb", "data_parallel_size"),
             step="built",
         )
     elif dp <= 1 and out.external:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from profilekit.errors import Location, Severity
-from profilekit.rules import order
+from profilekit.rules import dataparallel, order
 from profilekit.rules.engine import STAGE_ARGPARSE, STAGE_POST_INIT, Context, Hit, rule
 from profilekit.rules.facts import RoleFacts, at_least
 from profilekit.rules.modelcfg import Undecided, needs, serve_bool, serve_int, shape
@@ -82,6 +82,10 @@ def _eplb_hit(f: RoleFacts, index: int, what: str, message: str, *, locs: list[L
     )
 
 
+# what turns a load-balancing mode on (rules/dataparallel.py): the modes, an explicit rank, a start rank
+LB_KEYS = ("data_parallel_external_lb", "data_parallel_hybrid_lb", "data_parallel_rank", "data_parallel_start_rank")
+
+
 @rule(
     "elastic-expert-parallel",
     Severity.ERROR,
@@ -93,9 +97,13 @@ def elastic_expert_parallel(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
         return []
     pp = serve_int(f, "pipeline_parallel_size", 1)
     elastic = f.loc("serve", "enable_elastic_ep")
-    # the launch block turns an explicit data-parallel rank into external LB mode before ParallelConfig
+    # the launch block settles the load-balancing modes ParallelConfig gets (an explicit rank is external LB, a start
+    # rank infers hybrid LB, which one local rank turns into external LB); as written when the block fails first
     external = serve_bool(f, "data_parallel_external_lb") is True or f.serve.get("data_parallel_rank") is not None
     hybrid = serve_bool(f, "data_parallel_hybrid_lb") is True
+    settled = dataparallel.launch(f)
+    if settled is not None and (settled.failure is None or settled.failure.step != "launch"):
+        external, hybrid = settled.external, settled.hybrid
     found: tuple[str, str, str, list[Location]] | None = None
     if serve_bool(f, "enable_eplb") is not True:
         found = (
@@ -117,7 +125,7 @@ def elastic_expert_parallel(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             "Elastic EP is not compatible with data_parallel_hybrid_lb. Elastic EP supports a single API "
             "server/core client path or data_parallel_external_lb, but not hybrid load balancing.",
             "remove data_parallel_hybrid_lb, or enable_elastic_ep",
-            [*elastic, *f.loc("serve", "data_parallel_hybrid_lb")],
+            [*elastic, *f.loc("serve", "data_parallel_hybrid_lb"), *f.loc("serve", "data_parallel_start_rank")],
         )
     elif not at_least(f.version, "0.33.0") and (hybrid or external):
         found = (
@@ -125,7 +133,10 @@ def elastic_expert_parallel(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             "Elastic EP is not compatible with data_parallel_external_lb or data_parallel_hybrid_lb. Elastic EP "
             "relies on a single API server and core client to coordinate scale up/down.",
             "remove the data-parallel load-balancing options (and data_parallel_rank), or enable_elastic_ep",
-            [*elastic, *f.loc("serve", "data_parallel_external_lb"), *f.loc("serve", "data_parallel_hybrid_lb")],
+            [
+                *elastic,
+                *(loc for key in LB_KEYS for loc in f.loc("serve", key)),
+            ],
         )
     step = order.PARALLEL_POST_INIT
     if found is None:

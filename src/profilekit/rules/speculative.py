@@ -48,6 +48,7 @@ def _needs_draft_model(method: Any) -> bool:
 POST_INIT_DRAFT = 3  # the draft-model branch after the draft is built
 POST_INIT_INDEX_SHARE = 4
 POST_INIT_ADAPTIVE = 5
+VERIFY_TENSOR_PARALLEL = 9  # _verify_args: the target's key before the count
 VERIFY_NUM_TOKENS = 10
 VERIFY_LM_HEAD = 11
 VERIFY_SYNTHETIC = 12
@@ -140,6 +141,19 @@ def _failure(f: RoleFacts) -> Hit | None:
     mtp = _mtp_failure(f, spec)
     if mtp is not None:
         return mtp
+    # _verify_args (a model validator: after __post_init__) refuses the target's key before it asks for a count
+    if spec.get("tensor_parallel_size") is not None:
+        return _hit(
+            f,
+            "speculative-tensor-parallel-size",
+            VERIFY_TENSOR_PARALLEL,
+            f"speculative_config.tensor_parallel_size = {shown(spec['tensor_parallel_size'])}",
+            "'tensor_parallel_size' is not a valid argument in the speculative_config. Please pass "
+            "'draft_tensor_parallel_size' instead.",
+            fix="rename speculative_config.tensor_parallel_size to draft_tensor_parallel_size (1 or the target's "
+            "tensor_parallel_size)",
+            keys=("tensor_parallel_size",),
+        )
     if count is None and model is None and method not in COUNT_DEFAULTED:
         return _hit(
             f,
@@ -279,6 +293,12 @@ rule(
     "an MTP speculative method on a model without MTP layers vLLM can draft with (needs the config.json)",
     source=SOURCE + ", hf_config_override",
 )(_only("speculative-mtp-model"))
+rule(
+    "speculative-tensor-parallel-size",
+    Severity.ERROR,
+    "speculative_config.tensor_parallel_size (the draft's size is draft_tensor_parallel_size)",
+    source="vllm/config/speculative.py SpeculativeConfig._verify_args",
+)(_only("speculative-tensor-parallel-size"))
 rule(
     "speculative-num-tokens",
     Severity.ERROR,
