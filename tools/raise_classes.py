@@ -118,6 +118,7 @@ TABLE: list[tuple[str, str, str, str]] = [
         "the architecture decides; a supported one's layer ids are left to vLLM",
     ),
     # rules/configs.py
+    (r"EngramConfig\._validate_shared_memory", ALL, "modelled:engram-config", ""),
     (
         r"ProfilerConfig\._validate_profiler_config",
         r"capture_torch_profiler is only|torch_profiler_activities|torch_profiler_dir|"
@@ -358,6 +359,12 @@ TABLE: list[tuple[str, str, str, str]] = [
         "",
     ),
     (r"SpeculativeConfig\.__post_init__", r"prompt_lookup_min=.* must be <=", "modelled:speculative-prompt-lookup", ""),
+    (
+        r"SpeculativeConfig\._verify_args",
+        r"'tensor_parallel_size' is not a valid argument",
+        "modelled:speculative-tensor-parallel-size",
+        "",
+    ),
     (
         r"SpeculativeConfig\._verify_args",
         r"num_speculative_tokens must be provided",

@@ -151,6 +151,48 @@ def test_a_start_rank_outside_the_data_parallel_ranks(check: Check) -> None:
     assert check(files(**serve)) == []
 
 
+START_EXTERNAL = (
+    "data_parallel_start_rank with data_parallel_size_local = 1 (vLLM infers hybrid load balancing from the start "
+    "rank and switches it to an external load balancer for one local rank) with data_parallel_size = 1"
+)
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_a_start_rank_with_one_local_rank_is_an_external_load_balancer(check: Check, version: str) -> None:
+    """A start rank infers hybrid LB, which one local rank turns into external LB (0.27.x: a non-zero start rank)."""
+    found = check(files(KIMI, data_parallel_start_rank=0, data_parallel_size_local=1), version=version)
+    if at_least(version, "0.28.0"):
+        assert messages(found) == [
+            refuses(version, START_EXTERNAL, "data_parallel_external_lb can only be set when data_parallel_size > 1")
+        ]
+        assert found[0].rule == "data-parallel-external-lb"
+    else:
+        assert found == []
+    found = check(files(KIMI, data_parallel_start_rank=1, data_parallel_size_local=1), version=version)
+    assert [f.rule for f in found] == ["data-parallel-external-lb"]
+    # with data parallelism an external rank is fine; so is a headless node, which infers no hybrid LB
+    external = files(KIMI, data_parallel_size=2, data_parallel_start_rank=1, data_parallel_size_local=1)
+    assert check(external, version=version) == []
+    headless = files(KIMI, headless=True, data_parallel_start_rank=1, data_parallel_size_local=1)
+    assert check(headless, version=version) == []
+
+
+def test_elastic_ep_sees_the_load_balancer_a_start_rank_infers(check: Check) -> None:
+    serve = {"enable_elastic_ep": True, "enable_eplb": True, "data_parallel_size": 4, "data_parallel_start_rank": 0}
+    hybrid = check(files(KIMI, **serve, data_parallel_size_local=2), rule="elastic-expert-parallel")
+    assert messages(hybrid) == [
+        refuses(
+            "0.33.0",
+            "enable_elastic_ep = true with data_parallel_hybrid_lb = true",
+            "Elastic EP is not compatible with data_parallel_hybrid_lb. Elastic EP supports a single API "
+            "server/core client path or data_parallel_external_lb, but not hybrid load balancing.",
+        )
+    ]
+    # one local rank is external LB, which 0.33.0 allows; four local ranks of four are one node's internal LB
+    assert check(files(KIMI, **serve, data_parallel_size_local=1), rule="elastic-expert-parallel") == []
+    assert check(files(KIMI, **serve, data_parallel_size_local=4), rule="elastic-expert-parallel") == []
+
+
 def test_external_data_parallelism_needs_a_mixture_of_experts_model(check: Check) -> None:
     found = check(files(data_parallel_size=2, data_parallel_rank=1))
     assert messages(found) == [

@@ -301,3 +301,19 @@ def test_dots3_names_one_layer_type_per_mtp_layer(check: Check) -> None:
     assert [f.rule for f in check(files(config=wrong, speculative_config=MTP), version="0.27.1")] == [
         "speculative-mtp-model"
     ]
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_the_draft_s_tensor_parallel_size_has_its_own_key(check: Check, version: str) -> None:
+    """_verify_args refuses the target's key before it asks for a count (seed 11: 0.31.0 named the count)."""
+    found = check(files(speculative_config={"method": "inkling_mtp", "tensor_parallel_size": 0}), version=version)
+    assert messages(found) == [
+        refuses(
+            version,
+            "speculative_config.tensor_parallel_size = 0",
+            "'tensor_parallel_size' is not a valid argument in the speculative_config. Please pass "
+            "'draft_tensor_parallel_size' instead.",
+        )
+    ]
+    assert found[0].rule == "speculative-tensor-parallel-size"
+    assert check(files(speculative_config={**NGRAM, "draft_tensor_parallel_size": 1}), version=version) == []

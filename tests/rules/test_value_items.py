@@ -81,8 +81,11 @@ def test_an_unknown_module(check: Check, version: str) -> None:
     ]
 
 
-def _verdict(make_repo: MakeRepo, version: str, **serve: object) -> tuple[str | None, str | None]:
-    root = make_repo(files(**serve), config=f'[vllm]\nversion = "{version}"\n')
+def _verdict(make_repo: MakeRepo, version: str, first: str = "", **serve: object) -> tuple[str | None, str | None]:
+    """vLLM's first failure as profilekit predicts it; `first`: a TOML line written before the other options."""
+    layers = files(**serve)
+    layers["s.toml"] = layers["s.toml"].replace("\n[serve]\n", f"\n[serve]\n{first}\n" if first else "\n[serve]\n")
+    root = make_repo(layers, config=f'[vllm]\nversion = "{version}"\n')
     session = Session.open(repo=root, vllm_version=None)
     found = vllm_verdict(session.stack("s"), "serve", version=version, catalogue=session.catalogue, root=root)
     return found.rule, found.message
@@ -96,6 +99,49 @@ def test_an_item_vllm_refuses_is_vllm_s_first_failure(make_repo: MakeRepo, versi
     assert message is not None and message.startswith("serve.collect_detailed_traces[0]: ")
     rule, _ = _verdict(make_repo, version, enable_log_outputs=True, collect_detailed_traces=["all"], **ENDPOINT)
     assert rule == "log-outputs-requests"
+
+
+UNKNOWN_KEY = {"structured_outputs_config": {"disable_ny_whitespace": True}}
+UNKNOWN_FIRST = "structured_outputs_config = { disable_ny_whitespace = true }"  # inline: ahead in the argv
+
+
+@pytest.mark.parametrize("version", ["0.29.0", "0.33.0"])
+def test_an_item_fails_at_its_option_s_place_in_the_argv(make_repo: MakeRepo, version: str) -> None:
+    """argparse converts the options in argv order: a refused item of an earlier array option comes before an
+    unknown key of a later JSON option, and after it when the array comes later (seed 11: 0.29.0)."""
+    choices = CHOICES_NEW if at_least(version, "0.31.0") else CHOICES_OLD
+    item = (
+        f"serve.collect_detailed_traces[1]: vLLM {version} refuses 'bogus' for collect_detailed_traces: "
+        f"\"argument --collect-detailed-traces: invalid choice: 'bogus' (choose from {choices})\""
+    )
+    unknown = (
+        f"serve.structured_outputs_config.disable_ny_whitespace: vLLM {version}'s StructuredOutputsConfig has no key "
+        "'disable_ny_whitespace' (nor has any release 0.27.0-0.33.0); vLLM says \"1 validation error for "
+        'StructuredOutputsConfig / disable_ny_whitespace / Unexpected keyword argument"'
+    )
+    traces = {"collect_detailed_traces": ["model", "bogus"]}
+    assert _verdict(make_repo, version, **traces, **UNKNOWN_KEY) == ("invalid-value", item)
+    assert _verdict(make_repo, version, UNKNOWN_FIRST, **traces) == ("unknown-option", unknown)
+
+
+@pytest.mark.parametrize("version", ["0.32.0", "0.33.0"])
+def test_a_validator_of_a_json_option_fails_at_its_place_in_the_argv(make_repo: MakeRepo, version: str) -> None:
+    """The profiler and Engram validators run as argparse converts their table (seed 11: 0.32.0, 0.33.0)."""
+    profiler = {"profiler_config": {"proton_output_format": "hatchet", "proton_hook": "triton"}}
+    refused = (
+        f'profiler_config with no profiler; vLLM {version} refuses to start: "1 validation error for ProfilerConfig / '
+        "proton_hook, proton_output_format only applicable when profiler is set to 'proton'\""
+    )
+    assert _verdict(make_repo, version, **profiler, **UNKNOWN_KEY) == ("profiler-config", refused)
+    assert _verdict(make_repo, version, UNKNOWN_FIRST, **profiler)[0] == "unknown-option"
+    engram = {"engram_config": {"use_thp": True, "dp_shared_memory": True}}
+    refused = (
+        f'engram_config with use_thp = true, dp_shared_memory = true; vLLM {version} refuses to start: "1 validation '
+        'error for EngramConfig / use_thp requires cpu_offload=True and dp_shared_memory=False"'
+    )
+    # before the model check of VllmConfig.__post_init__ (engram-model: Llama has no Engram embeddings)
+    assert _verdict(make_repo, version, **engram, **UNKNOWN_KEY) == ("engram-config", refused)
+    assert _verdict(make_repo, version, UNKNOWN_FIRST, **engram)[0] == "unknown-option"
 
 
 def test_prefix_cache_retention_interval_reaches_cache_config_in_0_29(check: Check) -> None:

@@ -186,7 +186,9 @@ def engram_failure(cfg: dict[str, Any], version: str) -> tuple[str, tuple[str, .
 )
 def engram_config(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
     cfg = f.serve.get("engram_config")
-    failure = engram_failure(cfg, f.version) if isinstance(cfg, dict) else None
+    if not isinstance(cfg, dict):
+        return []
+    failure = engram_failure(cfg, f.version)
     if failure is None:
         return []
     message, keys = failure
