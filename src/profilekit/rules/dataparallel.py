@@ -218,14 +218,7 @@ def _launch(f: RoleFacts) -> Launch | None:
         hybrid = False
     elif size_local is not None:
         out.size_local = size_local
-        # a start rank infers hybrid LB (0.27.x: a non-zero one); hybrid LB with one local rank is external LB
-        started = start_rank is not None if at_least(v, "0.28.0") else bool(start_rank)
-        if started and serve_bool(f, "headless") is not True:
-            hybrid = True
-        if hybrid and size_local == 1:
-            ext, hybrid, out.switched = True, False, True
-        if size_local == dp:
-            hybrid = False
+        ext, hybrid = _local_modes(f, out, start_rank=start_rank, hybrid=hybrid, size_local=size_local, dp=dp)
         rank = (
             (start_rank if start_rank is not None else inferred) if at_least(v, "0.28.0") else (start_rank or inferred)
         )
@@ -245,6 +238,25 @@ def _launch(f: RoleFacts) -> Launch | None:
     out.hybrid = hybrid
     out.rank = rank
     return _parallel_config(f, out, dp)
+
+
+def _local_modes(
+    f: RoleFacts, out: Launch, *, start_rank: int | None, hybrid: bool, size_local: int, dp: int
+) -> tuple[bool, bool]:
+    """(external, hybrid) LB once the launch block has read data_parallel_size_local without an external rank.
+
+    A start rank infers hybrid LB on a node that serves the API (0.27.x: a non-zero start rank); hybrid LB with
+    one local rank becomes external LB, and with every rank local it is off.
+    """
+    started = start_rank is not None if at_least(f.version, "0.28.0") else bool(start_rank)
+    if started and serve_bool(f, "headless") is not True:
+        hybrid = True
+    external = False
+    if hybrid and size_local == 1:
+        external, hybrid, out.switched = True, False, True
+    if size_local == dp:
+        hybrid = False
+    return external, hybrid
 
 
 def _field_failure(f: RoleFacts, out: Launch) -> Failure | None:
