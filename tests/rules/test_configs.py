@@ -191,21 +191,34 @@ def test_proton_graph_attribution_needs_tree_data_and_no_periodic_flushing(check
         )
     ]
     assert check(files(profiler_config=proton), version=version, rule="profiler-config") == []
+
+
 RULE = "engram-config"
+
+
+@pytest.mark.parametrize("version", [v for v in RELEASES if at_least(v, "0.30.0")])
 def test_engram_shared_memory_and_huge_pages_need_cpu_offload(check: Check, version: str) -> None:
     """EngramConfig._validate_shared_memory: 0.30.0 checks the shared memory, 0.31.0 added use_thp."""
     # (Llama has no Engram embeddings either: engram-model, a later check, is left out here)
     shared = check(files(engram_config={"cpu_offload": False, "dp_shared_memory": True}), version=version, rule=RULE)
     assert messages(shared) == [
+        refuses(
+            version,
             "engram_config with dp_shared_memory = true, cpu_offload = false",
             "1 validation error for EngramConfig / dp_shared_memory requires cpu_offload=True",
+        )
+    ]
     fine = files(engram_config={"cpu_offload": True, "dp_shared_memory": True})
     assert check(fine, version=version, rule=RULE) == []
     if not at_least(version, "0.31.0"):
         return  # no use_thp before 0.31.0 (an unknown key)
     thp = check(files(engram_config={"use_thp": True, "dp_shared_memory": True}), version=version, rule=RULE)
     assert messages(thp) == [
+        refuses(
+            version,
             "engram_config with use_thp = true, dp_shared_memory = true",
             "1 validation error for EngramConfig / use_thp requires cpu_offload=True and dp_shared_memory=False",
+        )
+    ]
     private = files(engram_config={"use_thp": True, "dp_shared_memory": False})
     assert check(private, version=version, rule=RULE) == []
