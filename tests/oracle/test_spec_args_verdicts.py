@@ -9,9 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from packaging.specifiers import SpecifierSet
 
-from tests.oracle.oracle_client import OracleWorker
+from tests.oracle.conftest import OraclePool, applicable
 from tests.oracle.test_crossfield import LLAMA, NEMOTRON, Case
 from tests.oracle.test_spec_values import MIMO, MTP, NEMOTRON_MTP_LAYERS, NGRAM, _verdicts
 
@@ -216,10 +215,8 @@ CASES = [
 
 
 @pytest.mark.oracle
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_profilekit_gives_vllms_verdict(oracle: OracleWorker, oracle_version: str, case: Case, tmp_path: Path) -> None:
-    if case.releases and not SpecifierSet(case.releases).contains(oracle_version):
-        pytest.skip(f"{case.id} is for vLLM {case.releases}")
-    predicted, actual, message = _verdicts(case, oracle_version, oracle, tmp_path)
-    expected = case.expected(oracle_version)
+@pytest.mark.parametrize(("version", "case"), applicable(CASES), ids=[f"vllm-{v}-{c.id}" for v, c in applicable(CASES)])
+def test_profilekit_gives_vllms_verdict(oracle_pool: OraclePool, version: str, case: Case, tmp_path: Path) -> None:
+    predicted, actual, message = _verdicts(case, version, oracle_pool.get(version), tmp_path)
+    expected = case.expected(version)
     assert (predicted, actual) == (expected, expected), message
