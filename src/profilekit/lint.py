@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from profilekit.errors import Finding, Location, Severity
 from profilekit.layers import REPO_MARKER
-from profilekit.rules.declared import layer_head, reference_findings
+from profilekit.rules.declared import group_clashes, layer_head, named_conflicts, reference_findings
 from profilekit.tomlpos import locate_keys
 
 if TYPE_CHECKING:
@@ -251,15 +251,12 @@ class _Closures:
         first, second = self.closure(a), self.closure(b)
         if first is None or second is None:
             return ()  # composing reports what is wrong with the files
-        union = {layer.name: layer for layer in (*first, *second)}
-        groups: dict[str, str] = {}
-        reasons: list[str] = []
-        for layer in union.values():
-            head = layer.data.layer
-            if head.group is not None and groups.setdefault(head.group, layer.name) != layer.name:
-                reasons.append(f"group {head.group}")
-            reasons += [f"conflicts {ref}" for ref in head.conflicts if ref in union and ref != layer.name]
-        return tuple(dict.fromkeys(reasons))
+        union = list({layer.name: layer for layer in (*first, *second)}.values())
+        at = {id(layer): i for i, layer in enumerate(union)}
+        found = [(at[id(later)], f"group {group}") for group, _first, later in group_clashes(union)]
+        found += [(at[id(layer)], f"conflicts {ref}") for layer, ref in named_conflicts(union)]
+        found.sort(key=lambda item: item[0])  # stable: layer by layer, its group before its conflicts entries
+        return tuple(dict.fromkeys(reason for _i, reason in found))
 
 
 def _cliques(names: list[str], compatible: dict[str, set[str]], *, minimum: int) -> list[list[str]]:

@@ -7,7 +7,7 @@ Entries name a layer, or a capability with `@`: derived from a role's effective 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from profilekit.errors import Finding, Location, Severity
@@ -98,18 +98,31 @@ def stack_capabilities(ctx: Context) -> set[str]:
     return caps
 
 
+def group_clashes(layers: Iterable[Layer]) -> Iterator[tuple[str, Layer, Layer]]:
+    """(group, the group's first layer, a later layer of it): what `group-conflict` refuses (lint asks it too)."""
+    first: dict[str, Layer] = {}
+    for layer in layers:
+        group = layer.data.layer.group
+        if group is not None:
+            other = first.setdefault(group, layer)
+            if other is not layer:
+                yield group, other, layer
+
+
+def named_conflicts(layers: Sequence[Layer]) -> Iterator[tuple[Layer, str]]:
+    """(layer, name) of each `conflicts` entry naming another layer among `layers` (declared-conflict's by-name
+    branch, which lint asks before composing)."""
+    present = {layer.name for layer in layers}
+    for layer in layers:
+        for ref in layer.data.layer.conflicts:
+            if ref in present and ref != layer.name:
+                yield layer, ref
+
+
 @stack_rule("group-conflict", Severity.ERROR, "two layers of one group")
 def group_conflict(ctx: Context) -> Iterable[Hit]:
-    first: dict[str, Layer] = {}
     hits: list[Hit] = []
-    for layer in ctx.stack.layers:
-        group = layer.data.layer.group
-        if group is None:
-            continue
-        if group not in first:
-            first[group] = layer
-            continue
-        other = first[group]
+    for group, other, layer in group_clashes(ctx.stack.layers):
         hits.append(
             Hit(
                 "group-conflict",
