@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import tomllib
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from profilekit.tomlpos import Pos, format_key, locate_keys, parse_key
+
+PROFILES = Path(__file__).resolve().parents[1] / "profiles"
 
 HOSTILE = '''\
 # a comment with key = "value" and [table] inside
@@ -155,7 +158,7 @@ def documents(draw: st.DrawFn) -> tuple[str, dict[tuple[str | int, ...], Pos]]:
             w.line("# comment = [x]")
         header_line = w.line(f"[{_key_text(name)}]")
         w.expected[(name,)] = Pos(header_line, 1)
-        style = draw(st.sampled_from(["lines", "inline", "dotted"]))
+        style = draw(st.sampled_from(["lines", "inline", "dotted", "arrays"]))
         if style == "lines":
             for key, value in body.items():
                 lineno = w.line(f"{_key_text(key)} = {_value_text(value)}  # note")
@@ -174,6 +177,10 @@ def documents(draw: st.DrawFn) -> tuple[str, dict[tuple[str | int, ...], Pos]]:
                 # a multi-line string in an earlier element moves later keys down: check only simple rows
                 if "\n" not in text:
                     w.expected[(name, "inner", key)] = Pos(lineno, col)
+        elif style == "arrays":
+            for key, value in body.items():
+                lineno = w.line(f"{_key_text(key)} = [{_value_text(value)}, {_value_text(value)}]")
+                w.expected[(name, key)] = Pos(lineno, 1)
         else:
             for key, value in body.items():
                 lineno = w.line(f"grp . {_key_text(key)} = {_value_text(value)}")
@@ -191,6 +198,19 @@ def test_generated_documents_locate_every_key(doc: tuple[str, dict[tuple[str | i
         assert path in found, (path, text)
     for path, pos in expected.items():
         assert found[path] == pos, (path, text)
+    assert found == locate_keys(text, fast=False), text  # the whole-line fast path changes no position
+
+
+def test_fast_path_agrees_with_the_general_scanner_on_every_shipped_layer() -> None:
+    """The example profiles and the hostile fixture: same map with and without the whole-line fast path."""
+    texts = [
+        HOSTILE,
+        HOSTILE.replace("\n", "\r\n"),
+        *(path.read_text(encoding="utf-8") for path in sorted(PROFILES.rglob("*.toml"))),
+    ]
+    assert len(texts) > 10
+    for text in texts:
+        assert locate_keys(text) == locate_keys(text, fast=False)
 
 
 @pytest.mark.parametrize(

@@ -59,6 +59,8 @@ class Layer:
     catalogue: Catalogue | None = None
     # `location` answers, kept: every stack the layer is in asks for the same keys (lint composes hundreds)
     _located: dict[KeyPath, Location] = field(default_factory=dict, repr=False, compare=False)
+    # facts derived from this layer alone (e.g. its secret-looking values), kept for every stack it is in
+    memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def dest(self, key: str) -> str:
         """A `serve` key as vLLM's dest: aliases resolved with the catalogue, else dashes folded."""

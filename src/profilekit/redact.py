@@ -127,6 +127,14 @@ def layer_strings(layer: Layer) -> Iterator[tuple[KeyPath, str, str | None]]:
             yield from _command_values(list(spec.command), ("roles", role, "command"))
 
 
+def layer_secrets(layer: Layer) -> tuple[tuple[KeyPath, str, str | None], ...]:
+    """The secret-looking strings of `layer_strings` (found once per layer: lint puts a layer in many stacks)."""
+    known: tuple[tuple[KeyPath, str, str | None], ...] | None = layer.memo.get("secrets")
+    if known is None:
+        known = layer.memo["secrets"] = tuple(item for item in layer_strings(layer) if is_secret(item[2], item[1]))
+    return known
+
+
 @dataclass(slots=True)
 class Redactor:
     """Replaces known secret values, and anything shaped like a token, by `<redacted>`."""
@@ -138,10 +146,9 @@ class Redactor:
     def of_layers(cls, layers: Iterable[Layer]) -> Redactor:
         found: set[str] = set()
         for layer in layers:
-            for _path, value, name in layer_strings(layer):
-                if is_secret(name, value):
-                    found.add(value)
-                    found.update(m.group(0) for m in SECRET_VALUE.finditer(value))
+            for _path, value, _name in layer_secrets(layer):
+                found.add(value)
+                found.update(m.group(0) for m in SECRET_VALUE.finditer(value))
         # a value of a few characters protects nothing, and redacting it would shred every message
         return cls({s for s in found if len(s.strip()) >= _MINIMUM})
 

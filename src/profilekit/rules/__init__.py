@@ -73,6 +73,8 @@ def evaluate(stack: Stack, *, version: str, catalogue: Catalogue | None, root: P
     """Every finding of one stack, each with its place in vLLM's start-up order (None: vLLM does not check it)."""
     ctx = Context(stack, version, catalogue, root, stack_facts(stack, version, root))
     out = run_rules(ctx)
+    if not out:
+        return []
     redactor = Redactor.of_layers(stack.layers)
     redacted: Ordered = []
     for finding, order in out:

@@ -134,9 +134,7 @@ class Verdict:
 def run_rules(ctx: Context) -> list[tuple[Finding, Order | None]]:
     """Every applicable rule over every role (role rules) and over the stack (stack rules)."""
     out: list[tuple[Finding, Order | None]] = []
-    for r in RULES.values():
-        if not r.applies(ctx.version):
-            continue
+    for r in applicable(ctx.version, len(RULES)):
         hits: list[Hit] = []
         if r.scope == "role":
             role_check = cast("RoleCheck", r.check)
@@ -157,6 +155,13 @@ def run_rules(ctx: Context) -> list[tuple[Finding, Order | None]]:
             )
             out.append((finding, hit.order))
     return out
+
+
+@functools.lru_cache(maxsize=16)
+def applicable(version: str, registered: int) -> tuple[Rule, ...]:
+    """The rules that apply to `version`, in registration order (`registered`: the registry's size, so a rule
+    registered later is not missed)."""
+    return tuple(r for r in RULES.values() if r.applies(version))
 
 
 def _dedupe(locations: list[Location]) -> list[Location]:

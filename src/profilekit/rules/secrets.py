@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from profilekit.errors import Severity
-from profilekit.redact import is_secret, layer_strings, looks_like_token
+from profilekit.redact import layer_secrets, looks_like_token
 from profilekit.rules.engine import Context, Hit, stack_rule
 from profilekit.tomlpos import format_key
 
@@ -17,9 +17,7 @@ from profilekit.tomlpos import format_key
 def literal_secret(ctx: Context) -> Iterable[Hit]:
     hits: list[Hit] = []
     for layer in ctx.stack.layers:
-        for path, value, name in layer_strings(layer):
-            if not is_secret(name, value):
-                continue
+        for path, value, _name in layer_secrets(layer):
             looks = looks_like_token(value)
             key = format_key(path)
             what = "a token-shaped value" if looks else "a literal value"

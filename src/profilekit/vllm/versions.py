@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from profilekit.errors import UsageError
 
 # 0.27.0 is the first release with --use-replayssm (reference/vllm-facts.md section 1.3a).
@@ -21,6 +23,7 @@ def resolve_version(cli: str | None, configured: str | None) -> str:
     return version
 
 
+@functools.lru_cache(maxsize=64)
 def version_key(version: str) -> tuple[int, ...]:
-    """A sortable key for a supported release string."""
+    """A sortable key for a supported release string (asked per rule and role: computed once per string)."""
     return tuple(int(part) for part in version.split("."))
