@@ -363,14 +363,24 @@ def _set_later(top: Scope, unset: Unset, order: dict[str, int]) -> list[str]:
     return notes[:3]
 
 
+def _top_tables(layer: Layer) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A layer's `env` and `model` tables as the scope merges them (once per layer: lint composes it often)."""
+    known: tuple[dict[str, Any], dict[str, Any]] | None = layer.memo.get("top")
+    if known is None:
+        env = {k: env_value(v) for k, v in layer.data.env.items()}
+        known = layer.memo["top"] = (env, layer.data.model.model_dump(exclude_none=True))
+    return known
+
+
 def _merge_top(layers: list[Layer], unsets: list[list[Unset]]) -> tuple[Scope, list[Finding]]:
     """The top-level `serve`, `env` and `model` of every layer, merged in order with their unsets."""
     top = Scope()
     missed: list[tuple[Unset, list[str]]] = []
     for layer, layer_unsets in zip(layers, unsets, strict=True):
         top.merge(("serve",), layer.serve, layer.location)
-        top.merge(("env",), {k: env_value(v) for k, v in layer.data.env.items()}, layer.location)
-        top.merge(("model",), layer.data.model.model_dump(exclude_none=True), layer.location)
+        env, model = _top_tables(layer)
+        top.merge(("env",), env, layer.location)
+        top.merge(("model",), model, layer.location)
         for unset in layer_unsets:
             if unset.path[0] not in SCOPES:
                 continue

@@ -122,6 +122,24 @@ def stack_rule(
     return register
 
 
+def family_check(rule_id: str, failures: Callable[[RoleFacts], list[Hit]]) -> RoleCheck:
+    """The check of one rule of a family that vLLM runs as one sequence, stopping at the first failure.
+
+    The family's `failures` run once per role (kept in `RoleFacts.memo`) however many rules it has; each
+    rule reports the hits that are its own.
+    """
+    key = f"{failures.__module__}.{failures.__qualname__}"
+
+    def check(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+        found: list[Hit] | None = f.memo.get(key)
+        if found is None:
+            found = f.memo[key] = failures(f)
+        return [hit for hit in found if hit.rule == rule_id]
+
+    check.__module__ = failures.__module__  # the rule belongs to the family's module (docs/RULES.md)
+    return check
+
+
 @dataclass(slots=True)
 class Verdict:
     """vLLM's verdict as profilekit predicts it for one role: accepted, or the rule that rejects first."""
@@ -134,33 +152,36 @@ class Verdict:
 def run_rules(ctx: Context) -> list[tuple[Finding, Order | None]]:
     """Every applicable rule over every role (role rules) and over the stack (stack rules)."""
     out: list[tuple[Finding, Order | None]] = []
+    facts = list(ctx.facts.values())
     for r in applicable(ctx.version, len(RULES)):
-        hits: list[Hit] = []
         if r.scope == "role":
             role_check = cast("RoleCheck", r.check)
-            for facts in ctx.facts.values():
-                hits += role_check(ctx, facts)
+            for f in facts:
+                for hit in role_check(ctx, f):
+                    out.append((_finding(ctx, r, hit), hit.order))
         else:
-            hits += cast("StackCheck", r.check)(ctx)
-        for hit in hits:
-            finding = Finding(
-                hit.rule,
-                hit.severity or (RULES[hit.rule].severity if hit.rule in RULES else r.severity),
-                hit.message,
-                _dedupe(hit.locations),
-                hit.fix,
-                stack=ctx.stack.spec,
-                role=hit.role,
-                notes=list(hit.notes),
-            )
-            out.append((finding, hit.order))
+            for hit in cast("StackCheck", r.check)(ctx):
+                out.append((_finding(ctx, r, hit), hit.order))
     return out
+
+
+def _finding(ctx: Context, r: Rule, hit: Hit) -> Finding:
+    return Finding(
+        hit.rule,
+        hit.severity or (RULES[hit.rule].severity if hit.rule in RULES else r.severity),
+        hit.message,
+        _dedupe(hit.locations),
+        hit.fix,
+        stack=ctx.stack.spec,
+        role=hit.role,
+        notes=list(hit.notes),
+    )
 
 
 @functools.lru_cache(maxsize=16)
 def applicable(version: str, registered: int) -> tuple[Rule, ...]:
-    """The rules that apply to `version`, in registration order (`registered`: the registry's size, so a rule
-    registered later is not missed)."""
+    """The rules that apply to `version`, in registration order (`registered`: the registry's size, so that a
+    rule registered later is not missed)."""
     return tuple(r for r in RULES.values() if r.applies(version))
 
 

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from profilekit.errors import Location, Severity
-from profilekit.rules.engine import STAGE_VALIDATORS, Context, Hit, rule
+from profilekit.rules.engine import STAGE_VALIDATORS, Context, Hit, family_check, rule
 from profilekit.rules.facts import Connector, RoleFacts, at_least
 
 KDA_ARCHITECTURES = ("KimiLinearForCausalLM", "KimiK3ForConditionalGeneration")
@@ -400,15 +400,8 @@ def failures(f: RoleFacts) -> list[Hit]:
     return hits
 
 
-def _only(rule_id: str) -> Any:
-    def check(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
-        return [h for h in failures(f) if h.rule == rule_id]
-
-    return check
-
-
 rule("replayssm-architecture", Severity.ERROR, "the model's architecture does not support ReplaySSM", source=SOURCE)(
-    _only("replayssm-architecture")
+    family_check("replayssm-architecture", failures)
 )
 rule(
     "replayssm-buffer-len",
@@ -416,52 +409,52 @@ rule(
     "FlashInfer ReplaySSM with replayssm_buffer_len above 16",
     releases=">=0.32.0",
     source=SOURCE,
-)(_only("replayssm-buffer-len"))
+)(family_check("replayssm-buffer-len", failures))
 rule(
     "replayssm-speculative",
     Severity.ERROR,
     "speculative decoding in a form ReplaySSM rejects",
     source=SOURCE,
-)(_only("replayssm-speculative"))
+)(family_check("replayssm-speculative", failures))
 rule(
     "replayssm-stochastic-rounding",
     Severity.ERROR,
     "Kimi KDA RecoverSSM with enable_mamba_cache_stochastic_rounding",
     releases=">=0.29.0",
     source=SOURCE,
-)(_only("replayssm-stochastic-rounding"))
+)(family_check("replayssm-stochastic-rounding", failures))
 rule(
     "replayssm-prefix-caching",
     Severity.ERROR,
     "a prefix-caching (Mamba cache) mode ReplaySSM rejects",
     source=SOURCE,
-)(_only("replayssm-prefix-caching"))
+)(family_check("replayssm-prefix-caching", failures))
 rule(
     "replayssm-model-runner",
     Severity.ERROR,
     "the model runner ReplaySSM needs (V1 for Triton, V2 for Kimi RecoverSSM with prefix caching)",
     releases=">=0.29.0",
     source=SOURCE + "; VllmConfig.use_v2_model_runner",
-)(_only("replayssm-model-runner"))
+)(family_check("replayssm-model-runner", failures))
 rule(
     "replayssm-pipeline-parallel",
     Severity.ERROR,
     "Kimi KDA RecoverSSM with pipeline_parallel_size > 1",
     releases=">=0.29.0",
     source=SOURCE,
-)(_only("replayssm-pipeline-parallel"))
+)(family_check("replayssm-pipeline-parallel", failures))
 rule(
     "replayssm-backend",
     Severity.ERROR,
     "the mamba backend is not one ReplaySSM accepts",
     source=SOURCE,
-)(_only("replayssm-backend"))
+)(family_check("replayssm-backend", failures))
 rule(
     "replayssm-kv-connector",
     Severity.ERROR,
     "use_replayssm with an active KV connector, explicit or implied",
     source=SOURCE,
-)(_only("replayssm-kv-connector"))
+)(family_check("replayssm-kv-connector", failures))
 
 
 @rule(

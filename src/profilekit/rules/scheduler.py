@@ -12,12 +12,11 @@ prefill off the token budget is raised to max_model_len; both are capped as vLLM
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from profilekit.errors import Location, Severity
 from profilekit.rules import order
-from profilekit.rules.engine import Context, Hit, rule
+from profilekit.rules.engine import Hit, family_check, rule
 from profilekit.rules.facts import RoleFacts, at_least
 from profilekit.rules.modelcfg import (
     Undecided,
@@ -190,38 +189,31 @@ def failures(f: RoleFacts) -> list[Hit]:
     return hits
 
 
-def _only(rule_id: str):  # type: ignore[no-untyped-def]
-    def check(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
-        return [h for h in failures(f) if h.rule == rule_id]
-
-    return check
-
-
 rule(
     "max-num-batched-tokens-model-len",
     Severity.ERROR,
     "max_num_batched_tokens below max_model_len with chunked prefill off",
     source=SOURCE,
-)(_only("max-num-batched-tokens-model-len"))
+)(family_check("max-num-batched-tokens-model-len", failures))
 rule(
     "max-num-batched-tokens-seqs",
     Severity.ERROR,
     "max_num_batched_tokens below max_num_seqs (written or vLLM's defaults)",
     source=SOURCE + "; vllm/engine/arg_utils.py _set_default_max_num_seqs_and_batched_tokens_args",
-)(_only("max-num-batched-tokens-seqs"))
+)(family_check("max-num-batched-tokens-seqs", failures))
 rule(
     "max-num-active-seqs",
     Severity.ERROR,
     "max_num_active_seqs above max_num_seqs",
     releases=">=0.31.0",
     source=SOURCE,
-)(_only("max-num-active-seqs"))
+)(family_check("max-num-active-seqs", failures))
 rule(
     "long-prefill-token-threshold",
     Severity.ERROR,
     "long_prefill_token_threshold above max_model_len",
     source=SOURCE,
-)(_only("long-prefill-token-threshold"))
+)(family_check("long-prefill-token-threshold", failures))
 
 
 @needs

@@ -10,11 +10,10 @@ when an earlier check of `rules/speculative.py` stops vLLM first.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from profilekit.errors import Severity
-from profilekit.rules.engine import Context, Hit, rule
+from profilekit.rules.engine import Hit, family_check, rule
 from profilekit.rules.facts import RoleFacts, at_least
 from profilekit.rules.modelcfg import shown
 from profilekit.rules.speculative import (
@@ -361,12 +360,9 @@ def _failure(f: RoleFacts) -> Hit | None:
     return None if count is None else _verify_args(f, spec, method, count)
 
 
-def _only(rule_id: str):  # type: ignore[no-untyped-def]
-    def check(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
-        hit = _failure(f)
-        return [hit] if hit is not None and hit.rule == rule_id else []
-
-    return check
+def _failures(f: RoleFacts) -> list[Hit]:
+    hit = _failure(f)
+    return [hit] if hit is not None else []
 
 
 for _id, _summary, _where, _releases in (
@@ -433,4 +429,4 @@ for _id, _summary, _where, _releases in (
         ">=0.33.0",
     ),
 ):
-    rule(_id, Severity.ERROR, _summary, releases=_releases, source=f"{SOURCE}.{_where}")(_only(_id))
+    rule(_id, Severity.ERROR, _summary, releases=_releases, source=f"{SOURCE}.{_where}")(family_check(_id, _failures))

@@ -10,12 +10,11 @@ judge the merged table (`profilekit.vllm.constraints.speculative_view`). Field c
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from profilekit.errors import Severity
 from profilekit.rules import order
-from profilekit.rules.engine import Context, Hit, rule
+from profilekit.rules.engine import Hit, family_check, rule
 from profilekit.rules.facts import RoleFacts, at_least
 from profilekit.rules.modelcfg import Undecided, needs, shown
 from profilekit.vllm.constraints import speculative_conflicts, speculative_origin, speculative_view
@@ -261,12 +260,9 @@ def _unreadable(f: RoleFacts) -> bool:
     )
 
 
-def _only(rule_id: str):  # type: ignore[no-untyped-def]
-    def check(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
-        hit = _failure(f)
-        return [hit] if hit is not None and hit.rule == rule_id else []
-
-    return check
+def _failures(f: RoleFacts) -> list[Hit]:
+    hit = _failure(f)
+    return [hit] if hit is not None else []
 
 
 rule(
@@ -274,34 +270,34 @@ rule(
     Severity.ERROR,
     "--spec-method, --spec-model or --spec-tokens together with the same key in speculative_config",
     source="vllm/engine/arg_utils.py EngineArgs.create_speculative_config",
-)(_only("speculative-shorthand-conflict"))
+)(family_check("speculative-shorthand-conflict", _failures))
 rule(
     "speculative-draft-model",
     Severity.ERROR,
     "speculative_config with a token count but no draft model for a method that needs one",
     source=SOURCE,
-)(_only("speculative-draft-model"))
+)(family_check("speculative-draft-model", _failures))
 rule(
     "speculative-prompt-lookup",
     Severity.ERROR,
     "n-gram speculative decoding with prompt_lookup_min above prompt_lookup_max",
     source=SOURCE,
-)(_only("speculative-prompt-lookup"))
+)(family_check("speculative-prompt-lookup", _failures))
 rule(
     "speculative-mtp-model",
     Severity.ERROR,
     "an MTP speculative method on a model without MTP layers vLLM can draft with (needs the config.json)",
     source=SOURCE + ", hf_config_override",
-)(_only("speculative-mtp-model"))
+)(family_check("speculative-mtp-model", _failures))
 rule(
     "speculative-tensor-parallel-size",
     Severity.ERROR,
     "speculative_config.tensor_parallel_size (the draft's size is draft_tensor_parallel_size)",
     source="vllm/config/speculative.py SpeculativeConfig._verify_args",
-)(_only("speculative-tensor-parallel-size"))
+)(family_check("speculative-tensor-parallel-size", _failures))
 rule(
     "speculative-num-tokens",
     Severity.ERROR,
     "speculative decoding without num_speculative_tokens and without a draft model to read it from",
     source="vllm/config/speculative.py SpeculativeConfig._verify_args",
-)(_only("speculative-num-tokens"))
+)(family_check("speculative-num-tokens", _failures))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal
@@ -63,6 +63,9 @@ class Values:
 
     version: str
     raw: dict[str, Any]
+    # answers that depend on this document alone (a registry, a scalar's field errors), kept: lint asks them
+    # for the same values in hundreds of stacks
+    memo: dict[tuple[Any, ...], Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def configs(self) -> dict[str, Any]:
@@ -90,8 +93,12 @@ class Values:
         return int(found) if found is not None else None
 
     def registry(self, name: str) -> list[str] | None:
-        found = (self.raw.get("registries") or {}).get(name)
-        return [str(v) for v in found] if isinstance(found, list) else None
+        key = ("registry", name)
+        if key not in self.memo:
+            found = (self.raw.get("registries") or {}).get(name)
+            self.memo[key] = [str(v) for v in found] if isinstance(found, list) else None
+        known: list[str] | None = self.memo[key]
+        return None if known is None else list(known)
 
     def has_key(self, config: str, key: str) -> bool:
         fields = (self.configs.get(config) or {}).get("fields") or {}
@@ -231,16 +238,26 @@ def _field_problems(values: Values, flag: Flag, value: Any, serve: dict[str, Any
         return []
     if not _holds(entry.get("when"), serve):
         return []
+    if not isinstance(value, (str, int, float, bool)):
+        return _field_errors(values, flag, value, entry)
+    key = ("field", flag.dest, type(value), value)  # a scalar's errors depend on nothing else
+    if key not in values.memo:
+        values.memo[key] = _field_errors(values, flag, value, entry)
+    return list(values.memo[key])
+
+
+def _field_errors(values: Values, flag: Flag, value: Any, entry: dict[str, Any]) -> list[ValueProblem]:
+    """What the option's config field refuses in `value` (`entry`: the option's entry in the values document)."""
     errors = Validator(values.configs, mode="python").check(entry["schema"], parsed(flag, value))
     out: list[ValueProblem] = []
     count = f"{len(errors)} validation error{'s' if len(errors) > 1 else ''}"
     for error in errors:
         shown = _at(value, error.path)
-        field = ".".join(map(str, (entry["field"], *error.path)))
+        dotted = ".".join(map(str, (entry["field"], *error.path)))
         out.append(
             ValueProblem(
                 f'vLLM {values.version} refuses {json.dumps(shown)}: "{count} for {entry["config"]} / '
-                f'{field} / {error.message}"',
+                f'{dotted} / {error.message}"',
                 _fix(error, default=flag.default),
                 error.path,
                 Where("config", int(entry["rank"])),
