@@ -15,6 +15,7 @@ from profilekit.tomlpos import Path as KeyPath
 from profilekit.tomlpos import format_key, parse_key
 
 if TYPE_CHECKING:
+    from profilekit.references import Resolution
     from profilekit.vllm.catalogue import Catalogue
 
 DEFAULT_ROLE = "serve"
@@ -44,6 +45,8 @@ class Entry:
     value: Any
     origin: Location
     overridden: tuple[Assignment, ...] = ()
+    # how references in the written value resolved (references.py); None: the value holds none
+    resolution: Resolution | None = None
 
     @property
     def history(self) -> tuple[Assignment, ...]:
@@ -400,7 +403,8 @@ def _merge_top(layers: list[Layer], unsets: list[list[Unset]]) -> tuple[Scope, l
 
 
 def compose_layers(spec: str, layers: list[Layer], findings: list[Finding]) -> Stack:
-    """Merge linearised layers (DESIGN section 5 steps 2-4): the top level, then each role (roles.py)."""
+    """Merge linearised layers (DESIGN section 5 steps 2-4a): the top level, each role (roles.py), references."""
+    from profilekit.references import resolve_references
     from profilekit.roles import compose_roles
 
     unsets: list[list[Unset]] = []
@@ -412,6 +416,7 @@ def compose_layers(spec: str, layers: list[Layer], findings: list[Finding]) -> S
     findings.extend(problems)
     roles, problems = compose_roles(layers, unsets, top)
     findings.extend(problems)
+    findings.extend(resolve_references(roles, layers))
     return Stack(spec, layers, roles, findings)
 
 

@@ -34,13 +34,39 @@ def _entry_json(role: str, key: str, entry: Entry, redact: Redactor) -> dict[str
     def value(v: Any) -> dict[str, Any]:
         return {"value": None, "unset": True} if _is_unset(v) else {"value": redact.value(v)}
 
-    return {
+    out: dict[str, Any] = {
         "role": role,
         "key": key,
         **value(entry.value),
         "origin": entry.origin.as_dict(),
         "overridden": [{**value(a.value), "origin": a.origin.as_dict()} for a in entry.overridden],
     }
+    if entry.resolution is not None:  # a value with references: as written, and where each part came from
+        out["written"] = redact.value(entry.resolution.written)
+        out["references"] = [
+            {
+                "reference": part.text,
+                "role": part.role,
+                "key": part.key,
+                "value": redact.value(part.value),
+                "origin": part.origin.as_dict(),
+            }
+            for part in entry.resolution.parts
+        ]
+    return out
+
+
+def _resolution_lines(entry: Entry, redact: Redactor) -> list[str]:
+    """How a value with references was written, and where each referenced value was set."""
+    if entry.resolution is None:
+        return []
+    lines = [f"    written as {_value_text(entry.resolution.written, redact)}"]
+    for part in entry.resolution.parts:
+        lines.append(
+            f"    {part.text} = {_value_text(part.value, redact)} from {part.origin}  "
+            f"({part.origin.key}, layer {part.origin.layer})"
+        )
+    return lines
 
 
 class UnknownKey(ProfilekitError):
@@ -174,6 +200,8 @@ def explain(
         out(f"[{name}] {k} = {_value_text(entry.value, redact)}")
         verb = "unset at" if _is_unset(entry.value) else "set at"
         out(f"    {verb} {entry.origin}  ({entry.origin.key}, layer {entry.origin.layer})")
+        for line in _resolution_lines(entry, redact):
+            out(line)
         for old in reversed(entry.overridden):
             what = "unset" if _is_unset(old.value) else _value_text(old.value, redact)
             out(f"    overrides {what} from {old.origin}  ({old.origin.key}, layer {old.origin.layer})")
