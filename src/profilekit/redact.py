@@ -40,8 +40,9 @@ SECRET_VALUE = re.compile(
     r"|xox[abprs]-[A-Za-z0-9-]{10,}"  # Slack token
     r")\b"
 )
-# values that point elsewhere rather than hold the secret
-REFERENCE = re.compile(r"^(\$\{?[A-Za-z_][A-Za-z0-9_.]*\}?|/.*|file:.*)$")
+# values that point elsewhere rather than hold the secret: `$NAME`, `${NAME}`, a profilekit reference
+# `${env.NAME}`, its escaped literal `$${NAME}` (references.py), a path
+REFERENCE = re.compile(r"^(\$\$?\{?[A-Za-z_][A-Za-z0-9_.]*\}?|/.*|file:.*)$")
 # a secret this short is replaced only where it stands alone, so that it does not shred every other word
 _SHORT = 6
 _MINIMUM = 4

@@ -185,9 +185,6 @@ class _Resolver:
             return None
         role, path = target
         entry = self.roles[role].scope.entries[path]
-        if path[0] == "env" and entry.value == {"secret": True}:
-            self._secret(node, ref, where)
-            return None
         value = self.value(target)
         if value is _FAILED:
             return None  # the value it names failed, and says so itself
@@ -229,6 +226,9 @@ class _Resolver:
         config = self.roles[role]
         if len(path) >= 2 and path[0] in SCOPES and path in config.scope.entries:
             return role, path
+        if len(path) == 2 and path[0] == "env" and (*path, "secret") in config.scope.entries:
+            self._secret(node, ref, where)  # a secret entry is the table { secret = true }
+            return None
         self._missing(node, ref, where, role, path)
         return None
 
@@ -255,28 +255,34 @@ class _Resolver:
         elif path in config.scope.removed:
             removed = config.scope.removed[path].origin
             why = f"layer {removed.layer!r} unsets {format_key(path)} ({removed})"
-        else:
+        elif any(path in other.scope.entries for other in self.roles.values()):
             why = f"no layer of the stack sets {format_key(path)} for role {role!r}"
+        else:
+            why = f"no layer of the stack sets {format_key(path)}"
         self._unknown(ref, where, why, self._suggest(node, ref, role, path))
 
     def _suggest(self, node: Node, ref: _Ref, role: str, path: KeyPath) -> str:
         """A did-you-mean over the values a reference could name from where it is written."""
-        if path[:2] == ("model", "name") and "serve" in {str(k[0]) for k in self.roles[role].scope.entries}:
+        if path[:2] == ("model", "name"):
             return f"the model's name is serve.model: write {OPEN}serve.model}}"
-        own = ref.name.startswith("roles.") is False
-        candidates: dict[str, str] = {}
+        if str(path[0]) not in SCOPES:
+            return f"write {ESCAPE}{ref.name}}} for the literal text {ref.text}"
+        own = not ref.name.startswith("roles.")
+        # (what the reference would be written as, the key below its scope) for every value it could name
+        candidates: list[tuple[str, str]] = []
         for name, config in self.roles.items():
             for key in config.scope.entries:
                 if str(key[0]) not in SCOPES:
                     continue
-                full = format_key(("roles", name, *key))
-                candidates[full] = full
-                if own and name == node[0]:
-                    candidates[format_key(key)] = format_key(key)
-        wanted = format_key(path) if own else format_key(("roles", role, *path))
-        close = difflib.get_close_matches(wanted, list(candidates), n=1, cutoff=0.6)
+                text = format_key(key) if own and name == node[0] else format_key(("roles", name, *key))
+                candidates.append((text, format_key(key[1:])))
+        scope = format_key(path[:1]) if own else format_key(("roles", role, *path[:1]))
+        same = {rest: text for text, rest in candidates if text == f"{scope}.{rest}"}
+        close = [same[c] for c in difflib.get_close_matches(format_key(path[1:]), list(same), n=1, cutoff=0.6)]
         if not close and own:  # `${serve.port}` in a command role: the same key of a vLLM role
-            close = [c for c in candidates if c.startswith("roles.") and c.endswith("." + format_key(path))][:1]
+            close = [
+                text for text, _ in candidates if text.startswith("roles.") and text.endswith("." + format_key(path))
+            ]
         return f"did you mean {OPEN}{close[0]}}}?" if close else ""
 
     def _unknown(self, ref: _Ref, where: Location, why: str, fix: str) -> None:
@@ -316,7 +322,9 @@ class _Resolver:
 
         chain = " -> ".join(name(n) for n in [*loop, loop[0]])
         origins = list(dict.fromkeys(self.roles[role].scope.entries[path].origin for role, path in loop))
-        role_text = f" (role {loop[0][0]!r})" if one_role else ""
+        # a cycle among top-level values is the same in every role: one finding, no role named
+        in_roles = any(origin.key.startswith("roles.") for origin in origins)
+        role_text = f" (role {loop[0][0]!r})" if one_role and in_roles else ""
         self._finding(
             "reference-cycle",
             f"references form a cycle{role_text}: {chain}",

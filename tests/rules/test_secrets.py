@@ -16,7 +16,7 @@ TOKEN = "hf_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z"  # shaped like a Hugging Fa
         ("OPENAI_API_KEY", "abc123", True),
         ("WANDB_TOKEN", "wandb-value-42", True),
         ("DB_PASSWORD", "hunter2", True),
-        ("HF_TOKEN", "${HF_TOKEN}", False),
+        ("HF_TOKEN", "$${HF_TOKEN}", False),
         ("VLLM_LOGGING_LEVEL", "INFO", False),
         ("SOME_SETTING", "sk-" + "a" * 30, True),
         ("MAX_TOKENS", "", False),
@@ -74,7 +74,7 @@ def test_secrets_in_json_option_leaves_and_command_arguments(check: Check) -> No
 def test_references_in_secret_positions_pass(check: Check) -> None:
     text = (
         '[serve]\nmodel = "Qwen/Qwen3-0.6B"\n'
-        '[roles.proxy]\ncommand = ["router", "--api-key", "${API_KEY}", "--token-file=/run/secrets/token"]\n'
+        '[roles.proxy]\ncommand = ["router", "--api-key", "$${API_KEY}", "--token-file=/run/secrets/token"]\n'
         '[roles.serve.serve]\napi_key = ["$API_KEY"]\n'
     )
     assert check({"s.toml": text}, rule="literal-secret") == []

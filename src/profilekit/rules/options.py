@@ -16,10 +16,11 @@ config objects `create_engine_config` builds (field bounds, enum conversions, re
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from profilekit.errors import Finding, Severity
+from profilekit.errors import Finding, Location, Severity
+from profilekit.references import has_references
 from profilekit.rules.engine import (
     STAGE_ARGPARSE,
     STAGE_CONFIG_OBJECTS,
@@ -100,6 +101,7 @@ def _stack_hits(ctx: Context, rule_id: str) -> list[Hit]:
     if hits is None:  # four rules read these: derive them once per stack
         hits = [hit for layer in ctx.stack.layers for hit in layer_option_hits(layer, ctx.catalogue)]
         for facts in ctx.facts.values():
+            hits += _resolved_hits(ctx.catalogue, facts)
             hits += _role_hits(ctx.catalogue, facts)
         ctx.memo["option-hits"] = hits
     return [hit for hit in hits if hit.rule == rule_id]
@@ -270,53 +272,90 @@ def _table_hits(
                     severity=Severity.WARNING,
                 )
             )
-        found = problem(flag, value, version)
-        if found is not None and flag.dest in _MULTIMODAL_ONLY and isinstance(value, str):
-            continue  # judged per role: vLLM converts it only for a multimodal model (_multimodal_hits)
-        if found is not None and found.warning:
-            hits.append(
-                Hit(
-                    "value-reads-as-none",
-                    f"{format_key((*prefix, flag.dest, *found.path))}: {found.message}",
-                    [layer.location((*prefix, key, *found.path))],
-                    fix=found.fix,
-                    role=role,
-                    severity=Severity.WARNING,
-                )
+        if has_references(value):
+            continue  # the layer wrote references: judged on each role's resolved value (_resolved_hits)
+
+        def locate(path: KeyPath, _key: str = key) -> Location:
+            return layer.location((*prefix, _key, *path))
+
+        hits += _value_hits(flag, value, version, prefix, locate=locate, role=role)
+    return hits
+
+
+def _value_hits(
+    flag: Flag,
+    value: Any,
+    version: str,
+    prefix: KeyPath,
+    *,
+    locate: Callable[[KeyPath], Location],
+    role: str | None,
+) -> list[Hit]:
+    """What argparse refuses in one option's value, each located by `locate` (a path below the option)."""
+    hits: list[Hit] = []
+    found = problem(flag, value, version)
+    if found is not None and flag.dest in _MULTIMODAL_ONLY and isinstance(value, str):
+        return hits  # judged per role: vLLM converts it only for a multimodal model (_multimodal_hits)
+    if found is not None and found.warning:
+        hits.append(
+            Hit(
+                "value-reads-as-none",
+                f"{format_key((*prefix, flag.dest, *found.path))}: {found.message}",
+                [locate(found.path)],
+                fix=found.fix,
+                role=role,
+                severity=Severity.WARNING,
             )
+        )
+        return hits
+    if found is not None:
+        # argparse refuses most bad values; an enum-typed option (`mamba_backend`) fails only when
+        # create_engine_config converts it
+        order = (
+            (STAGE_CONFIG_OBJECTS, conversion_rank(flag, version) or 0) if flag.enum_members else (STAGE_ARGPARSE, 0)
+        )
+        hits.append(
+            Hit(
+                "invalid-value",
+                f"{format_key((*prefix, flag.dest, *found.path))}: {found.message}",
+                [locate(found.path)],
+                fix=found.fix,
+                role=role,
+                order=order,
+            )
+        )
+        return hits
+    for bad in argparse_problems(flag, value, version):
+        if (flag.dest, *bad.path[:1]) in _JUDGED_ELSEWHERE:
             continue
-        if found is not None:
-            # argparse refuses most bad values; an enum-typed option (`mamba_backend`) fails only when
-            # create_engine_config converts it
-            order = (
-                (STAGE_CONFIG_OBJECTS, conversion_rank(flag, version) or 0)
-                if flag.enum_members
-                else (STAGE_ARGPARSE, 0)
+        hits.append(
+            Hit(
+                "unknown-option" if bad.unknown_key else "invalid-value",
+                f"{format_key((*prefix, flag.dest, *map(str, bad.path)))}: {bad.message}",
+                [locate(bad.path)],
+                fix=bad.fix,
+                role=role,
+                order=_order(bad),
             )
-            hits.append(
-                Hit(
-                    "invalid-value",
-                    f"{format_key((*prefix, flag.dest, *found.path))}: {found.message}",
-                    [layer.location((*prefix, key, *found.path))],
-                    fix=found.fix,
-                    role=role,
-                    order=order,
-                )
-            )
+        )
+    return hits
+
+
+def _resolved_hits(catalogue: Catalogue, f: RoleFacts) -> list[Hit]:
+    """What argparse refuses in a role's values that references wrote (the layer could not judge them as written)."""
+    hits: list[Hit] = []
+    entries = f.role.scope.entries
+    for dest, value in f.serve.items():
+        flag = catalogue.flag(dest)
+        resolved = [e.origin for k, e in entries.items() if k[:2] == ("serve", dest) and e.resolution is not None]
+        if flag is None or not resolved:
             continue
-        for bad in argparse_problems(flag, value, version):
-            if (flag.dest, *bad.path[:1]) in _JUDGED_ELSEWHERE:
-                continue
-            hits.append(
-                Hit(
-                    "unknown-option" if bad.unknown_key else "invalid-value",
-                    f"{format_key((*prefix, flag.dest, *map(str, bad.path)))}: {bad.message}",
-                    [layer.location((*prefix, key, *bad.path))],
-                    fix=bad.fix,
-                    role=role,
-                    order=_order(bad),
-                )
-            )
+
+        def locate(path: KeyPath, _dest: str = dest, _first: Location = resolved[0]) -> Location:
+            entry = entries.get(("serve", _dest, *_keys(path)))
+            return entry.origin if entry is not None else _first
+
+        hits += _value_hits(flag, value, catalogue.version, ("serve",), locate=locate, role=f.role.name)
     return hits
 
 
