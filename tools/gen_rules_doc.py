@@ -99,6 +99,32 @@ OTHER_CHECKS = [
     ),
     ("extends-cycle", "error", "`extends` forms a cycle", "`compose.py`"),
     (
+        "unknown-reference",
+        "error",
+        "a `${...}` reference in a `serve`, `env` or `command` string names no value of the stack (with did-you-mean)",
+        "`references.py`",
+    ),
+    (
+        "invalid-reference",
+        "error",
+        "a `${...}` that is not a reference: no closing `}`, a table rather than one value, or an array written "
+        "inside a string",
+        "`references.py`",
+    ),
+    ("reference-cycle", "error", "references that name each other in a cycle", "`references.py`"),
+    (
+        "secret-reference-in-argv",
+        "error",
+        "a `serve` or `command` string references a secret: its value would be on the command line",
+        "`references.py`",
+    ),
+    (
+        "secret-reference-in-env",
+        "error",
+        "an `env` value references a secret: its value would be written into the rendered files",
+        "`references.py`",
+    ),
+    (
         "undeclared-conflict",
         "warning",
         "(lint) layers that break a rule together, and nothing declares them exclusive",

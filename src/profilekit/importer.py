@@ -226,10 +226,17 @@ def import_launch(root: Path, words: list[str], *, name: str | None, catalogue: 
 
 
 def layer_text(serve: dict[str, Any], env: dict[str, Any], *, description: str, version: str) -> str:
-    """The layer as a person would write it: [layer], [serve], a sub-table per JSON option, [env]."""
+    """The layer as a person would write it: [layer], [serve], a sub-table per JSON option, [env].
+
+    A literal `${` in a value is written `$${`: unescaped, it would read as a reference (references.py).
+    """
     import tomllib
 
     import tomlkit
+
+    from profilekit.references import escape
+
+    serve, env = escape(serve), escape(env)
 
     doc = tomlkit.document()
     doc.add(tomlkit.comment(f"Imported with `profilekit import` for vLLM {version}."))

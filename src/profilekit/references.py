@@ -70,6 +70,17 @@ def has_references(value: Any) -> bool:
     return False
 
 
+def escape(value: Any) -> Any:
+    """A literal value as a layer writes it: every `${` becomes `$${`, so that it reads back as itself."""
+    if isinstance(value, str):
+        return value.replace(OPEN, ESCAPE)
+    if isinstance(value, list):
+        return [escape(item) for item in value]
+    if isinstance(value, dict):
+        return {key: escape(item) for key, item in value.items()}
+    return value
+
+
 def _split(text: str) -> list[str | _Ref]:
     """A string as literal text and references; `$${` is a literal `${`."""
     out: list[str | _Ref] = []
