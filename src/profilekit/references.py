@@ -131,7 +131,7 @@ class _Resolver:
         """The resolved value of one effective entry (_FAILED when a reference in it, or below it, failed)."""
         role, path = node
         entry = self.roles[role].scope.entries[path]
-        if not has_references(entry.value) or path[0] not in (*SCOPES, "command"):
+        if not has_references(entry.value) or path[0] not in ("serve", "env", "command"):
             return entry.value
         if node in self.results:
             return self.results[node]
