@@ -86,7 +86,7 @@ def test_explain_shows_the_resolved_value_and_its_parts(example: Path, run: Run)
     assert result.out == (
         '[proxy] command = ["vllm-router", "--policy", "round_robin", "--vllm-pd-disaggregation", "--prefill", '
         '"http://127.0.0.1:9100", "--decode", "http://127.0.0.1:8200", "--host", "127.0.0.1", "--port", "8192"]\n'
-        "    set at profiles/disaggregated.toml:30:1  (roles.proxy.command, layer disaggregated)\n"
+        "    set at profiles/disaggregated.toml:29:1  (roles.proxy.command, layer disaggregated)\n"
         '    written as ["vllm-router", "--policy", "round_robin", "--vllm-pd-disaggregation", "--prefill", '
         '"http://127.0.0.1:${roles.prefill.serve.port}", "--decode", "http://127.0.0.1:${roles.decode.serve.port}", '
         '"--host", "127.0.0.1", "--port", "8192"]\n'
