@@ -392,3 +392,44 @@ def test_import_writes_a_literal_dollar_brace_escaped(
     assert proc.returncode == 0, proc.stderr
     assert rec is not None
     assert rec["argv"][1:] == ["serve", "Qwen/Qwen3-0.6B", "--chat-template", "${x} y"]  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (
+            "${}",
+            "error invalid-reference env.X: ${} is not a reference: a reference is ${serve.KEY}, ${env.NAME}, "
+            "${model.KEY} or ${roles.ROLE.serve.KEY}\n    fix: write $${ for a literal ${\n",
+        ),
+        (
+            "${model}",
+            "error unknown-reference env.X: ${model} names nothing: a reference names serve.KEY, env.NAME, "
+            "model.KEY or roles.ROLE.serve.KEY\n    fix: write $${ for a literal ${\n",
+        ),
+        (
+            "${roles.serve}",
+            "error unknown-reference env.X: ${roles.serve} names nothing: a reference names serve.KEY, env.NAME, "
+            "model.KEY or roles.ROLE.serve.KEY\n"
+            "    fix: a value of another role is roles.ROLE.serve.KEY, roles.ROLE.env.NAME or roles.ROLE.model.KEY\n",
+        ),
+    ],
+)
+def test_references_that_name_no_value(make_repo: MakeRepo, run: Run, value: str, expected: str) -> None:
+    code, out = _check(make_repo, run, SERVE + f'[env]\nX = "{value}"\n')
+    assert code == 1
+    assert out == "profiles/a.toml:5:1: " + expected + "1 error, 0 warnings\n"
+
+
+def test_literal_dollar_brace_and_a_self_reference(make_repo: MakeRepo, run: Run) -> None:
+    repo = make_repo({"a.toml": SERVE + '[env]\nB = "$${env.A} $$ $"\nC = "${env.B}"\n'})
+    result = run("--repo", repo, "show", "a", "--format", "json")
+    assert result.code == 0, result
+    assert json.loads(result.out)["roles"]["serve"]["env"] == {"B": "${env.A} $$ $", "C": "${env.A} $$ $"}
+    code, out = _check(make_repo, run, SERVE + '[env]\nA = "x${env.A}"\n')
+    assert (code, out) == (
+        1,
+        "profiles/a.toml:5:1: error reference-cycle references form a cycle: env.A -> env.A\n"
+        "    fix: write a value instead of one of these references\n"
+        "1 error, 0 warnings\n",
+    )

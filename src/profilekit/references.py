@@ -219,7 +219,8 @@ class _Resolver:
         except ValueError:
             self._finding(
                 "invalid-reference",
-                f"{where.key}: {ref.text} is not a reference: write {OPEN}{_FORMS}}}",
+                f"{where.key}: {ref.text} is not a reference: a reference is "
+                f"{OPEN}serve.KEY}}, {OPEN}env.NAME}}, {OPEN}model.KEY}} or {OPEN}roles.ROLE.serve.KEY}}",
                 where,
                 _LITERAL,
             )
@@ -259,7 +260,7 @@ class _Resolver:
                 f"reference one of its keys: {', '.join(OPEN + k + '}' for k in below[:4])}",
             )
             return
-        if path[0] not in SCOPES:
+        if path[0] not in SCOPES or len(path) < 2:
             why = f"a reference names {_FORMS}"
         elif path[0] == "serve" and not config.is_vllm:
             why = f"role {role!r} runs a command and has no serve values"
@@ -276,6 +277,8 @@ class _Resolver:
         """A did-you-mean over the values a reference could name from where it is written."""
         if path[:2] == ("model", "name"):
             return f"the model's name is serve.model: write {OPEN}serve.model}}"
+        if ref.name.split(".", 1)[0].strip() == "roles":
+            return "a value of another role is roles.ROLE.serve.KEY, roles.ROLE.env.NAME or roles.ROLE.model.KEY"
         if str(path[0]) not in SCOPES:
             return f"write {ESCAPE}{ref.name}}} for the literal text {ref.text}"
         own = not ref.name.startswith("roles.")
@@ -301,7 +304,7 @@ class _Resolver:
             "unknown-reference",
             f"{where.key}: {ref.text} names nothing: {why}",
             where,
-            fix or f"a reference names {_FORMS} of the stack; {_LITERAL}",
+            fix or (_LITERAL if _FORMS in why else f"a reference names {_FORMS} of the stack; {_LITERAL}"),
         )
 
     def _secret(self, node: Node, ref: _Ref, where: Location) -> None:
