@@ -112,21 +112,18 @@ def find_repo(start: Path | None, explicit: Path | None) -> Path:
     )
 
 
-def layer_name(root: Path, file: Path) -> str:
-    rel = file.relative_to(root / PROFILES_DIR)
-    return rel.with_suffix("").as_posix()
-
-
 def discover_layers(root: Path) -> dict[str, Path]:
-    """Every `profiles/**/*.toml`, by layer name, sorted."""
+    """Every `profiles/**/*.toml`, by layer name (its path below `profiles/`, without `.toml`), sorted."""
     base = root / PROFILES_DIR
     found: dict[str, Path] = {}
     for dirpath, dirnames, filenames in os.walk(base):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        folder = Path(dirpath)
+        below = folder.relative_to(base).as_posix()
+        prefix = "" if below == "." else below + "/"
         for name in sorted(filenames):
             if name.endswith(".toml") and not name.startswith("."):
-                path = Path(dirpath) / name
-                found[layer_name(root, path)] = path
+                found[prefix + name.removesuffix(".toml")] = folder / name
     return dict(sorted(found.items()))
 
 

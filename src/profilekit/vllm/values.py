@@ -334,8 +334,27 @@ def _scalar_problem(
     return None
 
 
+# (flag identity, release, scalar type, scalar) -> (the flag, its answer): lint asks the same question of the same
+# scalar in hundreds of stacks; the flag is kept, so its identity cannot be reused while the answer is
+_ANSWERS: dict[tuple[int, str, type, Any], tuple[Flag, Problem | None]] = {}
+_ANSWERS_KEPT = 100_000
+
+
 def problem(flag: Flag, value: Any, version: str) -> Problem | None:
     """Why `value` (as written in TOML) is not a valid value of `flag` for vLLM `version`, or None."""
+    if type(value) not in (str, int, float, bool):
+        return _problem(flag, value, version)
+    key = (id(flag), version, type(value), value)
+    known = _ANSWERS.get(key)
+    if known is not None and known[0] is flag:
+        return known[1]
+    if len(_ANSWERS) >= _ANSWERS_KEPT:
+        _ANSWERS.clear()
+    found = _ANSWERS[key] = (flag, _problem(flag, value, version))
+    return found[1]
+
+
+def _problem(flag: Flag, value: Any, version: str) -> Problem | None:
     kind = kind_of(flag)
     if kind.base == "bool":
         if isinstance(value, bool):
