@@ -49,6 +49,7 @@ FAMILIES = {
     "quantpool": "Pooling and online quantization configs (`rules/quantpool.py`)",
     "subconfigs": "Attention, encoder-cache, LoRA and watermark configs (`rules/subconfigs.py`)",
     "features": "Features an executor or backend does not support (`rules/features.py`)",
+    "moe_parallel": "Experts, Engram tables, API servers and object storage against the parallel launch (`rules/moe_parallel.py`)",
     "archsupport": "What the model's architecture supports: Transformers backend, LoRA, MoE backends (`rules/archsupport.py`)",
 }
 

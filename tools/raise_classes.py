@@ -77,6 +77,32 @@ TABLE: list[tuple[str, str, str, str]] = [
         "modelled:async-scheduling-speculative",
         "the method a layer writes; one vLLM infers from the draft model is left to vLLM",
     ),
+    # rules/moe_parallel.py
+    (
+        r"VllmConfig\.__post_init__",
+        r"moonep all2all backend (does not support EPLB|requires linear)",
+        "modelled:moonep-all2all",
+        "",
+    ),
+    (r"bind_passthrough_all2all_backend", r"dispatches and combines itself", "modelled:moe-backend-all2all", ""),
+    (
+        r"EngramConfig\.verify_parallel_config|EngramConfig\.verify_load_config",
+        ALL,
+        "modelled:engram-parallel",
+        "an explicit engram_config; the oracle's dummy Llama config stands in for an Engram model",
+    ),
+    (
+        r"ParallelConfig\._validate_parallel_config",
+        r"Fault tolerance requires a single API server",
+        "modelled:fault-tolerance-api-servers",
+        "the count comes from vllm serve's --api-server-count (cli/serve.py), which the oracle does not run",
+    ),
+    (
+        r"VllmConfig\.try_verify_and_update_config",
+        r"To load a model from object storage",
+        "modelled:object-storage-load-format",
+        "the oracle serves a local folder, so it cannot show an object-store URL",
+    ),
     # rules/exclusive.py
     (
         r"EngineArgs\.create_engine_config",
@@ -143,7 +169,7 @@ TABLE: list[tuple[str, str, str, str]] = [
     (
         r"VllmConfig\._verify_aux_output_compatibility",
         r"Model Runner V2|generate runners|MoE models|prefix caching|adaptive speculative|pipeline parallelism|"
-        r"context parallelism",
+        r"context parallelism|PD auxiliary output is not supported",
         "modelled:aux-output-compatibility",
         "",
     ),
@@ -598,12 +624,6 @@ TABLE: list[tuple[str, str, str, str]] = [
         "set by the API server launcher, not an option",
     ),
     (
-        r"ParallelConfig\._validate_parallel_config",
-        r"Fault tolerance requires a single API server",
-        "to-model",
-        CONFIG_ONLY,
-    ),
-    (
         r"ParallelConfig\._verify_args",
         r"Unrecognized distributed executor backend",
         "out-of-scope",
@@ -618,12 +638,6 @@ TABLE: list[tuple[str, str, str, str]] = [
     (r"PoolerConfig\.__post_init__", r"^\{\}$", "out-of-scope", INTERNAL),
     (r"SpeculativeConfig\.__post_init__", r"target_model_config must be present", "out-of-scope", INTERNAL),
     (r"ReasoningConfig\.initialize_token_ids", ALL, "out-of-scope", "needs the tokenizer"),
-    (
-        r"VllmConfig\.try_verify_and_update_config",
-        ALL,
-        "to-model",
-        CONFIG_ONLY + " (the model path is an object-store URL)",
-    ),
     # ---- the platform, the GPU, the host ----
     (
         ALL,

@@ -488,9 +488,19 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     (r"An EC producer-only instance requires a multimodal model", "ec-producer-multimodal"),
     (
         r"AuxOutput Connector (requires|only supports)|--enable-return-routed-experts is incompatible with "
-        r"(adaptive|pipeline parallelism|context parallelism|KV connectors)",
+        r"(adaptive|pipeline parallelism|context parallelism|KV connectors)|PD auxiliary output is not supported",
         "aux-output-compatibility",
     ),
+    # rules/moe_parallel.py
+    (r"The moonep all2all backend (does not support EPLB|requires linear expert placement)", "moonep-all2all"),
+    (r"dispatches and combines itself and cannot be paired with all2all_backend", "moe-backend-all2all"),
+    (
+        r"dp_shared_memory requires (data_parallel_size > 1|load_format)|dp_shared_memory is not supported with "
+        r"elastic EP|Engram embedding_across_dp is not supported with elastic EP",
+        "engram-parallel",
+    ),
+    (r"Fault tolerance requires a single API server process", "fault-tolerance-api-servers"),
+    (r"To load a model from object storage \(S3/GCS/Azure\), 'load_format' must be", "object-storage-load-format"),
 ]
 
 

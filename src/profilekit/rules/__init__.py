@@ -30,6 +30,7 @@ from profilekit.rules import (  # noqa: F401 - they register
     mamba,
     microbatch,
     modelcfg,
+    moe_parallel,
     observability,
     options,
     outputs,

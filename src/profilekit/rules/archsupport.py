@@ -100,7 +100,7 @@ def lora_unsupported(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
     ]
 
 
-def _moe_backend(f: RoleFacts) -> tuple[str, str] | None:
+def moe_backend_of(f: RoleFacts) -> tuple[str, str] | None:
     """(the MoE backend, the key that sets it): --moe-backend wins over kernel_config's when not "auto"."""
     flag = f.serve.get("moe_backend")
     if isinstance(flag, str) and flag.lower().replace("-", "_") != "auto":
@@ -118,7 +118,7 @@ def _moe_backend(f: RoleFacts) -> tuple[str, str] | None:
     source="vllm/config/kernel.py validate_flashinfer_moe_ep_model",
 )
 def moe_backend_architecture(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
-    found = _moe_backend(f)
+    found = moe_backend_of(f)
     archs = _architectures(f)
     if found is None or archs is None or found[0] not in _for(_MOE_EP_BACKENDS, f.version):
         return []
@@ -156,7 +156,7 @@ _LORA_MOE_BACKENDS = frozenset(
     source="vllm/config/lora.py LoRAConfig.verify_with_kernel_config",
 )
 def lora_moe_backend(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
-    found = _moe_backend(f)
+    found = moe_backend_of(f)
     if f.serve.get("enable_lora") is not True or found is None or found[0] not in _LORA_MOE_BACKENDS:
         return []
     backend, key = found

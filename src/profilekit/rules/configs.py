@@ -276,7 +276,23 @@ def aux_output_failure(f: RoleFacts) -> str | None:
     pcp = serve_int(f, "prefill_context_parallel_size", 1) or 1
     if dcp > 1 or pcp > 1:
         return "--enable-return-routed-experts is incompatible with context parallelism (DCP/PCP > 1)."
+    connector = _pd_aux_connector(f)
+    if connector is not None:
+        return f"--enable-return-routed-experts is incompatible with {connector}; PD auxiliary output is not supported."
     return None
+
+
+# _verify_aux_output_compatibility's P/D connectors, in the order vLLM asks `KVTransferConfig.has_connector`
+AUX_PD_CONNECTORS = ("NixlConnector", "NixlPullConnector", "NixlPushConnector", "MoRIIOConnector", "MooncakeConnector")
+
+
+def _pd_aux_connector(f: RoleFacts) -> str | None:
+    """The first of `AUX_PD_CONNECTORS` the role's kv_transfer_config names, directly or as a MultiConnector child."""
+    eff = f.effective  # after _post_init_kv_transfer_config: kv_offloading_size replaces an explicit connector
+    names = {eff.name} if eff is not None else set()
+    if eff is not None and eff is f.explicit and eff.name == "MultiConnector":
+        names |= {c.name for c in f.children}
+    return next((name for name in AUX_PD_CONNECTORS if name in names), None)
 
 
 KV_ROLES = ("kv_producer", "kv_consumer", "kv_both")
@@ -335,7 +351,7 @@ def aux_output_compatibility(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             "aux-output-compatibility",
             f"enable_return_routed_experts = true for a {f.model.architecture} model; vLLM {f.version} refuses to "
             f'start: "{message}"',
-            [*locs, *f.model.locations],
+            [*locs, *(f.loc("serve", "kv_transfer_config") if "PD auxiliary" in message else f.model.locations)],
             "remove enable_return_routed_experts, or change what vLLM names",
             role=f.role.name,
             order=(STAGE_POST_INIT, AUX_OUTPUT),
