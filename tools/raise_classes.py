@@ -103,6 +103,12 @@ TABLE: list[tuple[str, str, str, str]] = [
         "modelled:object-storage-load-format",
         "the oracle serves a local folder, so it cannot show an object-store URL",
     ),
+    (
+        r"VllmConfig\._verify_kv_transfer_compat",
+        r"does not support sleep mode",
+        "modelled:kv-connector-sleep-mode",
+        "the oracle's CPU platform refuses sleep mode first",
+    ),
     # rules/exclusive.py
     (
         r"EngineArgs\.create_engine_config",

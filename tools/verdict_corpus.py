@@ -500,6 +500,7 @@ MESSAGE_RULES: list[tuple[str, str]] = [
         "engram-parallel",
     ),
     (r"Fault tolerance requires a single API server process", "fault-tolerance-api-servers"),
+    (r"^\w+ does not support sleep mode\.", "kv-connector-sleep-mode"),
     (r"To load a model from object storage \(S3/GCS/Azure\), 'load_format' must be", "object-storage-load-format"),
 ]
 

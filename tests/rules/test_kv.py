@@ -169,3 +169,75 @@ def test_expandable_segments_beside_a_connector(check: Check, version: str) -> N
     assert check({"s.toml": layer(QWEN, env=env)}, version=version) == []
     cumem = layer(QWEN, env=env, kv_offloading_size=4, enable_cumem_allocator=True)
     assert check({"s.toml": cumem}, version=version) == []
+
+
+def _sleep(version: str, connector: str) -> str:
+    return (
+        f'enable_sleep_mode = true with KV connector {connector} (kv_role "kv_both", serve.kv_transfer_config); '
+        f'vLLM {version} refuses to start: "{connector} does not support sleep mode."'
+    )
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_sleep_mode_with_a_connector_that_cannot_follow_it(check: Check, version: str) -> None:
+    """0.33.0 `_verify_kv_transfer_compat`: the connector class's `supports_sleep_mode`."""
+    push = {"kv_connector": "NixlPushConnector", "kv_role": "kv_both"}
+    found = check(
+        {"s.toml": layer(QWEN, enable_sleep_mode=True, kv_transfer_config=push)},
+        version=version,
+        rule="kv-connector-sleep-mode",
+    )
+    if not at_least(version, "0.33.0"):
+        assert found == []
+        return
+    assert messages(found) == [_sleep(version, "NixlPushConnector")]
+    libfabric = {
+        "kv_connector": "NixlConnector",
+        "kv_role": "kv_both",
+        "kv_connector_extra_config": {"backends": ["LIBFABRIC"]},
+    }
+    found = check(
+        {"s.toml": layer(QWEN, enable_sleep_mode=True, kv_transfer_config=libfabric)},
+        version=version,
+        rule="kv-connector-sleep-mode",
+    )
+    assert messages(found) == [_sleep(version, "NixlConnector")]
+    mooncake = {"kv_connector": "MooncakeConnector", "kv_role": "kv_both"}
+    nvlink = layer(QWEN, enable_sleep_mode=True, kv_transfer_config=mooncake, env={"MC_INTRANODE_NVLINK": "1"})
+    assert messages(check({"s.toml": nvlink}, version=version, rule="kv-connector-sleep-mode")) == [
+        _sleep(version, "MooncakeConnector")
+    ]
+
+
+@pytest.mark.parametrize(
+    "ktc",
+    [
+        {"kv_connector": "NixlConnector", "kv_role": "kv_both"},
+        {"kv_connector": "MooncakeConnector", "kv_role": "kv_both"},
+        {"kv_connector": "OffloadingConnector", "kv_role": "kv_both"},
+        {
+            "kv_connector": "MultiConnector",
+            "kv_role": "kv_both",
+            "kv_connector_extra_config": {
+                "connectors": [
+                    {"kv_connector": "NixlConnector", "kv_role": "kv_both"},
+                    {"kv_connector": "OffloadingConnector", "kv_role": "kv_both"},
+                ]
+            },
+        },
+    ],
+)
+def test_sleep_mode_with_a_connector_that_follows_it(check: Check, ktc: dict[str, object]) -> None:
+    found = check(
+        {"s.toml": layer(QWEN, enable_sleep_mode=True, kv_transfer_config=ktc)}, rule="kv-connector-sleep-mode"
+    )
+    assert found == []
+    multi = {
+        "kv_connector": "MultiConnector",
+        "kv_role": "kv_both",
+        "kv_connector_extra_config": {"connectors": [ktc, {"kv_connector": "MoRIIOConnector", "kv_role": "kv_both"}]},
+    }
+    found = check(
+        {"s.toml": layer(QWEN, enable_sleep_mode=True, kv_transfer_config=multi)}, rule="kv-connector-sleep-mode"
+    )
+    assert messages(found) == [_sleep("0.33.0", "MultiConnector")]

@@ -1,5 +1,5 @@
 """KV-connector hygiene: roles, registered names, connectors that offload flags replace, leftover extra config,
-and PyTorch's expandable segments beside a connector.
+PyTorch's expandable segments and (0.33.0) sleep mode beside a connector.
 
 Sources: `vllm/config/kv_transfer.py` (`KVTransferConfig.__post_init__`),
 `vllm/distributed/kv_transfer/kv_connector/factory.py` (the registry and `get_connector_class`),
@@ -286,5 +286,65 @@ def kv_expandable_segments(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             "enable_cumem_allocator = true",
             role=f.role.name,
             order=(STAGE_POST_INIT, 20),
+        )
+    ]
+
+
+# 0.33.0 `supports_sleep_mode` overrides (vllm/distributed/kv_transfer/kv_connector/v1/...): every other registered
+# connector keeps the base class's True
+_NO_SLEEP_MODE = frozenset({"NixlPushConnector", "MoRIIOConnector", "MooncakeStoreConnector"})
+_MOONCAKE_NON_RDMA_ENV = ("MC_FORCE_MNNVL", "MC_INTRANODE_NVLINK", "MC_USE_TENT", "MC_USE_TEV1")
+
+
+def _supports_sleep_mode(f: RoleFacts, config: dict[str, Any]) -> bool | None:
+    """`KVConnectorFactory.get_connector_class(config).supports_sleep_mode(config)`; None when profilekit cannot tell."""
+    name = config.get("kv_connector")
+    extra = config.get("kv_connector_extra_config", {})
+    if not isinstance(name, str) or not isinstance(extra, dict) or config.get("kv_connector_module_path"):
+        return None  # an out-of-tree class decides for itself
+    if name in _NO_SLEEP_MODE:
+        return False
+    if name in ("NixlConnector", "NixlPullConnector"):  # only validated with the UCX backend
+        return bool(extra.get("backends", ["UCX"]) == ["UCX"])
+    if name == "MooncakeConnector":  # only validated over RDMA, not NVLink or TENT
+        if any(f.env_value(var) is not None for var in _MOONCAKE_NON_RDMA_ENV):
+            return False
+        return bool(extra.get("mooncake_protocol", "rdma") == "rdma")
+    if name == "MultiConnector":
+        children = extra.get("connectors", [])
+        if not isinstance(children, list) or not all(
+            isinstance(c, dict) and c.get("kv_role") in KV_ROLES for c in children
+        ):
+            return None  # vLLM refuses such a child on its own terms while it asks
+        answers = [_supports_sleep_mode(f, c) for c in children]
+        if False in answers:
+            return False
+        return None if None in answers else bool(children)
+    return name in registered_connectors(f.version) or None
+
+
+@rule(
+    "kv-connector-sleep-mode",
+    Severity.ERROR,
+    "enable_sleep_mode with a KV connector that cannot follow sleep mode's KV cache remap",
+    releases=">=0.33.0",
+    source="vllm/config/vllm.py VllmConfig._verify_kv_transfer_compat",
+)
+def kv_connector_sleep_mode(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    eff = f.effective  # after _post_init_kv_transfer_config: kv_offloading_size's connector replaces an explicit one
+    if f.serve.get("enable_sleep_mode") is not True or eff is None or eff.name is None:
+        return []
+    config = f.ktc if eff is f.explicit else {"kv_connector": eff.name}
+    if _supports_sleep_mode(f, config) is not False:
+        return []
+    return [
+        Hit(
+            "kv-connector-sleep-mode",
+            f"enable_sleep_mode = true with {describe_connector(f, eff)}; vLLM {ctx.version} refuses to start: "
+            f'"{eff.name} does not support sleep mode."',
+            [*f.loc("serve", "enable_sleep_mode"), *eff.locations],
+            "remove enable_sleep_mode, or use a connector setting that supports it (NIXL over UCX, Mooncake over RDMA)",
+            role=f.role.name,
+            order=(STAGE_POST_INIT, 20, -1),  # _verify_kv_transfer_compat: before the expandable-segments check
         )
     ]
