@@ -104,3 +104,35 @@ def test_the_search_loads_no_layer_models_templates_or_rules(tmp_path: Path) -> 
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env, check=False
     )
     assert done.stdout.splitlines()[-1] == "HEAVY [] 0", done.stderr
+
+
+def test_the_whole_help_text_is_shown(run: Run, tmp_path: Path) -> None:
+    result = run("--vllm-version", "0.33.0", "flags", "gpu-memory-utilization", cwd=tmp_path)
+    assert result.code == 0, result
+    assert result.out.splitlines()[:10] == [
+        "--gpu-memory-utilization, --device-memory-utilization  (serve.gpu_memory_utilization)",
+        "    type: number    default: 0.92",
+        "    The fraction of GPU memory to be used for the model executor, which can",
+        "    range from 0 to 1. For example, a value of 0.5 would imply 50% GPU memory",
+        "    utilization. If unspecified, will use the default value of 0.92. This is a",
+        "    per-instance limit, and only applies to the current vLLM instance. It does",
+        "    not matter if you have another vLLM instance running on the same GPU. For",
+        "    example, if you have two vLLM instances running on the same GPU, you can",
+        "    set the GPU memory utilization to 0.5 for each instance. On non-GPU",
+        "    installs, this value controls the corresponding device memory utilization.",
+    ]
+    assert result.out.splitlines()[10] == "--kv-cache-memory-bytes  (serve.kv_cache_memory_bytes)"
+
+
+def test_a_search_for_the_short_form_o_finds_optimization_level_first(run: Run, tmp_path: Path) -> None:
+    for pattern in ("-O", "-O3"):
+        result = run("--vllm-version", "0.33.0", "flags", pattern, cwd=tmp_path)
+        assert result.code == 0, result
+        assert result.out.splitlines()[:6] == [
+            "--optimization-level, -O<value>  (serve.optimization_level)",
+            "    type: string    values: 0, 1, 2, 3    default: 2",
+            "    The optimization level. These levels trade startup time cost for",
+            "    performance, with -O0 having the best startup time and -O3 having the best",
+            "    performance. -O2 is used by default. See OptimizationLevel for full",
+            "    description.",
+        ]

@@ -853,6 +853,7 @@ def build_catalogue() -> list[dict[str, Any]]:
             "choices": to_json(list(action.choices)) if action.choices is not None else None,
             "default": catalogue_default(action.default),
             "help_first_line": _first_line(action.help),
+            "help": action.help or "",
             "option_strings": list(action.option_strings),
             "accepted_option_strings": sorted(accepted.get(id(action), [])),
             "action": type(action).__name__,

@@ -35,7 +35,8 @@ def _flags_version() -> str:
     return resolve_version(None, configured if isinstance(configured, str) else None)
 
 
-@app.command()
+# `flags -O` searches for vLLM's -O short form instead of failing as an unknown option of `flags`
+@app.command(context_settings={"ignore_unknown_options": True})
 @command
 def flags(
     pattern: Annotated[

@@ -35,6 +35,7 @@ class Flag:
     enum_members: tuple[str, ...] | None
     enum_class: str | None = None
     positional: bool = False
+    help_text: str = ""  # the whole help text (`help` is its first line, for one-line messages)
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> Flag:
@@ -54,6 +55,8 @@ class Flag:
             enum_members=tuple(enum["member_names"]) if enum.get("member_names") else None,
             enum_class=enum.get("enum"),
             positional=bool(raw.get("positional")) or not raw.get("option_strings"),
+            # argparse prints `%%` as `%`
+            help_text=(raw.get("help") or raw.get("help_first_line") or "").replace("%%", "%"),
         )
 
     @property

@@ -33,6 +33,20 @@ _TOML_TYPES = {
 }
 
 
+# Short forms vLLM's FlexibleArgumentParser rewrites before argparse sees them (vllm/utils/argparse_utils.py,
+# every release 0.27.0-0.33.0: `-O3`, `-O=3` and `-O 3` become `--optimization-level 3`), so argparse's own
+# option strings, and the catalogue, never show them.
+SHORT_FORMS = {"-O": "optimization_level"}
+
+
+def _short_form(pattern: str) -> str | None:
+    """The dest that a pattern written as a rewritten short form (`-O`, `-O3`) names, case as vLLM matches it."""
+    for short, dest in SHORT_FORMS.items():
+        if pattern.startswith(short) and not pattern.startswith("--"):
+            return dest
+    return None
+
+
 def _norm(text: str) -> str:
     return text.lower().replace("_", "-")
 
@@ -52,11 +66,16 @@ def search(catalogue: Catalogue, pattern: str | None) -> list[Flag]:
                 found.append(flag)
         return found
     bare = wanted.lstrip("-")
-    exact = [f for f in flags if bare == _norm(f.dest) or any(bare == _norm(o).lstrip("-") for o in f.accepted)]
+    short = _short_form(pattern)
+    exact = [
+        f
+        for f in flags
+        if f.dest == short or bare == _norm(f.dest) or any(bare == _norm(o).lstrip("-") for o in f.accepted)
+    ]
     by_name = [
         f for f in flags if f not in exact and (wanted in _norm(f.dest) or any(wanted in _norm(o) for o in f.accepted))
     ]
-    by_help = [f for f in flags if f not in exact and f not in by_name and wanted in _norm(f.help)]
+    by_help = [f for f in flags if f not in exact and f not in by_name and wanted in _norm(f.help_text)]
     # an exact name first, then names that contain the pattern, then help texts that mention it
     return exact + by_name + by_help
 
@@ -95,7 +114,7 @@ def _values(flag: Flag) -> str | None:
 def as_text(flags: list[Flag]) -> str:
     lines: list[str] = []
     for flag in flags:
-        head = ", ".join(flag.option_strings)
+        head = ", ".join([*flag.option_strings, *(f"{s}<value>" for s, d in SHORT_FORMS.items() if d == flag.dest)])
         tags = [f"serve.{flag.dest}"]
         if flag.deprecated:
             tags.append("deprecated")
@@ -108,8 +127,7 @@ def as_text(flags: list[Flag]) -> str:
         if default is not None:
             facts.append(f"default: {default}")
         lines.append("    " + "    ".join(facts))
-        if flag.help:
-            lines.append("    " + flag.help)
+        lines.extend(f"    {line}".rstrip() for line in flag.help_text.splitlines())
     return "\n".join(lines)
 
 
@@ -130,7 +148,7 @@ def as_json(catalogue: Catalogue, flags: list[Flag], pattern: str | None) -> str
                 "values_after_parse": spec[0] if spec else None,
                 "default": flag.default,
                 "deprecated": flag.deprecated,
-                "help": flag.help,
+                "help": flag.help_text,
             }
         )
     data = {"vllm_version": catalogue.version, "pattern": pattern, "flags": rows}
