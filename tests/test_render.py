@@ -292,8 +292,14 @@ def test_rerender_removes_stale_files_and_keeps_manifest(make_repo: MakeRepo, ru
         "proxy.sh",
     ]
     (out / "notes.txt").write_text("mine", encoding="utf-8")
-    assert run("--repo", REPO_ROOT, "render", "qwen-disaggregated", "--out", out, "--role", "prefill").code == 0
-    assert sorted(p.name for p in out.iterdir()) == ["manifest.json", "notes.txt", "prefill.env", "prefill.sh"]
+    assert run("--repo", REPO_ROOT, "render", "qwen-disaggregated", "--out", out, "--target", "script").code == 0
+    assert sorted(p.name for p in out.iterdir()) == [
+        "decode.sh",
+        "manifest.json",
+        "notes.txt",
+        "prefill.sh",
+        "proxy.sh",
+    ]
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["stack"] == "qwen-disaggregated"
     assert [layer["name"] for layer in manifest["layers"]] == [
@@ -303,7 +309,7 @@ def test_rerender_removes_stale_files_and_keeps_manifest(make_repo: MakeRepo, ru
         "qwen-disaggregated",
     ]
     assert manifest["vllm_version"] == "0.33.0"
-    assert [f["path"] for f in manifest["files"]] == ["prefill.env", "prefill.sh"]
+    assert [f["path"] for f in manifest["files"]] == ["decode.sh", "prefill.sh", "proxy.sh"]
     import hashlib
 
     for item in manifest["files"]:

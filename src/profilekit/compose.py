@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from profilekit.errors import Finding, Location, Severity, UsageError
-from profilekit.layers import Layer, discover_layers, load_layer
+from profilekit.layers import PROFILES_DIR, Layer, discover_layers, load_layer
 from profilekit.models import Secret
 from profilekit.tomlpos import Path as KeyPath
 from profilekit.tomlpos import format_key, parse_key
@@ -200,9 +200,13 @@ class Catalog:
         close = difflib.get_close_matches(name, list(self.files), n=1, cutoff=0.6)
         return f"did you mean {close[0]!r}?" if close else ""
 
-    def parse_stack(self, spec: str) -> list[str]:
-        """Split `a+b+c`; an unknown name is a usage error with a did-you-mean."""
-        names = [part.strip() for part in spec.split("+")]
+    def parse_stack(self, spec: str, *, cwd: Path | None = None) -> list[str]:
+        """Split `a+b+c` into layer names; an unknown name is a usage error with a did-you-mean.
+
+        A member may also be a layer's file, relative to `cwd` or absolute, as tab completion writes it:
+        `profiles/qwen.toml+profiles/site/h100.toml` is `qwen+site/h100`.
+        """
+        names = [self._member(part.strip(), spec, cwd) for part in spec.split("+")]
         if not spec.strip() or any(not n for n in names):
             raise UsageError(f"invalid stack {spec!r}", hint="write layer names joined by '+', e.g. base+replayssm")
         for name in names:
@@ -211,6 +215,19 @@ class Catalog:
                 hint = self.suggest(name) or f"known layers: {known}"
                 raise UsageError(f"unknown layer {name!r} in stack {spec!r}", hint=hint)
         return names
+
+    def _member(self, part: str, spec: str, cwd: Path | None) -> str:
+        if part in self.files or not part.endswith(".toml"):
+            return part
+        profiles = (self.root / PROFILES_DIR).resolve()
+        try:
+            relative = ((cwd or Path.cwd()) / part).resolve().relative_to(profiles)
+        except ValueError:
+            raise UsageError(
+                f"{part!r} in stack {spec!r} is not a layer file",
+                hint=f"layers are the .toml files under {profiles}",
+            ) from None
+        return relative.with_suffix("").as_posix()
 
 
 def linearise(catalog: Catalog, names: list[str]) -> tuple[list[Layer], list[Finding]]:

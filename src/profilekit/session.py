@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from profilekit.compose import Catalog, Stack, compose_layers, linearise, require_deployable
-from profilekit.errors import Finding, FindingsError, UsageError
+from profilekit.errors import Finding, FindingsError, Severity, UsageError
 from profilekit.layers import find_repo, load_repo_config
 from profilekit.vllm.versions import resolve_version
 
@@ -44,15 +44,51 @@ class Session:
         return self.layers.catalogue
 
     def stack(self, spec: str) -> Stack:
-        """Compose `spec` named on the command line; problems inside its files stop the command (exit 1)."""
+        """Compose `spec` named on the command line; problems inside its files stop the command (exit 1).
+
+        Layer files in `spec` become layer names, so the stack is shown, and rendered to, by its names.
+        """
         names = self.layers.parse_stack(spec)
+        spec = "+".join(names)
         stack, problems = self.compose(names, spec)
         if stack is not None and not problems:
-            require_deployable(self.layers, spec, names, stack.layers)
+            self._require_deployable(spec, names, stack)
         problems = list(self.config_findings) + problems
         if problems or stack is None:
             raise FindingsError(problems)
         return stack
+
+    def _require_deployable(self, spec: str, names: list[str], stack: Stack) -> None:
+        """A stack naming only abstract layers is a usage error whose hint names a stack that works."""
+        try:
+            require_deployable(self.layers, spec, names, stack.layers)
+        except UsageError as exc:
+            from profilekit.stacks import working_stack
+
+            found = working_stack(self, names)
+            if found is not None:
+                exc.hint = f"abstract layers are mixins, never deployed alone; a stack with them that works: {found}"
+            raise
+
+    def layers_of(self, spec: str) -> tuple[list[str], list[Finding]]:
+        """The layer names `spec` composes, in merge order, and the problems that stop it composing."""
+        try:
+            names = self.layers.parse_stack(spec)
+        except UsageError as exc:
+            return [], [Finding("unknown-layer", Severity.ERROR, exc.message, [])]
+        layers, problems = linearise(self.layers, names)
+        return [layer.name for layer in layers], problems
+
+    def works(self, spec: str) -> bool:
+        """`spec` composes and checks without an error finding (and names a layer that is not abstract)."""
+        try:
+            names = self.layers.parse_stack(spec)
+        except UsageError:
+            return False
+        stack, problems = self.compose(names, spec)
+        if stack is None or problems or all(x.data.layer.abstract for x in stack.layers if x.name in names):
+            return False
+        return not any(f.is_error for f in self.check(stack))
 
     def compose(self, names: list[str], spec: str) -> tuple[Stack | None, list[Finding]]:
         """Compose layer names: the stack, and every problem inside its files (for commands and lint alike).

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
+from typer.core import TyperGroup
 
 from profilekit import __version__
 from profilekit.errors import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_OK, Finding, FindingsError, ProfilekitError
@@ -17,7 +18,46 @@ from profilekit.redact import Redactor
 if TYPE_CHECKING:
     from profilekit.session import Session
 
+# global options a user may also write after the command (`profilekit check STACK --repo R`)
+GLOBAL_VALUED = ("--repo", "--vllm-version")
+GLOBAL_FLAGS = ("--debug",)
+
+
+def hoist_global_options(args: list[str]) -> list[str]:
+    """Move the global options written anywhere before a `--` in front of the command, in their order.
+
+    Arguments after `--` are left alone (`import -- vllm serve ... --debug` is vLLM's own argv); a valued
+    option without its value stays where it is, for click to report.
+    """
+    hoisted: list[str] = []
+    rest: list[str] = []
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg == "--":
+            rest += args[index:]
+            break
+        if arg in GLOBAL_FLAGS or ("=" in arg and arg.split("=", 1)[0] in GLOBAL_VALUED):
+            hoisted.append(arg)
+        elif arg in GLOBAL_VALUED and index + 1 < len(args):
+            hoisted += args[index : index + 2]
+            index += 1
+        else:
+            rest.append(arg)
+        index += 1
+    return hoisted + rest
+
+
+class _Group(TyperGroup):
+    """The command group: global options are accepted after the command too."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # click.Context (vendored by typer)
+        return super().parse_args(ctx, hoist_global_options(args))
+
+
 app = typer.Typer(
+    cls=_Group,
+    context_settings={"help_option_names": ["-h", "--help"]},
     add_completion=False,
     no_args_is_help=True,
     rich_markup_mode=None,

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from profilekit.cli.app import app, check_format, command, exit_for, open_session, out, print_findings, redactor
-from profilekit.errors import EXIT_FINDINGS, FindingsError
+from profilekit.errors import EXIT_FINDINGS, Finding, FindingsError
 
 FORMAT_HELP = (
     "text; json; github (workflow annotations); sarif (code scanning); "
@@ -15,31 +15,47 @@ FORMAT_HELP = (
 )
 
 
+STACKS_HELP = "Stacks: layer names or layer files joined by '+' (e.g. base+replayssm, profiles/qwen.toml)"
+ALL_HELP = "Every deployable layer and every [lint] stacks entry."
+
+
 @app.command()
 @command
 def check(
-    stack: Annotated[str, typer.Argument(help="Layers joined by '+'")],
+    stacks: Annotated[list[str] | None, typer.Argument(help=STACKS_HELP, show_default=False)] = None,
+    every: Annotated[bool, typer.Option("--all", help=ALL_HELP)] = False,
     fmt: Annotated[str, typer.Option("--format", help=FORMAT_HELP)] = "text",
     strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too.")] = False,
 ) -> int:
-    """Run every check on one stack."""
+    """Run every check on one or more stacks."""
     from profilekit.report import FORMATS
+    from profilekit.stacks import chosen_stacks, distinct
 
     check_format(fmt, FORMATS)
     session = open_session()
-    try:
-        composed = session.stack(stack)
-        findings = session.check(composed)
-    except FindingsError as exc:
-        findings = sorted(exc.findings, key=lambda f: f.sort_key())
+    specs = chosen_stacks(session, stacks or [], every=every)
+    findings: list[Finding] = []
+    clean: list[str] = []
+    for spec in specs:
+        try:
+            composed = session.stack(spec)
+            name, found = composed.spec, session.check(composed)
+        except FindingsError as exc:
+            name, found = spec, exc.findings
+        findings += found
+        if not found:
+            clean.append(name)
+    findings = distinct(findings)
     if fmt == "markdown":
         from profilekit.markdown import format_check
 
-        out(format_check(redactor().findings(findings), stack=stack, version=session.version))
+        named = ", ".join(specs)
+        out(format_check(redactor().findings(findings), stack=named, version=session.version))
         return exit_for(findings, strict=strict)
     print_findings(findings, fmt, version=session.version)
-    if fmt == "text" and not findings:
-        out(f"{stack}: no problems found (vLLM {session.version})")
+    if fmt == "text":
+        for spec in clean:
+            out(f"{spec}: no problems found (vLLM {session.version})")
     return exit_for(findings, strict=strict)
 
 

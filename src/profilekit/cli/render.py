@@ -1,4 +1,4 @@
-"""`profilekit render`: launch scripts, env files and a manifest for a stack."""
+"""`profilekit render`: launch scripts, env files and a manifest for one or more stacks."""
 
 from __future__ import annotations
 
@@ -8,75 +8,131 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from profilekit.cli.app import app, command, err, open_session, out, print_findings
-from profilekit.errors import EXIT_FINDINGS, EXIT_OK, Finding
+from profilekit.errors import EXIT_FINDINGS, EXIT_OK, Finding, UsageError
 
 if TYPE_CHECKING:
+    from profilekit.compose import Stack
+    from profilekit.render import Rendered
     from profilekit.session import Session
 
+OUT_HELP = "Output folder (default: build/STACK; with several stacks, one folder per stack inside it)."
+TARGET_HELP = "script, env: repeatable or comma-separated (default: both)"
 
-def _default_out(session: Session, spec: str) -> Path:
+
+def _folder_name(spec: str) -> str:
     import re
 
-    return session.root / "build" / re.sub(r"[^A-Za-z0-9._+-]", "_", spec)
+    return re.sub(r"[^A-Za-z0-9._+-]", "_", spec)
+
+
+def _targets(given: list[str] | None) -> tuple[str, ...]:
+    """`--target script,env` and `--target script --target env` alike."""
+    from profilekit.render import DEFAULT_TARGETS
+
+    targets = [t.strip() for value in given or [] for t in value.split(",") if t.strip()]
+    for t in targets:
+        if t not in DEFAULT_TARGETS:
+            raise UsageError(f"unknown render target {t!r}", hint="targets: " + ", ".join(DEFAULT_TARGETS))
+    return tuple(dict.fromkeys(targets)) or DEFAULT_TARGETS
 
 
 @app.command()
 @command
 def render(
-    stack: Annotated[str, typer.Argument(help="Layers joined by '+'")],
-    out_dir: Annotated[Path | None, typer.Option("--out", help="Output folder (default: build/STACK).")] = None,
-    role: Annotated[str | None, typer.Option("--role", help="Only this role.")] = None,
+    stacks: Annotated[
+        list[str] | None,
+        typer.Argument(help="Stacks: layer names or layer files joined by '+'", show_default=False),
+    ] = None,
+    *,
+    every: Annotated[bool, typer.Option("--all", help="Every deployable layer and every [lint] stacks entry.")] = False,
+    out_dir: Annotated[Path | None, typer.Option("--out", help=OUT_HELP)] = None,
+    role: Annotated[
+        str | None, typer.Option("--role", help="Only this role's files; the others are left alone.")
+    ] = None,
     print_: Annotated[bool, typer.Option("--print", help="Print one role's launch script instead.")] = False,
-    target: Annotated[list[str] | None, typer.Option("--target", help="script, env (repeatable; default both)")] = None,
+    target: Annotated[list[str] | None, typer.Option("--target", help=TARGET_HELP)] = None,
 ) -> int:
-    """Write launch scripts, env files and a manifest for a stack."""
-    from profilekit.errors import UsageError
-    from profilekit.output import write_outputs
-    from profilekit.render import DEFAULT_TARGETS, render_stack
+    """Write launch scripts, env files and a manifest for each stack; a stack with errors stops them all."""
+    from profilekit.stacks import chosen_stacks
 
-    targets = tuple(target or DEFAULT_TARGETS)
-    for t in targets:
-        if t not in DEFAULT_TARGETS:
-            raise UsageError(f"unknown render target {t!r}", hint="targets: " + ", ".join(DEFAULT_TARGETS))
+    targets = _targets(target)
     session = open_session()
-    composed = session.stack(stack)
-    roles = session.role_names(composed, role)
-    if print_ and len(roles) > 1:
-        raise UsageError(
-            f"--print needs --role: stack {composed.spec!r} has roles " + ", ".join(roles),
-            hint=f"add --role {roles[0]}",
-        )
-    findings = session.check(composed)
-    if any(f.is_error for f in findings):
-        print_findings(findings)
-        err(f"nothing rendered: {composed.spec} has errors")
+    specs = chosen_stacks(session, stacks or [], every=every)
+    if print_ and len(specs) > 1:
+        raise UsageError("--print prints one script: name one stack", hint=f"e.g. render {specs[0]} --print")
+    composed = [session.stack(spec) for spec in specs]
+    for stack in composed:
+        roles = session.role_names(stack, role)
+        if print_ and len(roles) > 1:
+            raise UsageError(
+                f"--print needs --role: stack {stack.spec!r} has roles " + ", ".join(roles),
+                hint=f"add --role {roles[0]}",
+            )
+    if not _checks_pass(session, composed):
         return EXIT_FINDINGS
-    if findings:
-        err(_text(findings))
-    files, problems = render_stack(
-        composed,
-        version=session.version,
-        catalogue=session.catalogue,
-        roles=roles,
-        targets=("script",) if print_ else targets,
-        team_templates=session.templates_dir(),
-    )
-    if problems:
-        print_findings(problems)
-        return EXIT_FINDINGS
+    rendered: list[tuple[Stack, dict[str, Rendered]]] = []
+    for stack in composed:
+        files, problems = _render(session, stack, role, ("script",) if print_ else targets)
+        if problems:
+            print_findings(problems)
+            return EXIT_FINDINGS
+        rendered.append((stack, files))
     if print_:
-        out(files[f"{roles[0]}.sh"].text)
+        stack, files = rendered[0]
+        out(files[f"{session.role_names(stack, role)[0]}.sh"].text)
         return EXIT_OK
-    destination = out_dir if out_dir is not None else _default_out(session, composed.spec)
-    for path in write_outputs(destination, files):
-        out(_display_path(path))
+    for stack, files in rendered:
+        _write(session, stack, files, out_dir, several=len(rendered) > 1, role=role)
     return EXIT_OK
 
 
-def _text(findings: list[Finding]) -> str:
-    from profilekit.report import format_text
+def _checks_pass(session: Session, stacks: list[Stack]) -> bool:
+    """Check every stack before anything is written: errors in one leave every output folder as it was."""
+    findings = [(stack, session.check(stack)) for stack in stacks]
+    failed = [stack.spec for stack, found in findings if any(f.is_error for f in found)]
+    everything = [f for _stack, found in findings for f in found]
+    if failed:
+        print_findings(everything)
+        err(f"nothing rendered: {', '.join(failed)} {'has' if len(failed) == 1 else 'have'} errors")
+        return False
+    if everything:
+        from profilekit.report import format_text
 
-    return format_text(findings)
+        err(format_text(everything))
+    return True
+
+
+def _render(
+    session: Session, stack: Stack, role: str | None, targets: tuple[str, ...]
+) -> tuple[dict[str, Rendered], list[Finding]]:
+    from profilekit.render import render_stack
+
+    return render_stack(
+        stack,
+        version=session.version,
+        catalogue=session.catalogue,
+        roles=session.role_names(stack, role),
+        targets=targets,
+        team_templates=session.templates_dir(),
+    )
+
+
+def _write(
+    session: Session, stack: Stack, files: dict[str, Rendered], out_dir: Path | None, *, several: bool, role: str | None
+) -> None:
+    from profilekit.output import write_outputs
+
+    if out_dir is None:
+        destination = session.root / "build" / _folder_name(stack.spec)
+    else:
+        destination = out_dir / _folder_name(stack.spec) if several else out_dir
+    for path in write_outputs(destination, files, partial=role is not None):
+        out(_display_path(path))
+    if role is not None and len(stack.roles) > 1:
+        others = ", ".join(name for name in stack.roles if name != role)
+        err(
+            f"rendered role {role} only; the files of roles {others} in {_display_path(destination)} were left as they were"
+        )
 
 
 def _display_path(path: Path) -> str:

@@ -34,19 +34,32 @@ def _role_view(stack: Stack, names: list[str]) -> dict[str, Any]:
 @app.command()
 @command
 def show(
-    stack: Annotated[str, typer.Argument(help="Layers joined by '+', e.g. base+replayssm")],
+    stacks: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Stacks: layer names or layer files joined by '+', e.g. base+replayssm", show_default=False
+        ),
+    ] = None,
+    every: Annotated[bool, typer.Option("--all", help="Every deployable layer and every [lint] stacks entry.")] = False,
     role: Annotated[str | None, typer.Option("--role", help="Only this role.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="toml or json")] = "toml",
 ) -> int:
-    """Print the effective configuration of a stack."""
+    """Print the effective configuration of a stack (of several: {"stacks": [...]}, one entry per stack)."""
+    from profilekit.stacks import chosen_stacks
+
     check_format(fmt, ("toml", "json"))
     session = open_session()
-    composed = session.stack(stack)
-    data = {
-        "stack": composed.spec,
-        "layers": composed.layer_names,
-        "roles": _role_view(composed, session.role_names(composed, role)),
-    }
+    views: list[dict[str, Any]] = []
+    for spec in chosen_stacks(session, stacks or [], every=every):
+        composed = session.stack(spec)
+        views.append(
+            {
+                "stack": composed.spec,
+                "layers": composed.layer_names,
+                "roles": _role_view(composed, session.role_names(composed, role)),
+            }
+        )
+    data = views[0] if len(views) == 1 else {"stacks": views}
     if fmt == "json":
         out(json.dumps(data, indent=2, ensure_ascii=False))
     else:
