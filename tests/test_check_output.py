@@ -87,8 +87,11 @@ def test_check_github_workflow_commands(run: Run) -> None:
     assert lines[1] == (
         "::error file=profiles/replayssm.toml,line=9,col=1,title=replayssm-kv-connector::use_replayssm = true with the "
         'OffloadingConnector (kv_role "kv_both") that kv_offloading_size = 16 creates; vLLM 0.33.0 refuses to start: '
-        '"--use-replayssm is incompatible with KV connectors (P/D disaggregation, KV cache offload)" — fix: ReplaySSM '
-        "and KV connectors cannot share a vLLM instance: remove the connector from this role "
+        '"--use-replayssm is incompatible with KV connectors (P/D disaggregation, KV cache offload)"'
+        "%0Ain stack nemotron-replayssm+offload, role serve"
+        "%0Aalso profiles/offload.toml:7:1: serve.kv_offloading_size (layer offload)"
+        "%0Aalso profiles/offload.toml:8:1: serve.kv_offloading_backend (layer offload)"
+        "%0Afix: ReplaySSM and KV connectors cannot share a vLLM instance: remove the connector from this role "
         "(serve.kv_offloading_size), or turn use_replayssm off"
     )
 

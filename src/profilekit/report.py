@@ -59,6 +59,23 @@ def _gh_escape(text: str, *, prop: bool = False) -> str:
     return text
 
 
+def _annotation_text(f: Finding) -> str:
+    """What an annotation says on its own, shown at one line of one file: the message, the stack and role,
+    every other location that took part, the notes and the fix, one per line."""
+    lines = [f.message]
+    context = [f"{what} {name}" for what, name in (("stack", f.stack), ("role", f.role)) if name is not None]
+    if context:
+        lines.append("in " + ", ".join(context))
+    for loc in f.locations[1:]:
+        where = f" {loc.key}" if loc.key else ""
+        layer = f" (layer {loc.layer})" if loc.layer else ""
+        lines.append(f"also {loc}:{where}{layer}")
+    lines.extend(f.notes)
+    if f.fix:
+        lines.append(f"fix: {f.fix}")
+    return "\n".join(lines)
+
+
 def format_github(findings: list[Finding]) -> str:
     """GitHub Actions workflow commands: one `::error file=..,line=..,col=..::` per finding."""
     lines = []
@@ -68,8 +85,7 @@ def format_github(findings: list[Finding]) -> str:
         if f.locations:
             loc = f.locations[0]
             props = [f"file={_gh_escape(loc.file, prop=True)}", f"line={loc.line}", f"col={loc.column}", *props]
-        body = f.message + (f" — fix: {f.fix}" if f.fix else "")
-        lines.append(f"::{level} {','.join(props)}::{_gh_escape(body)}")
+        lines.append(f"::{level} {','.join(props)}::{_gh_escape(_annotation_text(f))}")
     return "\n".join(lines)
 
 

@@ -63,11 +63,9 @@ class Session:
         try:
             require_deployable(self.layers, spec, names, stack.layers)
         except UsageError as exc:
-            from profilekit.stacks import working_stack
+            from profilekit.stacks import working_stack_hint
 
-            found = working_stack(self, names)
-            if found is not None:
-                exc.hint = f"abstract layers are mixins, never deployed alone; a stack with them that works: {found}"
+            exc.hint = working_stack_hint(self, spec, names)
             raise
 
     def layers_of(self, spec: str) -> tuple[list[str], list[Finding]]:

@@ -13,15 +13,19 @@ if TYPE_CHECKING:
 _SUGGESTION_BUDGET = 24
 
 
-def all_stacks(session: Session) -> list[str]:
-    """`--all`: every deployable layer, then every `[lint] stacks` entry, each once (what `lint` checks alone)."""
+def deployable_layers(session: Session) -> list[str]:
+    """Every layer that is not abstract (a file that does not load counts: its stack reports why)."""
     found: list[str] = []
     for name in session.layers.files:
         layer, _problems = session.layers.get(name)
-        if layer is None or not layer.data.layer.abstract:  # a broken file is reported when its stack is read
+        if layer is None or not layer.data.layer.abstract:
             found.append(name)
-    found += session.config.lint.stacks
-    return list(dict.fromkeys(found))
+    return found
+
+
+def all_stacks(session: Session) -> list[str]:
+    """`--all`: every deployable layer, then every `[lint] stacks` entry, each once (what `lint` checks alone)."""
+    return list(dict.fromkeys([*deployable_layers(session), *session.config.lint.stacks]))
 
 
 def chosen_stacks(session: Session, stacks: list[str], *, every: bool) -> list[str]:
@@ -58,7 +62,7 @@ def working_stack(session: Session, names: list[str]) -> str | None:
     First the stacks `--all` names that already compose those layers (a deployable layer that extends them,
     a `[lint] stacks` entry), then each deployable layer with the named ones on top.
     """
-    deployable = [s for s in all_stacks(session) if "+" not in s]
+    deployable = deployable_layers(session)
     candidates: list[str] = []
     for spec in all_stacks(session):
         linear, problems = session.layers_of(spec)
@@ -69,3 +73,18 @@ def working_stack(session: Session, names: list[str]) -> str | None:
         if session.works(spec):
             return spec
     return None
+
+
+def working_stack_hint(session: Session, spec: str, names: list[str]) -> str:
+    """The hint for a stack of abstract layers only: a stack with them that works, or how to make one."""
+    found = working_stack(session, names)
+    if found is not None:
+        return f"abstract layers are mixins, never deployed alone; a stack with them that works: {found}"
+    deployable = deployable_layers(session)
+    if not deployable:
+        return "abstract layers are mixins, never deployed alone: add a layer without `abstract = true` to compose them with"
+    example = f"{deployable[0]}+{spec}"
+    return (
+        f"abstract layers are mixins, never deployed alone: compose them with a deployable layer, e.g. {example} "
+        f"(no such stack checks clean yet: `profilekit check {example}` says why)"
+    )

@@ -3,12 +3,31 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from profilekit.cli.app import app, check_format, command, open_session, out, print_findings
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK, Finding
+
+if TYPE_CHECKING:
+    from profilekit.layers import Layer
+    from profilekit.session import Session
+
+
+def _file_problems(session: Session, layer: Layer) -> list[Finding]:
+    """What is wrong inside one layer file, as `lint` reports it before composing anything: names that match
+    no layer, `serve` keys the target release does not have, and `extends` cycles (the rules are lint's)."""
+    from profilekit.compose import linearise
+    from profilekit.rules.declared import reference_findings
+
+    problems = reference_findings(session.layers, layer)
+    if session.catalogue is not None:
+        from profilekit.rules.options import layer_option_findings
+
+        problems += layer_option_findings(layer, session.catalogue)
+    _order, found = linearise(session.layers, [layer.name])
+    return problems + found
 
 
 @app.command("list")
@@ -16,7 +35,9 @@ from profilekit.errors import EXIT_FINDINGS, EXIT_OK, Finding
 def list_layers(
     fmt: Annotated[str, typer.Option("--format", help="text or json")] = "text",
 ) -> int:
-    """List the layers with description, group, extends and abstract."""
+    """List the layers with description, group, extends and abstract; exit 1 when a file has errors."""
+    from profilekit.stacks import distinct
+
     check_format(fmt, ("text", "json"))
     session = open_session()
     rows: list[dict[str, Any]] = []
@@ -26,6 +47,7 @@ def list_layers(
         problems += findings
         if layer is None:
             continue
+        problems += _file_problems(session, layer)
         meta = layer.data.layer
         rows.append(
             {
@@ -37,6 +59,7 @@ def list_layers(
                 "abstract": meta.abstract,
             }
         )
+    problems = distinct(problems)
     if fmt == "json":
         out(json.dumps({"layers": rows, "findings": [f.as_dict() for f in problems]}, indent=2, ensure_ascii=False))
     else:
@@ -52,5 +75,5 @@ def list_layers(
             suffix = f"  [{'; '.join(tags)}]" if tags else ""
             out(f"{r['name']:<{width}}  {r['description']}{suffix}".rstrip())
         if problems:
-            print_findings(sorted(problems, key=lambda f: f.sort_key()))
+            print_findings(problems)
     return EXIT_FINDINGS if any(f.is_error for f in problems) else EXIT_OK
