@@ -62,7 +62,8 @@ app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
-    help="Compose typed vLLM deployment profiles, check them against vLLM's own rules, render launch scripts.",
+    help="Compose typed vLLM deployment profiles, check them against vLLM's own rules, render launch scripts.\n\n"
+    "--repo, --vllm-version and --debug may also follow the command.",
 )
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -22,7 +22,7 @@ ALL_HELP = "Every deployable layer and every [lint] stacks entry."
 @app.command()
 @command
 def check(
-    stacks: Annotated[list[str] | None, typer.Argument(help=STACKS_HELP, show_default=False)] = None,
+    stacks: Annotated[list[str] | None, typer.Argument(help=STACKS_HELP, show_default=False, metavar="STACK")] = None,
     every: Annotated[bool, typer.Option("--all", help=ALL_HELP)] = False,
     fmt: Annotated[str, typer.Option("--format", help=FORMAT_HELP)] = "text",
     strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too.")] = False,

@@ -41,7 +41,7 @@ def _targets(given: list[str] | None) -> tuple[str, ...]:
 def render(
     stacks: Annotated[
         list[str] | None,
-        typer.Argument(help="Stacks: layer names or layer files joined by '+'", show_default=False),
+        typer.Argument(help="Stacks: layer names or layer files joined by '+'", show_default=False, metavar="STACK"),
     ] = None,
     *,
     every: Annotated[bool, typer.Option("--all", help="Every deployable layer and every [lint] stacks entry.")] = False,

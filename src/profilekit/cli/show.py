@@ -37,7 +37,9 @@ def show(
     stacks: Annotated[
         list[str] | None,
         typer.Argument(
-            help="Stacks: layer names or layer files joined by '+', e.g. base+replayssm", show_default=False
+            help="Stacks: layer names or layer files joined by '+', e.g. base+replayssm",
+            show_default=False,
+            metavar="STACK",
         ),
     ] = None,
     every: Annotated[bool, typer.Option("--all", help="Every deployable layer and every [lint] stacks entry.")] = False,
