@@ -35,6 +35,7 @@ FAMILIES = {
     "experts": "Expert parallelism (`rules/experts.py`)",
     "dataparallel": "Data-parallel launch options (`rules/dataparallel.py`)",
     "scheduler": "Scheduler budgets (`rules/scheduler.py`)",
+    "scheduling": "Async scheduling, the speculative token budget, CUDA graph capture sizes and Engram microbatching (`rules/scheduling.py`)",
     "cache": "KV and Mamba cache, CPU offloading (`rules/cache.py`)",
     "speculative": "Speculative decoding (`rules/speculative.py`)",
     "specargs": "Speculative decoding, field by field (`rules/specargs.py`)",

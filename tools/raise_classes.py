@@ -109,6 +109,37 @@ TABLE: list[tuple[str, str, str, str]] = [
         "modelled:kv-connector-sleep-mode",
         "the oracle's CPU platform refuses sleep mode first",
     ),
+    # rules/scheduling.py
+    (
+        r"VllmConfig\.__post_init__",
+        r"Async scheduling is not supported by the V1 model runner",
+        "modelled:async-scheduling-v1-runner",
+        "the method a layer writes; one vLLM infers from the draft model is left to vLLM",
+    ),
+    (
+        r"VllmConfig\.__post_init__",
+        r"does not support async scheduling yet",
+        "modelled:async-scheduling-executor",
+        "the Ray V1 executor (< 0.33.0); an executor class named by import path is left to vLLM; the oracle has no Ray",
+    ),
+    (
+        r"VllmConfig\._set_max_num_scheduled_tokens",
+        ALL,
+        "modelled:speculative-scheduled-tokens",
+        "the method a layer writes; DSpark's lookahead (0.33.0) depends on the draft's config and is left to vLLM",
+    ),
+    (
+        r"VllmConfig\._set_cudagraph_sizes",
+        r"customized max_cudagraph_capture_size",
+        "modelled:cudagraph-capture-size-mismatch",
+        "runs only where static CUDA graphs are supported (a CUDA host, not the CPU oracle)",
+    ),
+    (
+        r"VllmConfig\._resolve_and_verify_engram_config",
+        r"does not support DBO or microbatching",
+        "modelled:engram-microbatching",
+        "needs the model's config.json (architecture, engram_layer_ids)",
+    ),
     # rules/exclusive.py
     (
         r"EngineArgs\.create_engine_config",
@@ -652,7 +683,12 @@ TABLE: list[tuple[str, str, str, str]] = [
         PLATFORM.format("device type or compute capability"),
     ),
     (ALL, r"requires Triton", "gpu-or-platform", PLATFORM.format("Triton installed")),
-    (ALL, r"ROCm DeepEP", "to-model", CONFIG_ONLY + " (the ROCm-only all2all backend is an option)"),
+    (
+        r"VllmConfig\.__post_init__",
+        r"ROCm DeepEP",
+        "gpu-or-platform",
+        PLATFORM.format("raised only when current_platform.is_rocm(); profilekit judges a CUDA host"),
+    ),
     (r"DeviceConfig\.__post_init__", ALL, "gpu-or-platform", PLATFORM.format("device detection")),
     (
         r"ParallelConfig\.__post_init__",

@@ -436,6 +436,16 @@ MESSAGE_RULES: list[tuple[str, str]] = [
         "async-scheduling-speculative",
     ),
     (r"Proton CUDA graph attribution requires the V2 model runner", "proton-graph-attribution-v1"),
+    # async scheduling, the speculative token budget, CUDA graph sizes, Engram microbatching (rules/scheduling.py)
+    (r"Async scheduling is not supported by the V1 model runner with", "async-scheduling-v1-runner"),
+    (r"` does not support async scheduling yet", "async-scheduling-executor"),
+    (
+        r"based on the speculative decoding settings, which does not allow any tokens|VllmConfig (received "
+        r"max_num_scheduled_tokens but it )?does not have enough slots",
+        "speculative-scheduled-tokens",
+    ),
+    (r"customized max_cudagraph_capture_size\(=\d+\) should be consistent", "cudagraph-capture-size-mismatch"),
+    (r"DeepSeek V4.1 Engram does not support DBO or microbatching", "engram-microbatching"),
     (
         r"(attention_backend|enable_flashinfer_autotune|cudagraph_capture_sizes|max_cudagraph_capture_size) and "
         r"\w+\.\w+ are mutually exclusive|specified via both ir_op_priority and KernelConfig",

@@ -41,6 +41,7 @@ from profilekit.rules import (  # noqa: F401 - they register
     replayssm,
     runner,
     scheduler,
+    scheduling,
     secrets,
     specargs,
     speculative,

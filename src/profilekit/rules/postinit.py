@@ -6,7 +6,7 @@ runner a role gets). `VllmConfig._validate_profiler_config` (0.30.0 and later, r
 Proton CUDA graph attribution needs Model Runner V2; vLLM first refuses Proton off NVIDIA CUDA, so the oracle (CPU
 platform) cannot show it. `VllmConfig.__post_init__` before 0.33.0: `--async-scheduling` asked for with a speculative
 method it does not support (ngram and the other CPU or head drafters), or with `disable_padded_drafter_batch`
-(0.33.0 refuses those only on Model Runner V1, with another message). `VllmConfig.__post_init__`, every release 0.27.0-0.33.0: `--kv-sharing-fast-prefill`
+(0.33.0 refuses those only on Model Runner V1, with another message: rules/scheduling.py). `VllmConfig.__post_init__`, every release 0.27.0-0.33.0: `--kv-sharing-fast-prefill`
 with a speculative method that drafts from the target's hidden states (`SpeculativeConfig.use_eagle()`: eagle,
 eagle3, mtp and the model-specific MTP names vLLM renames to mtp, dflash, dspark). It runs right after the CUDA
 graph sizes are set, before the platform hook. A method vLLM infers from the draft model's name or config is left to
