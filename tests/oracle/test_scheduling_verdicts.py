@@ -37,10 +37,20 @@ CASES = [
     ),
     Case(
         "async-v1-pipeline",
-        lambda v: "async-scheduling-v1-runner" if v >= "0.33.0" else None,
+        "async-scheduling-v1-runner",
         LLAMA,
         {"async_scheduling": True, "pipeline_parallel_size": 2},
         env=V1,
+        releases=">=0.33.0",
+    ),
+    # 0.31.0-0.32.0 refuse it in _validate_v1_model_runner ("pipeline parallelism with async scheduling")
+    Case(
+        "async-v1-pipeline-early",
+        None,
+        LLAMA,
+        {"async_scheduling": True, "pipeline_parallel_size": 2},
+        env=V1,
+        releases="<0.31.0",
     ),
     Case("async-v2-ngram", None, LLAMA, {"async_scheduling": True, "speculative_config": NGRAM}, releases=">=0.33.0"),
     Case("v1-ngram-default-async", None, LLAMA, {"speculative_config": NGRAM}, env=V1),
@@ -86,11 +96,10 @@ CASES = [
     ),
     Case(
         "scheduled-tokens-zero",
-        BUDGET,
+        lambda v: BUDGET if v < "0.32.0" else "invalid-value",  # the field is ge=1 from 0.32.0
         LLAMA,
         {"max_num_scheduled_tokens": 0, "speculative_config": MTP},
         config=MIMO,
-        releases="<0.33.0",
     ),
     Case(
         "engram-dbo",

@@ -210,3 +210,9 @@ def test_engram_deepseek_v41_refuses_microbatching(check: Check, version: str) -
     no_layers = files(config={**ENGRAM, "engram_layer_ids": []}, enable_dbo=True, enable_expert_parallel=True)
     assert check(no_layers, version=version, rule="engram-microbatching") == []
     assert check(files(config=ENGRAM), version=version, rule="engram-microbatching") == []
+
+
+@pytest.mark.parametrize("version", ["0.32.0", "0.33.0"])
+def test_zero_scheduled_tokens_is_left_to_the_field_constraint(check: Check, version: str) -> None:
+    found = check(files(config=MIMO, max_num_scheduled_tokens=0, speculative_config=MTP), version=version)
+    assert [f.rule for f in found] == ["invalid-value"]

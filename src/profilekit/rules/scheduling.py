@@ -161,6 +161,8 @@ def _budget_failure(f: RoleFacts) -> tuple[str, str] | None:
     written = serve_int(f, "max_num_scheduled_tokens")
     if "max_num_scheduled_tokens" in f.serve and written is None:
         return None
+    if written is not None and written < 1 and at_least(f.version, "0.32.0"):
+        return None  # the field's constraint (ge=1 from 0.32.0) refuses it first: invalid-value
     early = not at_least(f.version, "0.28.0")
     delta = slots * b.seqs if early else slots
     scheduled = written if written is not None else (tokens - delta if early else tokens)
