@@ -225,11 +225,12 @@ def speculative_scheduled_tokens(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
 
 
 def _capture(f: RoleFacts, key: str) -> tuple[Any, list[Location]]:
-    """A capture setting written as a flag or inside compilation_config (exclusive.py refuses both)."""
-    if key in f.serve:
-        return f.serve[key], f.loc("serve", key)
+    """A capture setting written as a flag or inside compilation_config; (None, []) when both (exclusive.py)."""
     cfg = f.serve.get("compilation_config")
-    if isinstance(cfg, dict) and key in cfg:
+    in_cfg = isinstance(cfg, dict) and key in cfg
+    if key in f.serve:
+        return (None, []) if in_cfg else (f.serve[key], f.loc("serve", key))
+    if isinstance(cfg, dict) and in_cfg:
         return cfg[key], f.loc("serve", "compilation_config", key) or f.loc("serve", "compilation_config")
     return None, []
 
