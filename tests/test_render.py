@@ -290,6 +290,7 @@ def test_rerender_removes_stale_files_and_keeps_manifest(make_repo: MakeRepo, ru
         "prefill.sh",
         "proxy.env",
         "proxy.sh",
+        "up.sh",
     ]
     (out / "notes.txt").write_text("mine", encoding="utf-8")
     assert run("--repo", REPO_ROOT, "render", "qwen-disaggregated", "--out", out, "--target", "script").code == 0

@@ -22,7 +22,10 @@ if TYPE_CHECKING:
 
 MANIFEST = "manifest.json"
 DEFAULT_TARGETS = ("script", "env")
-TEMPLATE_FILES = {"script": "launch.sh.j2", "env": "role.env.j2"}
+TEMPLATE_FILES = {"script": "launch.sh.j2", "env": "role.env.j2", "up": "up.sh.j2"}
+UP_SCRIPT = "up.sh"
+DEFAULT_HTTP_PORT = 8000  # vLLM's `--port` default in every supported release
+_WILDCARD = {"", "0.0.0.0", "::", "[::]", "*"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,8 +125,64 @@ def render_stack(
                 },
             )
             files[f"{role.name}.env"] = Rendered(text, 0o644)
+    if "script" in targets and len(chosen) > 1 and len(chosen) == len(stack.roles):
+        files[UP_SCRIPT] = Rendered(_up_script(env, stack, chosen, version, catalogue), 0o755)
     files[MANIFEST] = Rendered(manifest(stack, version=version, files=files))
     return files, []
+
+
+def health_probe(role: RoleConfig, catalogue: Catalogue | None) -> tuple[str, str, str]:
+    """How up.sh asks a vLLM role for `/health`: (http | https | unix, address or socket path, port).
+
+    A wildcard bind address (vLLM's default binds every address) is asked on the loopback address.
+    """
+    serve = role.serve
+    uds = serve.get("uds")
+    if isinstance(uds, str) and uds:
+        return "unix", uds, ""
+    host = serve.get("host")
+    address = host.strip() if isinstance(host, str) else ""
+    if address in _WILDCARD:
+        address = "::1" if address in {"::", "[::]"} else "127.0.0.1"
+    address = address.removeprefix("[").removesuffix("]")
+    port = serve.get("port")
+    if not isinstance(port, int) or isinstance(port, bool):
+        flag = catalogue.flag("port") if catalogue is not None else None
+        port = flag.default if flag is not None and isinstance(flag.default, int) else DEFAULT_HTTP_PORT
+    kind = "https" if serve.get("ssl_certfile") else "http"
+    return kind, address, str(port)
+
+
+def _up_script(
+    env: SandboxedEnvironment, stack: Stack, roles: list[RoleConfig], version: str, catalogue: Catalogue | None
+) -> str:
+    """`up.sh`: every role on this host, vLLM roles first (health-checked), then the command roles."""
+    ordered = [role for role in roles if role.is_vllm] + [role for role in roles if not role.is_vllm]
+    probes = [health_probe(role, catalogue) if role.is_vllm else ("", "", "") for role in ordered]
+    width = max(len(role.name) for role in ordered)
+
+    def words(values: list[str]) -> str:
+        return " ".join(shell_quote(value) for value in values)
+
+    def listed(names: list[str]) -> str:
+        return ", ".join(names) or "none"
+
+    return _render_template(
+        env,
+        TEMPLATE_FILES["up"],
+        {
+            "profilekit_version": __version__,
+            "stack": stack.spec,
+            "vllm_version": version,
+            "vllm_roles": listed([role.name for role in ordered if role.is_vllm]),
+            "command_roles": listed([role.name for role in ordered if not role.is_vllm]),
+            "names": words([role.name for role in ordered]),
+            "labels": words([role.name.ljust(width) for role in ordered]),
+            "probes": words([probe[0] for probe in probes]),
+            "addresses": words([probe[1] for probe in probes]),
+            "ports": words([probe[2] for probe in probes]),
+        },
+    )
 
 
 def _render_template(env: SandboxedEnvironment, name: str, context: dict[str, Any]) -> str:

@@ -1,0 +1,377 @@
+"""`up.sh` (issue 13, item 3): a stack with several roles starts on one host as one unit, with real processes.
+
+The stand-in `vllm` is a small python server answering GET /health on the host and port (or Unix socket) of its
+argv; the stand-in `vllm-router` refuses to start unless the servers it is given already answer /health, so a
+wrong start order fails the test. No process of a run may outlive `up.sh`: every test checks the session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO_ROOT, MakeRepo, Run
+
+VLLM_STUB = f"""#!{sys.executable}
+import http.server, os, signal, socket, socketserver, sys, threading, time
+args = sys.argv[1:]
+def option(name, default=None):
+    return args[args.index(name) + 1] if name in args else default
+class Health(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200 if self.path == "/health" else 404)
+        self.end_headers()
+    def log_message(self, *_):
+        pass
+    def address_string(self):
+        return "local"
+def stop(*_):
+    print("stopping on SIGTERM", flush=True)
+    os._exit(0)
+signal.signal(signal.SIGTERM, stop)
+print(f"loading {{args[1]}}", file=sys.stderr, flush=True)
+time.sleep(float(os.environ.get("STUB_LOAD_SECONDS", "0")))
+if option("--uds"):
+    class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+        daemon_threads = True
+    server = Server(option("--uds"), Health)
+    where = option("--uds")
+else:
+    server = http.server.ThreadingHTTPServer((option("--host", "127.0.0.1"), int(option("--port", "8000"))), Health)
+    where = f"port {{option('--port')}}"
+print(f"serving on {{where}}", flush=True)
+if "STUB_EXIT_AFTER" in os.environ:
+    def die():
+        time.sleep(float(os.environ["STUB_EXIT_AFTER"]))
+        print(f"dying with status {{os.environ['STUB_EXIT_STATUS']}}", flush=True)
+        os._exit(int(os.environ["STUB_EXIT_STATUS"]))
+    threading.Thread(target=die, daemon=True).start()
+server.serve_forever()
+"""
+
+ROUTER_STUB = f"""#!{sys.executable}
+import signal, sys, time, urllib.request
+args = sys.argv[1:]
+for option in ("--prefill", "--decode"):
+    url = args[args.index(option) + 1] + "/health"
+    try:
+        urllib.request.urlopen(url, timeout=2)
+    except OSError as exc:
+        print(f"router: {{url}} does not answer: {{exc}}", flush=True)
+        sys.exit(1)
+def stop(*_):
+    print("router stopping", flush=True)
+    sys.exit(0)
+signal.signal(signal.SIGTERM, stop)
+print("router: prefill and decode answer, routing on port " + args[args.index("--port") + 1], flush=True)
+while True:
+    time.sleep(1)
+"""
+
+
+def free_ports(n: int) -> list[int]:
+    sockets = [socket.socket() for _ in range(n)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def pd_layer(ports: list[int], *, decode_env: str = "", prefill_env: str = "") -> str:
+    prefill, decode, proxy = ports
+    return f"""
+        [layer]
+        description = "prefill, decode and a router on one host"
+
+        [serve]
+        model = "org/model"
+        host = "0.0.0.0"
+
+        [roles.prefill.serve]
+        port = {prefill}
+        [roles.prefill.env]
+        STUB_ROLE = "prefill"
+        {prefill_env}
+
+        [roles.decode.serve]
+        port = {decode}
+        [roles.decode.env]
+        STUB_ROLE = "decode"
+        {decode_env}
+
+        [roles.proxy]
+        command = ["vllm-router", "--prefill", "http://127.0.0.1:{prefill}", "--decode", "http://127.0.0.1:{decode}",
+                   "--port", "{proxy}"]
+    """
+
+
+@pytest.fixture
+def stub_path(tmp_path: Path) -> str:
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    for name, text in (("vllm", VLLM_STUB), ("vllm-router", ROUTER_STUB)):
+        (folder / name).write_text(text, encoding="utf-8")
+        (folder / name).chmod(0o755)
+    return f"{folder}:/usr/bin:/bin"
+
+
+@dataclass
+class Up:
+    """A running `bash up.sh` in a session of its own, its merged output collected line by line."""
+
+    proc: subprocess.Popen[str]
+    lines: list[str] = field(default_factory=list)
+    _queue: queue.Queue[str | None] = field(default_factory=queue.Queue)
+
+    def __post_init__(self) -> None:
+        def pump() -> None:
+            assert self.proc.stdout is not None
+            for line in self.proc.stdout:
+                self._queue.put(line.rstrip("\n"))
+            self._queue.put(None)
+
+        threading.Thread(target=pump, daemon=True).start()
+
+    def until(self, line: str, timeout: float = 15) -> list[str]:
+        """Read output until `line` arrives; the lines so far."""
+        deadline = time.monotonic() + timeout
+        while line not in self.lines:
+            got = self._queue.get(timeout=max(0.01, deadline - time.monotonic()))
+            if got is None:
+                raise AssertionError(f"up.sh ended before {line!r}:\n" + "\n".join(self.lines))
+            self.lines.append(got)
+        return self.lines
+
+    def finish(self, timeout: float = 15) -> tuple[int, list[str]]:
+        code = self.proc.wait(timeout=timeout)
+        while (got := self._queue.get(timeout=5)) is not None:
+            self.lines.append(got)
+        return code, self.lines
+
+    def session(self) -> list[str]:
+        """Every process still in up.sh's session (pid and command)."""
+        ps = subprocess.run(["ps", "-e", "-o", "sid=,pid=,args="], capture_output=True, text=True, check=True)
+        return [line.split(None, 1)[1] for line in ps.stdout.splitlines() if line.split()[0] == str(self.proc.pid)]
+
+
+@pytest.fixture
+def up(stub_path: str, tmp_path: Path) -> Iterator[type[Up]]:
+    started: list[Up] = []
+
+    def start(script: Path, **env: str) -> Up:
+        proc = subprocess.Popen(
+            ["bash", str(script)],
+            env={"PATH": stub_path, "LANG": "C.UTF-8", **env},
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+        started.append(Up(proc))
+        return started[-1]
+
+    yield start  # type: ignore[misc]
+    for item in started:  # never leave a stray process behind a failed test
+        if item.proc.poll() is None:
+            os.killpg(item.proc.pid, signal.SIGKILL)
+        for line in item.session():
+            pid = int(line.split()[0]) if line.split()[0].isdigit() else None
+            if pid:
+                os.kill(pid, signal.SIGKILL)
+
+
+def render(run: Run, repo: Path, stack: str, out: Path, *args: str) -> Path:
+    result = run("--repo", repo, "render", stack, "--out", out, *args)
+    assert result.code == 0, result
+    return out / "up.sh"
+
+
+def started_lines(ports: list[int]) -> list[str]:
+    """What every healthy start prints, in an order the roles' concurrency cannot change."""
+    return [
+        "up.sh: every role started: prefill decode proxy (Ctrl-C stops them)",
+        f"proxy   | router: prefill and decode answer, routing on port {ports[2]}",
+    ]
+
+
+def test_up_sh_is_written_for_several_roles_only(make_repo: MakeRepo, run: Run, tmp_path: Path) -> None:
+    ports = free_ports(3)
+    repo = make_repo({"pd.toml": pd_layer(ports), "one.toml": '[serve]\nmodel = "org/model"\n'})
+    script = render(run, repo, "pd", tmp_path / "pd")
+    assert stat.S_IMODE(script.stat().st_mode) == 0o755
+    manifest = json.loads((tmp_path / "pd" / "manifest.json").read_text(encoding="utf-8"))
+    assert [item["path"] for item in manifest["files"]] == [
+        "decode.env",
+        "decode.sh",
+        "prefill.env",
+        "prefill.sh",
+        "proxy.env",
+        "proxy.sh",
+        "up.sh",
+    ]
+    text = script.read_text(encoding="utf-8")
+    assert "names=(prefill decode proxy)\n" in text
+    assert "labels=(prefill 'decode ' 'proxy  ')\n" in text
+    assert "probes=(http http '')\n" in text
+    assert f"addresses=(127.0.0.1 127.0.0.1 '')\nports=({ports[0]} {ports[1]} '')\n" in text
+    render(run, repo, "one", tmp_path / "one")
+    assert sorted(p.name for p in (tmp_path / "one").iterdir()) == ["manifest.json", "serve.env", "serve.sh"]
+    render(run, repo, "pd", tmp_path / "role", "--role", "prefill")
+    assert not (tmp_path / "role" / "up.sh").exists()
+    render(run, repo, "pd", tmp_path / "env-only", "--target", "env")
+    assert not (tmp_path / "env-only" / "up.sh").exists()
+
+
+def test_roles_start_in_order_with_prefixed_output_and_sigterm_stops_them_all(
+    make_repo: MakeRepo, run: Run, up: type[Up], tmp_path: Path
+) -> None:
+    ports = free_ports(3)
+    repo = make_repo({"pd.toml": pd_layer(ports, decode_env='STUB_LOAD_SECONDS = "1.5"')})
+    running = up(render(run, repo, "pd", tmp_path / "out"))
+    lines = running.until(started_lines(ports)[1])
+    assert lines[0] == "up.sh: waiting up to 600 s for /health of: prefill decode"
+    assert set(lines[1:-2]) == {
+        "prefill | loading org/model",
+        f"prefill | serving on port {ports[0]}",
+        "up.sh: prefill is healthy",
+        "decode  | loading org/model",
+        f"decode  | serving on port {ports[1]}",
+        "up.sh: decode is healthy",
+    }
+    assert lines.index("up.sh: decode is healthy") > lines.index(f"decode  | serving on port {ports[1]}")
+    assert lines[-2:] == started_lines(ports)
+    assert len(running.session()) >= 6  # up.sh, three roles, their output prefixers
+
+    running.proc.send_signal(signal.SIGTERM)
+    code, lines = running.finish()
+    assert code == 143
+    tail = lines[lines.index("up.sh: SIGTERM received: stopping every role") :]
+    assert sorted(tail[1:]) == [
+        "decode  | stopping on SIGTERM",
+        "prefill | stopping on SIGTERM",
+        "proxy   | router stopping",
+    ]
+    assert running.session() == []
+
+
+def test_a_role_that_dies_stops_the_others_and_gives_its_status(
+    make_repo: MakeRepo, run: Run, up: type[Up], tmp_path: Path
+) -> None:
+    ports = free_ports(3)
+    dies = 'STUB_EXIT_AFTER = "1"\n        STUB_EXIT_STATUS = "3"'
+    repo = make_repo({"pd.toml": pd_layer(ports, decode_env=dies)})
+    running = up(render(run, repo, "pd", tmp_path / "out"))
+    running.until(started_lines(ports)[1])
+    code, lines = running.finish()
+    assert code == 3
+    tail = lines[lines.index("decode  | dying with status 3") :]
+    assert tail[1] == "up.sh: decode exited with status 3: stopping every role"
+    assert sorted(tail[2:]) == ["prefill | stopping on SIGTERM", "proxy   | router stopping"]
+    assert running.session() == []
+
+
+def test_ctrl_c_stops_every_role(make_repo: MakeRepo, run: Run, up: type[Up], tmp_path: Path) -> None:
+    """Ctrl-C at a terminal sends SIGINT to up.sh's process group: the roles, in groups of their own, are stopped
+    by up.sh (SIGTERM), not killed mid-line, and their last lines still arrive with their prefix."""
+    ports = free_ports(3)
+    repo = make_repo({"pd.toml": pd_layer(ports)})
+    running = up(render(run, repo, "pd", tmp_path / "out"))
+    running.until(started_lines(ports)[1])
+    os.killpg(running.proc.pid, signal.SIGINT)
+    code, lines = running.finish()
+    assert code == 130
+    tail = lines[lines.index("up.sh: SIGINT received: stopping every role") :]
+    assert sorted(tail[1:]) == [
+        "decode  | stopping on SIGTERM",
+        "prefill | stopping on SIGTERM",
+        "proxy   | router stopping",
+    ]
+    assert running.session() == []
+
+
+def test_a_role_that_fails_to_start_stops_the_others_before_the_proxy_starts(
+    make_repo: MakeRepo, run: Run, up: type[Up], tmp_path: Path
+) -> None:
+    ports = free_ports(3)
+    files = {"pd.toml": pd_layer(ports, prefill_env="HF_TOKEN = { secret = true }")}
+    repo = make_repo(files)
+    running = up(render(run, repo, "pd", tmp_path / "out"))
+    code, lines = running.finish()
+    assert code == 1
+    assert "prefill | prefill.sh: secret HF_TOKEN is not set; export it in the launching environment" in lines
+    tail = lines[lines.index("up.sh: prefill exited with status 1: stopping every role") :]
+    assert tail[1:] in ([], ["decode  | stopping on SIGTERM"])  # decode may not have reached its handler yet
+    assert not any(line.startswith("proxy") for line in lines)
+    assert running.session() == []
+
+
+def test_health_timeout_stops_everything_with_124(make_repo: MakeRepo, run: Run, up: type[Up], tmp_path: Path) -> None:
+    ports = free_ports(3)
+    repo = make_repo({"pd.toml": pd_layer(ports, decode_env='STUB_LOAD_SECONDS = "60"')})
+    running = up(render(run, repo, "pd", tmp_path / "out"), PROFILEKIT_UP_HEALTH_TIMEOUT="2")
+    code, lines = running.finish()
+    assert code == 124
+    assert lines[0] == "up.sh: waiting up to 2 s for /health of: prefill decode"
+    tail = lines[lines.index("up.sh: no answer from /health within 2 s (PROFILEKIT_UP_HEALTH_TIMEOUT): decode") :]
+    assert sorted(tail[1:]) == ["decode  | stopping on SIGTERM", "prefill | stopping on SIGTERM"]
+    assert running.session() == []
+
+
+def test_bad_settings_and_arguments_are_refused(make_repo: MakeRepo, run: Run, tmp_path: Path, stub_path: str) -> None:
+    repo = make_repo({"pd.toml": pd_layer(free_ports(3))})
+    script = render(run, repo, "pd", tmp_path / "out")
+    env = {"PATH": stub_path, "PROFILEKIT_UP_STOP_TIMEOUT": "soon"}
+    proc = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, check=False)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (
+        2,
+        "",
+        "up.sh: PROFILEKIT_UP_STOP_TIMEOUT must be a whole number of seconds, not 'soon'\n",
+    )
+    proc = subprocess.run(
+        ["bash", str(script), "--port", "1"], env={"PATH": stub_path}, capture_output=True, text=True, check=False
+    )
+    assert (proc.returncode, proc.stderr) == (
+        2,
+        "up.sh: takes no arguments (to change a role, change its layers and render again)\n",
+    )
+
+
+def test_unix_socket_role_is_probed_with_python(make_repo: MakeRepo, run: Run, up: type[Up], tmp_path: Path) -> None:
+    ports = free_ports(3)
+    layer = pd_layer(ports).replace("[roles.decode.env]", '[roles.decode.env]\n        STUB_LOAD_SECONDS = "1"')
+    layer += '\n        [roles.extra.serve]\n        uds = "extra.sock"\n'
+    repo = make_repo({"pd.toml": layer})
+    script = render(run, repo, "pd", tmp_path / "out")
+    assert "probes=(http http unix '')\n" in script.read_text(encoding="utf-8")
+    running = up(script)
+    running.until("up.sh: extra is healthy")
+    assert "extra   | serving on extra.sock" in running.lines
+    running.until("up.sh: every role started: prefill decode extra proxy (Ctrl-C stops them)")
+    running.proc.send_signal(signal.SIGTERM)
+    assert running.finish()[0] == 143
+    assert running.session() == []
+
+
+def test_example_stack_writes_up_sh(run: Run, tmp_path: Path) -> None:
+    result = run("--repo", REPO_ROOT, "render", "qwen-disaggregated", "--out", tmp_path / "out")
+    assert result.code == 0, result
+    text = (tmp_path / "out" / "up.sh").read_text(encoding="utf-8")
+    assert "names=(prefill decode proxy)\nlabels=(prefill 'decode ' 'proxy  ')\nprobes=(http http '')\n" in text
+    assert "addresses=(127.0.0.1 127.0.0.1 '')\nports=(8100 8200 '')\n" in text
