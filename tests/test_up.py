@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import shutil
 import signal
 import socket
 import stat
@@ -39,12 +40,22 @@ class Health(http.server.BaseHTTPRequestHandler):
     def address_string(self):
         return "local"
 def stop(*_):
+    if os.environ.get("STUB_IGNORE_SIGTERM"):
+        print("ignoring SIGTERM", flush=True)
+        return
     print("stopping on SIGTERM", flush=True)
     os._exit(0)
 signal.signal(signal.SIGTERM, stop)
 print(f"loading {{args[1]}}", file=sys.stderr, flush=True)
 time.sleep(float(os.environ.get("STUB_LOAD_SECONDS", "0")))
-if option("--uds"):
+if option("--ssl-certfile"):
+    import ssl
+    server = http.server.ThreadingHTTPServer((option("--host", "127.0.0.1"), int(option("--port", "8000"))), Health)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(option("--ssl-certfile"), option("--ssl-keyfile"))
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    where = f"https port {{option('--port')}}"
+elif option("--uds"):
     class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         daemon_threads = True
     server = Server(option("--uds"), Health)
@@ -53,9 +64,10 @@ else:
     server = http.server.ThreadingHTTPServer((option("--host", "127.0.0.1"), int(option("--port", "8000"))), Health)
     where = f"port {{option('--port')}}"
 print(f"serving on {{where}}", flush=True)
-if "STUB_EXIT_AFTER" in os.environ:
+if "STUB_EXIT_WHEN" in os.environ:
     def die():
-        time.sleep(float(os.environ["STUB_EXIT_AFTER"]))
+        while not os.path.exists(os.environ["STUB_EXIT_WHEN"]):
+            time.sleep(0.05)
         print(f"dying with status {{os.environ['STUB_EXIT_STATUS']}}", flush=True)
         os._exit(int(os.environ["STUB_EXIT_STATUS"]))
     threading.Thread(target=die, daemon=True).start()
@@ -77,6 +89,7 @@ def stop(*_):
     sys.exit(0)
 signal.signal(signal.SIGTERM, stop)
 print("router: prefill and decode answer, routing on port " + args[args.index("--port") + 1], flush=True)
+open("router.ready", "w").close()
 while True:
     time.sleep(1)
 """
@@ -156,6 +169,11 @@ class Up:
             if got is None:
                 raise AssertionError(f"up.sh ended before {line!r}:\n" + "\n".join(self.lines))
             self.lines.append(got)
+        return self.lines
+
+    def until_all(self, lines: list[str]) -> list[str]:
+        for line in lines:
+            self.until(line)
         return self.lines
 
     def finish(self, timeout: float = 15) -> tuple[int, list[str]]:
@@ -245,8 +263,8 @@ def test_roles_start_in_order_with_prefixed_output_and_sigterm_stops_them_all(
     ports = free_ports(3)
     repo = make_repo({"pd.toml": pd_layer(ports, decode_env='STUB_LOAD_SECONDS = "1.5"')})
     running = up(render(run, repo, "pd", tmp_path / "out"))
-    lines = running.until(started_lines(ports)[1])
-    assert lines[0] == "up.sh: waiting up to 600 s for /health of: prefill decode"
+    lines = running.until_all(started_lines(ports))
+    assert lines[0] == "up.sh: starting prefill decode; waiting up to 600 s for each to answer /health"
     assert set(lines[1:-2]) == {
         "prefill | loading org/model",
         f"prefill | serving on port {ports[0]}",
@@ -256,7 +274,7 @@ def test_roles_start_in_order_with_prefixed_output_and_sigterm_stops_them_all(
         "up.sh: decode is healthy",
     }
     assert lines.index("up.sh: decode is healthy") > lines.index(f"decode  | serving on port {ports[1]}")
-    assert lines[-2:] == started_lines(ports)
+    assert sorted(lines[-2:]) == sorted(started_lines(ports))  # the proxy starts as up.sh says so
     assert len(running.session()) >= 6  # up.sh, three roles, their output prefixers
 
     running.proc.send_signal(signal.SIGTERM)
@@ -275,10 +293,10 @@ def test_a_role_that_dies_stops_the_others_and_gives_its_status(
     make_repo: MakeRepo, run: Run, up: type[Up], tmp_path: Path
 ) -> None:
     ports = free_ports(3)
-    dies = 'STUB_EXIT_AFTER = "1"\n        STUB_EXIT_STATUS = "3"'
+    dies = 'STUB_EXIT_WHEN = "router.ready"\n        STUB_EXIT_STATUS = "3"'
     repo = make_repo({"pd.toml": pd_layer(ports, decode_env=dies)})
     running = up(render(run, repo, "pd", tmp_path / "out"))
-    running.until(started_lines(ports)[1])
+    running.until_all(started_lines(ports))
     code, lines = running.finish()
     assert code == 3
     tail = lines[lines.index("decode  | dying with status 3") :]
@@ -293,7 +311,7 @@ def test_ctrl_c_stops_every_role(make_repo: MakeRepo, run: Run, up: type[Up], tm
     ports = free_ports(3)
     repo = make_repo({"pd.toml": pd_layer(ports)})
     running = up(render(run, repo, "pd", tmp_path / "out"))
-    running.until(started_lines(ports)[1])
+    running.until_all(started_lines(ports))
     os.killpg(running.proc.pid, signal.SIGINT)
     code, lines = running.finish()
     assert code == 130
@@ -322,15 +340,24 @@ def test_a_role_that_fails_to_start_stops_the_others_before_the_proxy_starts(
     assert running.session() == []
 
 
-def test_health_timeout_stops_everything_with_124(make_repo: MakeRepo, run: Run, up: type[Up], tmp_path: Path) -> None:
+def test_health_timeout_stops_everything_with_124_and_sigkill_follows_a_stuck_role(
+    make_repo: MakeRepo, run: Run, up: type[Up], tmp_path: Path
+) -> None:
     ports = free_ports(3)
-    repo = make_repo({"pd.toml": pd_layer(ports, decode_env='STUB_LOAD_SECONDS = "60"')})
-    running = up(render(run, repo, "pd", tmp_path / "out"), PROFILEKIT_UP_HEALTH_TIMEOUT="2")
+    stuck = 'STUB_LOAD_SECONDS = "60"\n        STUB_IGNORE_SIGTERM = "1"'
+    repo = make_repo({"pd.toml": pd_layer(ports, decode_env=stuck)})
+    script = render(run, repo, "pd", tmp_path / "out")
+    running = up(script, PROFILEKIT_UP_HEALTH_TIMEOUT="3", PROFILEKIT_UP_STOP_TIMEOUT="1")
     code, lines = running.finish()
     assert code == 124
-    assert lines[0] == "up.sh: waiting up to 2 s for /health of: prefill decode"
-    tail = lines[lines.index("up.sh: no answer from /health within 2 s (PROFILEKIT_UP_HEALTH_TIMEOUT): decode") :]
-    assert sorted(tail[1:]) == ["decode  | stopping on SIGTERM", "prefill | stopping on SIGTERM"]
+    assert lines[0] == "up.sh: starting prefill decode; waiting up to 3 s for each to answer /health"
+    tail = lines[lines.index("up.sh: no answer from /health within 3 s (PROFILEKIT_UP_HEALTH_TIMEOUT): decode") :]
+    assert sorted(tail[1:]) == [
+        "decode  | ignoring SIGTERM",
+        "prefill | stopping on SIGTERM",
+        "up.sh: sending SIGKILL to what is still running of: decode",
+    ]
+    assert tail[-1] == "up.sh: sending SIGKILL to what is still running of: decode"
     assert running.session() == []
 
 
@@ -353,20 +380,55 @@ def test_bad_settings_and_arguments_are_refused(make_repo: MakeRepo, run: Run, t
     )
 
 
-def test_unix_socket_role_is_probed_with_python(make_repo: MakeRepo, run: Run, up: type[Up], tmp_path: Path) -> None:
-    ports = free_ports(3)
-    layer = pd_layer(ports).replace("[roles.decode.env]", '[roles.decode.env]\n        STUB_LOAD_SECONDS = "1"')
-    layer += '\n        [roles.extra.serve]\n        uds = "extra.sock"\n'
-    repo = make_repo({"pd.toml": layer})
-    script = render(run, repo, "pd", tmp_path / "out")
-    assert "probes=(http http unix '')\n" in script.read_text(encoding="utf-8")
+def tls_files(folder: Path) -> tuple[Path, Path]:
+    openssl = shutil.which("openssl")
+    assert openssl, "openssl makes the test's self-signed certificate"
+    key, cert = folder / "key.pem", folder / "cert.pem"
+    options = ["-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost"]
+    subprocess.run([openssl, "req", *options, "-keyout", key, "-out", cert], capture_output=True, check=True)
+    return key, cert
+
+
+TLS_AND_SOCKET = """
+        [roles.socket.serve]
+        uds = "socket.sock"
+
+        [roles.tls.serve]
+        port = {port}
+        ssl_keyfile = "{key}"
+        ssl_certfile = "{cert}"
+"""
+
+
+def test_roles_on_tls_or_a_unix_socket_are_asked_with_python3(
+    make_repo: MakeRepo, run: Run, up: type[Up], tmp_path: Path, stub_path: str
+) -> None:
+    ports = free_ports(4)
+    key, cert = tls_files(tmp_path)
+    layer = pd_layer(ports[:3]) + TLS_AND_SOCKET.format(port=ports[3], key=key, cert=cert)
+    script = render(run, make_repo({"pd.toml": layer}), "pd", tmp_path / "out")
+    assert "probes=(http http unix https '')\n" in script.read_text(encoding="utf-8")
     running = up(script)
-    running.until("up.sh: extra is healthy")
-    assert "extra   | serving on extra.sock" in running.lines
-    running.until("up.sh: every role started: prefill decode extra proxy (Ctrl-C stops them)")
+    lines = running.until("up.sh: every role started: prefill decode socket tls proxy (Ctrl-C stops them)")
+    assert lines[0] == "up.sh: starting prefill decode socket tls; waiting up to 600 s for each to answer /health"
+    assert {"socket  | serving on socket.sock", "up.sh: socket is healthy"} <= set(lines)
+    assert {f"tls     | serving on https port {ports[3]}", "up.sh: tls is healthy"} <= set(lines)
     running.proc.send_signal(signal.SIGTERM)
     assert running.finish()[0] == 143
     assert running.session() == []
+
+    no_python = tmp_path / "no-python"
+    no_python.mkdir()
+    for tool in ("bash", "dirname"):
+        (no_python / tool).symlink_to(shutil.which(tool) or tool)
+    proc = subprocess.run(
+        ["bash", str(script)], env={"PATH": str(no_python)}, capture_output=True, text=True, check=False
+    )
+    assert (proc.returncode, proc.stderr) == (
+        2,
+        "up.sh: python3 is not on PATH: up.sh needs it to ask socket for /health over a Unix socket "
+        "(bash speaks plain HTTP only)\n",
+    )
 
 
 def test_example_stack_writes_up_sh(run: Run, tmp_path: Path) -> None:
