@@ -33,6 +33,7 @@ def test_wheel_ships_templates_and_catalogues_and_renders(tmp_path: Path) -> Non
     names = zipfile.ZipFile(wheel).namelist()
     assert "profilekit/templates/launch.sh.j2" in names
     assert "profilekit/templates/role.env.j2" in names
+    assert "profilekit/templates/up.sh.j2" in names
     assert "profilekit/vllm/catalogues/vllm-0.33.0.json" in names
 
     target = tmp_path / "site"

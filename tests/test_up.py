@@ -47,6 +47,7 @@ def stop(*_):
     os._exit(0)
 signal.signal(signal.SIGTERM, stop)
 print(f"loading {{args[1]}}", file=sys.stderr, flush=True)
+print("weights 50%\\rweights 100%", file=sys.stderr, flush=True)  # a progress bar redraws after \\r
 time.sleep(float(os.environ.get("STUB_LOAD_SECONDS", "0")))
 if option("--ssl-certfile"):
     import ssl
@@ -148,15 +149,15 @@ def stub_path(tmp_path: Path) -> str:
 class Up:
     """A running `bash up.sh` in a session of its own, its merged output collected line by line."""
 
-    proc: subprocess.Popen[str]
+    proc: subprocess.Popen[bytes]
     lines: list[str] = field(default_factory=list)
     _queue: queue.Queue[str | None] = field(default_factory=queue.Queue)
 
     def __post_init__(self) -> None:
         def pump() -> None:
             assert self.proc.stdout is not None
-            for line in self.proc.stdout:
-                self._queue.put(line.rstrip("\n"))
+            for line in self.proc.stdout:  # bytes: a text stream would split lines at a carriage return
+                self._queue.put(line.decode("utf-8").rstrip("\n"))
             self._queue.put(None)
 
         threading.Thread(target=pump, daemon=True).start()
@@ -199,7 +200,6 @@ def up(stub_path: str, tmp_path: Path) -> Iterator[type[Up]]:
             cwd=tmp_path,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            text=True,
             start_new_session=True,
         )
         started.append(Up(proc))
@@ -267,9 +267,11 @@ def test_roles_start_in_order_with_prefixed_output_and_sigterm_stops_them_all(
     assert lines[0] == "up.sh: starting prefill decode; waiting up to 600 s for each to answer /health"
     assert set(lines[1:-2]) == {
         "prefill | loading org/model",
+        "prefill | weights 50%\rprefill | weights 100%",
         f"prefill | serving on port {ports[0]}",
         "up.sh: prefill is healthy",
         "decode  | loading org/model",
+        "decode  | weights 50%\rdecode  | weights 100%",
         f"decode  | serving on port {ports[1]}",
         "up.sh: decode is healthy",
     }
