@@ -439,3 +439,15 @@ def test_example_stack_writes_up_sh(run: Run, tmp_path: Path) -> None:
     text = (tmp_path / "out" / "up.sh").read_text(encoding="utf-8")
     assert "names=(prefill decode proxy)\nlabels=(prefill 'decode ' 'proxy  ')\nprobes=(http http '')\n" in text
     assert "addresses=(127.0.0.1 127.0.0.1 '')\nports=(8100 8200 '')\n" in text
+
+
+def test_roles_on_several_hosts_get_no_up_sh_and_render_says_so(make_repo: MakeRepo, run: Run, tmp_path: Path) -> None:
+    hosts = 'VLLM_NIXL_SIDE_CHANNEL_HOST = "10.0.0.1"'
+    layer = pd_layer(free_ports(3), prefill_env=hosts, decode_env=hosts.replace("10.0.0.1", "10.0.0.2"))
+    result = run("--repo", make_repo({"pd.toml": layer}), "render", "pd", "--out", tmp_path / "out")
+    assert result.code == 0, result
+    assert result.err == (
+        "note: up.sh not written: the roles run on several hosts (prefill on 10.0.0.1, decode on 10.0.0.2, "
+        "by VLLM_NIXL_SIDE_CHANNEL_HOST)\n"
+    )
+    assert not (tmp_path / "out" / "up.sh").exists()

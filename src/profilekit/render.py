@@ -125,10 +125,24 @@ def render_stack(
                 },
             )
             files[f"{role.name}.env"] = Rendered(text, 0o644)
-    if "script" in targets and len(chosen) > 1 and len(chosen) == len(stack.roles):
+    if "script" in targets and len(chosen) > 1 and len(chosen) == len(stack.roles) and not several_hosts(chosen):
         files[UP_SCRIPT] = Rendered(_up_script(env, stack, chosen, version, catalogue), 0o755)
     files[MANIFEST] = Rendered(manifest(stack, version=version, files=files))
     return files, []
+
+
+def several_hosts(roles: list[RoleConfig]) -> str | None:
+    """Why the roles cannot all start on one host (up.sh does not apply), or None.
+
+    Roles name their host with `VLLM_NIXL_SIDE_CHANNEL_HOST`, as the one-host rules read it (rules/host.py).
+    """
+    from profilekit.rules.host import host_of
+
+    hosts = {role.name: host for role in roles if (host := host_of(role)) is not None}
+    if len(set(hosts.values())) < 2:
+        return None
+    named = ", ".join(f"{name} on {host}" for name, host in hosts.items())
+    return f"{UP_SCRIPT} not written: the roles run on several hosts ({named}, by VLLM_NIXL_SIDE_CHANNEL_HOST)"
 
 
 def health_probe(role: RoleConfig, catalogue: Catalogue | None) -> tuple[str, str, str]:

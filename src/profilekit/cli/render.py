@@ -83,6 +83,8 @@ def render(
         return EXIT_OK
     for stack, files in rendered:
         _write(session, stack, files, out_dir, several=len(rendered) > 1, role=role)
+        if "script" in targets and role is None:
+            _note_several_hosts(stack)
     return EXIT_OK
 
 
@@ -133,6 +135,15 @@ def _write(
         err(
             f"rendered role {role} only; the files of roles {others} in {_display_path(destination)} were left as they were"
         )
+
+
+def _note_several_hosts(stack: Stack) -> None:
+    """Say why a stack with several roles got no up.sh: its roles name different hosts."""
+    from profilekit.render import several_hosts
+
+    note = several_hosts(list(stack.roles.values())) if len(stack.roles) > 1 else None
+    if note:
+        err(f"note: {note}")
 
 
 def _display_path(path: Path) -> str:
