@@ -41,9 +41,9 @@ class Health(http.server.BaseHTTPRequestHandler):
         return "local"
 def stop(*_):
     if os.environ.get("STUB_IGNORE_SIGTERM"):
-        print("ignoring SIGTERM", flush=True)
+        os.write(1, b"ignoring SIGTERM\\n")
         return
-    print("stopping on SIGTERM", flush=True)
+    os.write(1, b"stopping on SIGTERM\\n")  # not print: it could re-enter one the signal interrupted
     os._exit(0)
 signal.signal(signal.SIGTERM, stop)
 print(f"loading {{args[1]}}", file=sys.stderr, flush=True)
@@ -76,20 +76,20 @@ server.serve_forever()
 """
 
 ROUTER_STUB = f"""#!{sys.executable}
-import signal, sys, time, urllib.request
+import os, signal, sys, time, urllib.request
 args = sys.argv[1:]
-for option in ("--prefill", "--decode"):
-    url = args[args.index(option) + 1] + "/health"
+urls = [args[args.index(option) + 1] for option in ("--prefill", "--decode")]
+for url in urls:
     try:
-        urllib.request.urlopen(url, timeout=2)
+        urllib.request.urlopen(url + "/health", timeout=2)
     except OSError as exc:
-        print(f"router: {{url}} does not answer: {{exc}}", flush=True)
+        print(f"router: {{url}}/health does not answer: {{exc}}", flush=True)
         sys.exit(1)
-def stop(*_):
-    print("router stopping", flush=True)
-    sys.exit(0)
+def stop(*_):  # os.write: a print here could re-enter one the signal interrupted
+    os.write(1, b"router stopping\\n")
+    os._exit(0)
 signal.signal(signal.SIGTERM, stop)
-print("router: prefill and decode answer, routing on port " + args[args.index("--port") + 1], flush=True)
+print(f"router: {{urls[0]}} and {{urls[1]}} answer, routing on port {{args[args.index('--port') + 1]}}", flush=True)
 open("router.ready", "w").close()
 while True:
     time.sleep(1)
@@ -130,8 +130,8 @@ def pd_layer(ports: list[int], *, decode_env: str = "", prefill_env: str = "") -
         {decode_env}
 
         [roles.proxy]
-        command = ["vllm-router", "--prefill", "http://127.0.0.1:{prefill}", "--decode", "http://127.0.0.1:{decode}",
-                   "--port", "{proxy}"]
+        command = ["vllm-router", "--prefill", "http://127.0.0.1:${{roles.prefill.serve.port}}",
+                   "--decode", "http://127.0.0.1:${{roles.decode.serve.port}}", "--port", "{proxy}"]
     """
 
 
@@ -222,10 +222,11 @@ def render(run: Run, repo: Path, stack: str, out: Path, *args: str) -> Path:
 
 
 def started_lines(ports: list[int]) -> list[str]:
-    """What every healthy start prints, in an order the roles' concurrency cannot change."""
+    """What every healthy start prints last: up.sh's line, the router's (in either order)."""
     return [
         "up.sh: every role started: prefill decode proxy (Ctrl-C stops them)",
-        f"proxy   | router: prefill and decode answer, routing on port {ports[2]}",
+        f"proxy   | router: http://127.0.0.1:{ports[0]} and http://127.0.0.1:{ports[1]} answer, "
+        f"routing on port {ports[2]}",
     ]
 
 
@@ -260,9 +261,11 @@ def test_up_sh_is_written_for_several_roles_only(make_repo: MakeRepo, run: Run, 
 def test_roles_start_in_order_with_prefixed_output_and_sigterm_stops_them_all(
     make_repo: MakeRepo, run: Run, up: type[Up], tmp_path: Path
 ) -> None:
-    ports = free_ports(3)
-    repo = make_repo({"pd.toml": pd_layer(ports, decode_env='STUB_LOAD_SECONDS = "1.5"')})
-    running = up(render(run, repo, "pd", tmp_path / "out"))
+    ports = free_ports(4)
+    site = f"[layer]\nabstract = true\n\n[roles.prefill.serve]\nport = {ports[3]}\n"
+    repo = make_repo({"pd.toml": pd_layer(ports[:3], decode_env='STUB_LOAD_SECONDS = "1.5"'), "site.toml": site})
+    running = up(render(run, repo, "pd+site", tmp_path / "out"))  # the site layer moves prefill's port
+    ports = [ports[3], ports[1], ports[2]]
     lines = running.until_all(started_lines(ports))
     assert lines[0] == "up.sh: starting prefill decode; waiting up to 600 s for each to answer /health"
     assert set(lines[1:-2]) == {
