@@ -300,6 +300,7 @@ def test_rerender_removes_stale_files_and_keeps_manifest(make_repo: MakeRepo, ru
         "notes.txt",
         "prefill.sh",
         "proxy.sh",
+        "up.sh",
     ]
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["stack"] == "qwen-disaggregated"
@@ -310,7 +311,7 @@ def test_rerender_removes_stale_files_and_keeps_manifest(make_repo: MakeRepo, ru
         "qwen-disaggregated",
     ]
     assert manifest["vllm_version"] == "0.33.0"
-    assert [f["path"] for f in manifest["files"]] == ["decode.sh", "prefill.sh", "proxy.sh"]
+    assert [f["path"] for f in manifest["files"]] == ["decode.sh", "prefill.sh", "proxy.sh", "up.sh"]
     import hashlib
 
     for item in manifest["files"]:
