@@ -386,11 +386,11 @@ def test_bad_settings_and_arguments_are_refused(make_repo: MakeRepo, run: Run, t
 
 
 def tls_files(folder: Path) -> tuple[Path, Path]:
-    openssl = shutil.which("openssl")
-    assert openssl, "openssl makes the test's self-signed certificate"
+    """A self-signed certificate for localhost and its key (tests/data/tls, made once: no openssl needed)."""
+    data = Path(__file__).resolve().parent / "data" / "tls"
     key, cert = folder / "key.pem", folder / "cert.pem"
-    options = ["-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost"]
-    subprocess.run([openssl, "req", *options, "-keyout", key, "-out", cert], capture_output=True, check=True)
+    shutil.copyfile(data / "localhost-key.pem", key)
+    shutil.copyfile(data / "localhost-cert.pem", cert)
     return key, cert
 
 
