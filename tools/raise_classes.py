@@ -71,6 +71,21 @@ TABLE: list[tuple[str, str, str, str]] = [
         "modelled:proton-graph-attribution-v1",
         "the oracle's CPU platform refuses Proton first",
     ),
+    # rules/hisparse.py
+    (r"VllmConfig\.use_v2_model_runner", r"HiSparse requires Model Runner V2", "modelled:hisparse-model-runner-v1", ""),
+    (
+        r"VllmConfig\.__post_init__",
+        r"HiSparse does not support (pipeline|decode context|cudagraph_mode=FULL)|HiSparse requires --scheduler",
+        "modelled:hisparse-unsupported",
+        "a GPU host's verdict: the oracle's CPU platform refuses HiSparse first",
+    ),
+    (
+        r"VllmConfig\.__post_init__",
+        r"HiSparse requires the hybrid KV cache manager",
+        "modelled:hisparse-hybrid-kv-cache-manager",
+        "disable_hybrid_kv_cache_manager = true; when vLLM decides (a connector without HMA), the connector class "
+        "decides and it is left to vLLM",
+    ),
     (
         r"VllmConfig\.__post_init__",
         r"Currently, async scheduling is only supported|Async scheduling is not compatible with disable_padded",

@@ -446,6 +446,14 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     ),
     (r"customized max_cudagraph_capture_size\(=\d+\) should be consistent", "cudagraph-capture-size-mismatch"),
     (r"DeepSeek V4.1 Engram does not support DBO or microbatching", "engram-microbatching"),
+    # HiSparse (rules/hisparse.py)
+    (r"HiSparse requires Model Runner V2", "hisparse-model-runner-v1"),
+    (
+        r"HiSparse does not support (pipeline parallelism|decode context parallelism|cudagraph_mode=FULL)|"
+        r"HiSparse requires --scheduler-reserve-full-isl",
+        "hisparse-unsupported",
+    ),
+    (r"HiSparse requires the hybrid KV cache manager", "hisparse-hybrid-kv-cache-manager"),
     (
         r"(attention_backend|enable_flashinfer_autotune|cudagraph_capture_sizes|max_cudagraph_capture_size) and "
         r"\w+\.\w+ are mutually exclusive|specified via both ir_op_priority and KernelConfig",

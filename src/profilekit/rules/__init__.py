@@ -25,6 +25,7 @@ from profilekit.rules import (  # noqa: F401 - they register
     experts,
     features,
     frontend,
+    hisparse,
     host,
     kv,
     mamba,

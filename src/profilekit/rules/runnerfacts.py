@@ -192,6 +192,28 @@ def _int_env(value: Any) -> bool | None:
         return None
 
 
+def hisparse(version: str, serve: dict[str, Any]) -> str | None:
+    """What asks for HiSparse (0.30.0+): `attention_config.hisparse_config`, or a HiSparseConnector that vLLM
+    infers it from (`KVTransferConfig.has_connector`: the connector itself or a MultiConnector child)."""
+    if not at_least(version, "0.30.0"):
+        return None
+    attention = serve.get("attention_config")
+    if isinstance(attention, dict) and isinstance(attention.get("hisparse_config"), dict):
+        return "attention_config.hisparse_config"
+    ktc = serve.get("kv_transfer_config")
+    if not isinstance(ktc, dict):
+        return None
+    name = ktc.get("kv_connector")
+    extra = ktc.get("kv_connector_extra_config")
+    children = extra.get("connectors") if name == "MultiConnector" and isinstance(extra, dict) else None
+    if name == "HiSparseConnector" or (
+        isinstance(children, list)
+        and any(isinstance(c, dict) and c.get("kv_connector") == "HiSparseConnector" for c in children)
+    ):
+        return 'kv_connector "HiSparseConnector"'
+    return None
+
+
 def v2_model_runner(
     version: str,
     serve: dict[str, Any],
@@ -203,11 +225,15 @@ def v2_model_runner(
 ) -> bool | None:
     """`VllmConfig.use_v2_model_runner` on a GPU host with Triton; None when profilekit cannot tell.
 
-    The env var wins when set; 0.27.x-0.28.0 then force V2 for prefill context parallelism and DSpark, and
+    HiSparse (0.30.0+) runs only on V2: vLLM picks it whatever else the role asks for, and refuses
+    VLLM_USE_V2_MODEL_RUNNER=0 (rules/hisparse.py; None here, so no rule judges the role as V1). Otherwise the
+    env var wins when set; 0.27.x-0.28.0 then force V2 for prefill context parallelism and DSpark, and
     otherwise pick it only for their default architectures (and dense models); V2 unless a feature V2 does
     not support forces V1.
     """
     raw = env.get("VLLM_USE_V2_MODEL_RUNNER")
+    if hisparse(version, serve) is not None:
+        return None if isinstance(raw, str) and _int_env(raw) is False else True
     if isinstance(raw, str):
         return _int_env(raw)
     if not at_least(version, "0.29.0"):
