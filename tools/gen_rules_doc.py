@@ -52,6 +52,7 @@ FAMILIES = {
     "features": "Features an executor or backend does not support (`rules/features.py`)",
     "moe_parallel": "Experts, Engram tables, API servers and object storage against the parallel launch (`rules/moe_parallel.py`)",
     "hisparse": "HiSparse sparse-MLA decode hot-buffering (`rules/hisparse.py`)",
+    "proton": "The Proton profiler beside CUDA graphs (`rules/proton.py`)",
     "archsupport": "What the model's architecture supports: Transformers backend, LoRA, MoE backends (`rules/archsupport.py`)",
 }
 

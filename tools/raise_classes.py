@@ -71,6 +71,14 @@ TABLE: list[tuple[str, str, str, str]] = [
         "modelled:proton-graph-attribution-v1",
         "the oracle's CPU platform refuses Proton first",
     ),
+    (
+        r"VllmConfig\.__post_init__|VllmConfig\._validate_profiler_config",
+        r"The Proton profiler requires CUDA graphs|Proton PC sampling requires CUDA graphs|"
+        r"Proton profiling with CUDA graphs requires",
+        "modelled:proton-cuda-graphs",
+        "the graph mode the options settle (0.30.0+ resolves it; a compilation mode or optimisation level is left to "
+        "vLLM); the oracle's CPU platform refuses Proton first",
+    ),
     # rules/hisparse.py
     (r"VllmConfig\.use_v2_model_runner", r"HiSparse requires Model Runner V2", "modelled:hisparse-model-runner-v1", ""),
     (

@@ -454,6 +454,12 @@ MESSAGE_RULES: list[tuple[str, str]] = [
         "hisparse-unsupported",
     ),
     (r"HiSparse requires the hybrid KV cache manager", "hisparse-hybrid-kv-cache-manager"),
+    # Proton beside CUDA graphs (rules/proton.py)
+    (
+        r"The Proton profiler requires CUDA graphs to be disabled|Proton PC sampling requires CUDA graphs to be "
+        r"disabled|Proton profiling with CUDA graphs requires proton_graph_attribution",
+        "proton-cuda-graphs",
+    ),
     (
         r"(attention_backend|enable_flashinfer_autotune|cudagraph_capture_sizes|max_cudagraph_capture_size) and "
         r"\w+\.\w+ are mutually exclusive|specified via both ir_op_priority and KernelConfig",

@@ -38,6 +38,7 @@ from profilekit.rules import (  # noqa: F401 - they register
     parallel,
     pd,
     postinit,
+    proton,
     quantpool,
     replayssm,
     runner,
