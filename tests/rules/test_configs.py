@@ -144,9 +144,9 @@ def test_an_ec_producer_only_role_needs_a_multimodal_model(check: Check, version
 
 @pytest.mark.parametrize("version", RELEASES)
 def test_a_proton_output_format_needs_its_proton_data(check: Check, version: str) -> None:
-    """0.28.0: chrome_trace writes a trace, hatchet a tree."""
+    """0.28.0: chrome_trace writes a trace, hatchet a tree (profiled eagerly, as vLLM asks of Proton: rules/proton.py)."""
     proton = {"profiler": "proton", "proton_profiler_dir": "/tmp/proton"}
-    chrome = files(profiler_config={**proton, "proton_output_format": "chrome_trace"})
+    chrome = files(profiler_config={**proton, "proton_output_format": "chrome_trace"}, enforce_eager=True)
     if not at_least(version, "0.28.0"):
         assert check(chrome, version=version, rule="profiler-config") == []
         return
@@ -160,7 +160,7 @@ def test_a_proton_output_format_needs_its_proton_data(check: Check, version: str
     ]
     assert found[0].fix == "set profiler_config.proton_data to what the output format or graph attribution needs"
     hatchet = {**proton, "proton_data": "trace", "proton_output_format": "hatchet"}
-    assert messages(check(files(profiler_config=hatchet), version=version)) == [
+    assert messages(check(files(profiler_config=hatchet, enforce_eager=True), version=version)) == [
         refuses(
             version,
             'profiler_config with profiler = "proton"',
