@@ -550,7 +550,8 @@ TABLE: list[tuple[str, str, str, str]] = [
     ),
     (
         r"VllmConfig\._validate_adaptive_verification",
-        r"compatible with LoRA|enforce_eager/cudagraph_mode=none|requires full CUDA graphs",
+        r"compatible with LoRA|enforce_eager/cudagraph_mode=none|requires full CUDA graphs|"
+        r"compatible with pipeline parallelism",
         "modelled:speculative-adaptive-engine",
         "the CUDA graph mode when enforce_eager or compilation_config.cudagraph_mode says it; vLLM's default is left",
     ),

@@ -364,7 +364,7 @@ MESSAGE_RULES: list[tuple[str, str]] = [
         "speculative-lora-batched-tokens",
     ),
     (
-        r"Adaptive verification (is not currently compatible with (LoRA|enforce_eager)|requires full CUDA graphs)",
+        r"Adaptive verification (is not currently compatible with (LoRA|enforce_eager|pipeline parallelism)|requires full CUDA graphs)",
         "speculative-adaptive-engine",
     ),
     (r"suffix_decoding_\w+=\S+ must be (>=|in \[0, 1\])", "speculative-suffix-decoding"),

@@ -139,3 +139,22 @@ def test_adaptive_verification_needs_cuda_graphs(check: Check, version: str, mes
     assert [bool(check(piecewise, version=v, rule=rule)) for v in ("0.29.0", "0.30.0")] == [False, True]
     full = files(speculative_config=ADAPTIVE, compilation_config={"cudagraph_mode": "FULL_AND_PIECEWISE"})
     assert check(full, version=version, rule=rule) == []
+
+
+@pytest.mark.parametrize("version", ["0.29.0", "0.30.0", "0.33.0"])
+def test_adaptive_verification_with_pipeline_parallelism(check: Check, version: str) -> None:
+    rule = "speculative-adaptive-engine"
+    found = check(files(speculative_config=ADAPTIVE, pipeline_parallel_size=2), version=version, rule=rule)
+    assert messages(found) == [
+        refuses(
+            version,
+            "speculative_config.enable_adaptive_verification = true with pipeline_parallel_size = 2",
+            "Adaptive verification is not currently compatible with pipeline parallelism",
+        )
+    ]
+    # vLLM refuses eager execution first (it checks pipeline parallelism only once the CUDA graphs are full)
+    eager = check(files(speculative_config=ADAPTIVE, pipeline_parallel_size=2, enforce_eager=True), version=version)
+    assert [f.message.split("; ")[0] for f in eager if f.rule == rule] == [
+        "speculative_config.enable_adaptive_verification = true with enforce_eager = true"
+    ]
+    assert check(files(speculative_config=ADAPTIVE, pipeline_parallel_size=1), version=version, rule=rule) == []

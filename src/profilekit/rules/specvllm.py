@@ -17,7 +17,7 @@ from profilekit.errors import Severity
 from profilekit.rules import order
 from profilekit.rules.engine import STAGE_POST_INIT, Context, Hit, rule
 from profilekit.rules.facts import RoleFacts, at_least
-from profilekit.rules.modelcfg import shown
+from profilekit.rules.modelcfg import serve_int, shown
 from profilekit.rules.scheduler import budget
 from profilekit.rules.specargs import normalised_method, verified_count
 from profilekit.rules.speculative import _spec, _unreadable
@@ -188,6 +188,14 @@ def _adaptive_engine(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             message = "Adaptive verification is not currently compatible with enforce_eager/cudagraph_mode=none"
         fix = "remove enable_adaptive_verification, or run with CUDA graphs (no enforce_eager)"
         locs = [*f.loc("serve", "enforce_eager"), *f.loc("serve", "compilation_config", "cudagraph_mode")]
+    elif (pp := serve_int(f, "pipeline_parallel_size", 1)) is not None and pp > 1:
+        # the cost curves live on the last pipeline rank only (checked once the CUDA graphs are full)
+        what, message, fix = (
+            f"speculative_config.enable_adaptive_verification = true with pipeline_parallel_size = {pp}",
+            "Adaptive verification is not currently compatible with pipeline parallelism",
+            "remove enable_adaptive_verification, or set pipeline_parallel_size = 1",
+        )
+        locs = f.loc("serve", "pipeline_parallel_size")
     else:
         return []
     return [
@@ -205,7 +213,7 @@ def _adaptive_engine(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
 rule(
     "speculative-adaptive-engine",
     Severity.ERROR,
-    "adaptive verification with LoRA, or without (full) CUDA graphs when the options say so",
+    "adaptive verification with LoRA, without (full) CUDA graphs when the options say so, or with pipeline parallelism",
     releases=">=0.29.0",
     source="vllm/config/vllm.py VllmConfig._validate_adaptive_verification",
 )(_adaptive_engine)
