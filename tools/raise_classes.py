@@ -79,6 +79,13 @@ TABLE: list[tuple[str, str, str, str]] = [
         "the graph mode the options settle (0.30.0+ resolves it; a compilation mode or optimisation level is left to "
         "vLLM); the oracle's CPU platform refuses Proton first",
     ),
+    (
+        r"VllmConfig\._validate_v1_model_runner",
+        ALL,
+        "modelled:model-runner-v1-unsupported",
+        "the features the options and config.json decide; with a DFlash or Parse 3.5 MTP draft the draft "
+        "checkpoint decides part of the list and it is left to vLLM",
+    ),
     # rules/hisparse.py
     (r"VllmConfig\.use_v2_model_runner", r"HiSparse requires Model Runner V2", "modelled:hisparse-model-runner-v1", ""),
     (

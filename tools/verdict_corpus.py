@@ -238,6 +238,7 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     (r"Unsupported kv_role|kv_role\s+Input should be", "kv-role-invalid"),
     (r"Stochastic rounding for Mamba cache requires the SSM cache to be float16", "mamba-stochastic-rounding-dtype"),
     (r"Model Runner V2 does not yet support", "model-runner-v2-unsupported"),
+    (r"Model Runner V1 does not support: ", "model-runner-v1-unsupported"),
     (r"Prefill context parallelism requires Model Runner V2", "prefill-context-parallel-v1"),
     (r"The Transformers implementation of '\w+' is not compatible with vLLM", "transformers-backend-incompatible"),
     (r"LoRA is not supported for \w+ \(", "lora-unsupported"),

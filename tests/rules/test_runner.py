@@ -79,3 +79,65 @@ def test_prefill_context_parallelism_on_model_runner_v1_before_0_29(check: Check
         )
         == []
     )
+
+
+V1 = {"VLLM_USE_V2_MODEL_RUNNER": "0"}
+
+
+def _v1_refusal(version: str, why: str, features: str) -> str:
+    return f'{why} with {features}; vLLM {version} refuses to start: "Model Runner V1 does not support: {features}"'
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_model_runner_v1_refuses_what_only_v2_runs(check: Check, version: str) -> None:
+    rule = "model-runner-v1-unsupported"
+    both = files(env=V1, enable_batch_sharded_sampling=True, prefill_context_parallel_size=2)
+    found = check(both, version=version, rule=rule)
+    if not at_least(version, "0.29.0"):
+        assert found == []
+        return
+    assert messages(found) == [
+        _v1_refusal(
+            version,
+            'VLLM_USE_V2_MODEL_RUNNER = "0" asks for Model Runner V1',
+            "prefill context parallel, batch-sharded sampling",
+        )
+    ]
+    assert check(files(env=V1), version=version) == []
+    # on Model Runner V2 (vLLM's choice when VLLM_USE_V2_MODEL_RUNNER is unset) the same options pass this check
+    assert check(files(enable_batch_sharded_sampling=True), version=version, rule=rule) == []
+
+
+@pytest.mark.parametrize("version", ["0.30.0", "0.31.0"])
+def test_model_runner_v1_picked_for_ngram_refuses_adaptive_verification(check: Check, version: str) -> None:
+    spec = {
+        "method": "ngram",
+        "num_speculative_tokens": 2,
+        "prompt_lookup_max": 4,
+        "enable_adaptive_verification": True,
+    }
+    found = check(files(speculative_config=spec), version=version, rule="model-runner-v1-unsupported")
+    why = f"speculative method 'ngram' keeps vLLM {version} on Model Runner V1"
+    assert messages(found) == [_v1_refusal(version, why, "adaptive draft verification")]
+
+
+@pytest.mark.parametrize("version", ["0.31.0", "0.33.0"])
+def test_model_runner_v1_refuses_pipeline_parallelism_with_async_scheduling(check: Check, version: str) -> None:
+    rule = "model-runner-v1-unsupported"
+    found = check(files(env=V1, pipeline_parallel_size=2, async_scheduling=True), version=version, rule=rule)
+    assert messages(found) == [
+        _v1_refusal(
+            version,
+            'VLLM_USE_V2_MODEL_RUNNER = "0" asks for Model Runner V1',
+            "pipeline parallelism with async scheduling",
+        )
+    ]
+    # left unset, vLLM turns async scheduling off for V1 with pipeline parallelism
+    assert check(files(env=V1, pipeline_parallel_size=2), version=version, rule=rule) == []
+
+
+def test_model_runner_v1_leaves_dflash_drafts_to_vllm(check: Check) -> None:
+    """Part of the list depends on the DFlash draft checkpoint (sliding layers, candidate heads)."""
+    spec = {"method": "dflash", "model": "org/draft", "num_speculative_tokens": 2}
+    layer_ = files(env=V1, enable_batch_sharded_sampling=True, speculative_config=spec)
+    assert check(layer_, version="0.33.0", rule="model-runner-v1-unsupported") == []

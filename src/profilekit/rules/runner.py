@@ -2,8 +2,9 @@
 prefill context parallelism kept off V2.
 
 Source: `vllm/config/vllm.py` `VllmConfig._validate_v2_model_runner`, `_get_v2_model_runner_unsupported_features`
-and `use_v2_model_runner` (every release 0.27.0-0.33.0; the feature list changes, rules/runnerfacts.py), and the
-`prefill_context_parallel_size > 1` branch after it (0.27.x-0.28.0).
+and `use_v2_model_runner` (every release 0.27.0-0.33.0; the feature list changes, rules/runnerfacts.py), the
+`prefill_context_parallel_size > 1` branch after it (0.27.x-0.28.0), and `_validate_v1_model_runner` with
+`_get_v1_model_runner_unsupported_features` (0.29.0+) for a role that ends up on Model Runner V1.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from collections.abc import Iterable
 from profilekit.errors import Location, Severity
 from profilekit.rules.engine import STAGE_POST_INIT, Context, Hit, rule
 from profilekit.rules.facts import RoleFacts
-from profilekit.rules.runnerfacts import forces_v2
+from profilekit.rules.runnerfacts import forces_v2, v1_unsupported_features
+from profilekit.vllm.constraints import speculative_view
 
 MSG_PCP_V1 = "Prefill context parallelism requires Model Runner V2. Remove VLLM_USE_V2_MODEL_RUNNER=0."
 
@@ -98,6 +100,53 @@ def prefill_context_parallel_v1(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             f'refuses to start: "{MSG_PCP_V1}"',
             [*f.loc("serve", "prefill_context_parallel_size"), *f.loc("env", "VLLM_USE_V2_MODEL_RUNNER")],
             "leave VLLM_USE_V2_MODEL_RUNNER unset (or set it to 1), or set prefill_context_parallel_size = 1",
+            role=f.role.name,
+            order=(STAGE_POST_INIT, 8),
+        )
+    ]
+
+
+_V1_FEATURE_KEYS = {
+    "prefill context parallel": (("prefill_context_parallel_size",),),
+    "pipeline parallelism with async scheduling": (("pipeline_parallel_size",), ("async_scheduling",)),
+    "dspark speculative decoding": (("speculative_config", "method"),),
+    "adaptive draft verification": (("speculative_config", "enable_adaptive_verification"),),
+    "draft lm_head quantization": (("speculative_config", "draft_lm_head_quantization"),),
+    "batch-sharded sampling": (("enable_batch_sharded_sampling",),),
+}
+
+
+@rule(
+    "model-runner-v1-unsupported",
+    Severity.ERROR,
+    "Model Runner V1 (VLLM_USE_V2_MODEL_RUNNER=0, or picked for a feature V2 lacks) with a feature only V2 runs",
+    releases=">=0.29.0",
+    source="vllm/config/vllm.py VllmConfig._validate_v1_model_runner",
+)
+def v1_unsupported(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    if f.v2_model_runner is not False:
+        return []
+    spec = speculative_view(f.serve)
+    found = v1_unsupported_features(f.version, f.serve, f.model, spec=spec if isinstance(spec, dict) else None)
+    if not found:
+        return []  # None: the draft checkpoint decides part of the list
+    features = ", ".join(found)
+    raw = f.env_value("VLLM_USE_V2_MODEL_RUNNER")
+    if raw is not None:
+        why = f"VLLM_USE_V2_MODEL_RUNNER = {json.dumps(raw)} asks for Model Runner V1"
+        fix = "leave VLLM_USE_V2_MODEL_RUNNER unset (or set it to 1), or drop the feature"
+    elif f.v2_unsupported:
+        why = f"{', '.join(f.v2_unsupported)} keeps vLLM {f.version} on Model Runner V1"
+        fix = "drop the feature, or what keeps the role off Model Runner V2"
+    else:
+        return []
+    locs = [loc for feature in found for path in _V1_FEATURE_KEYS.get(feature, ()) for loc in f.loc("serve", *path)]
+    return [
+        Hit(
+            "model-runner-v1-unsupported",
+            f'{why} with {features}; vLLM {f.version} refuses to start: "Model Runner V1 does not support: {features}"',
+            [*f.loc("env", "VLLM_USE_V2_MODEL_RUNNER"), *locs],
+            fix,
             role=f.role.name,
             order=(STAGE_POST_INIT, 8),
         )

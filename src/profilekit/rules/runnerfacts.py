@@ -155,6 +155,41 @@ def v2_unsupported_features(
     return features
 
 
+_STEP5 = ("Step5ForCausalLM", "Step5ForConditionalGeneration")
+
+
+def v1_unsupported_features(
+    version: str, serve: dict[str, Any], model: ModelFacts, *, spec: dict[str, Any] | None
+) -> list[str] | None:
+    """`_get_v1_model_runner_unsupported_features` (0.29.0+): the features of a role Model Runner V1 lacks, worded
+    and ordered as vLLM lists them; None when the draft model's checkpoint decides part of the list (DFlash drafts,
+    the Parse 3.5 MTP draft)."""
+    method = spec.get("method") if spec else None
+    if method == "dflash" or (method is not None and model.architecture == "RadioMBartPrefixForCausalLM"):
+        return None
+    features: list[str] = []
+    pcp = _int(serve.get("prefill_context_parallel_size"), 1)
+    if pcp is not None and pcp > 1:
+        features.append("prefill context parallel")
+    pp = _int(serve.get("pipeline_parallel_size"), 1)
+    if at_least(version, "0.31.0") and pp is not None and pp > 1 and serve.get("async_scheduling") is True:
+        features.append("pipeline parallelism with async scheduling")
+    if spec:
+        if method == "dspark":
+            features.append("dspark speculative decoding")
+        if spec.get("enable_adaptive_verification") is True:
+            features.append("adaptive draft verification")
+        if at_least(version, "0.33.0") and spec.get("draft_lm_head_quantization") is not None:
+            features.append("draft lm_head quantization")
+    if model.config is not None and model.config.get("canvas_length") is not None:
+        features.append("diffusion models")
+    if serve.get("enable_batch_sharded_sampling") is True:
+        features.append("batch-sharded sampling")
+    if at_least(version, "0.33.0") and model.architecture in _STEP5:
+        features.append("Step5")
+    return features
+
+
 def forces_v2(version: str, serve: dict[str, Any], spec_method: str | None) -> str | None:
     """0.27.x-0.28.0: the option that makes vLLM pick Model Runner V2 whatever else the role asks for."""
     if at_least(version, "0.29.0"):
