@@ -131,3 +131,16 @@ def test_vllm_names_the_first_hisparse_failure(make_repo: MakeRepo, version: str
     session = Session.open(repo=root, vllm_version=None)
     verdict = vllm_verdict(session.stack("s"), "serve", version=version, catalogue=session.catalogue, root=root)
     assert verdict.rule == first
+
+
+def test_hisparse_picks_model_runner_v2_even_for_what_v2_lacks(check: Check) -> None:
+    """`use_v2_model_runner` answers V2 for HiSparse before it looks at the features V2 lacks."""
+    found = check(layer(EXPLICIT, logits_processors=["pkg.Processor"]), version="0.30.0")
+    assert messages(found) == [
+        refuses(
+            "0.30.0",
+            "attention_config.hisparse_config makes vLLM 0.30.0 pick Model Runner V2 with custom logits processors",
+            "Model Runner V2 does not yet support: custom logits processors",
+        )
+    ]
+    assert check(files(config=DSA, logits_processors=["pkg.Processor"]), version="0.30.0") == []

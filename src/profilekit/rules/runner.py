@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from profilekit.errors import Location, Severity
 from profilekit.rules.engine import STAGE_POST_INIT, Context, Hit, rule
 from profilekit.rules.facts import RoleFacts
-from profilekit.rules.runnerfacts import forces_v2, v1_unsupported_features
+from profilekit.rules.runnerfacts import forces_v2, hisparse, v1_unsupported_features
 from profilekit.vllm.constraints import speculative_view
 
 MSG_PCP_V1 = "Prefill context parallelism requires Model Runner V2. Remove VLLM_USE_V2_MODEL_RUNNER=0."
@@ -56,7 +56,7 @@ def v2_unsupported(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
         return []
     features = ", ".join(f.v2_unsupported)
     raw = f.env_value("VLLM_USE_V2_MODEL_RUNNER")
-    forced = forces_v2(f.version, f.serve, f.spec_method)
+    forced = hisparse(f.version, f.serve) or forces_v2(f.version, f.serve, f.spec_method)
     if raw is not None:
         why = f"VLLM_USE_V2_MODEL_RUNNER = {json.dumps(raw)} asks for Model Runner V2"
         fix = (
