@@ -212,6 +212,11 @@ LIMITS = """
   limit (`tools/verdict_report.py`). vLLM's EPLB platform check ("Expert parallelism load balancing is only
   supported on CUDA devices ...") answers as a CUDA host there (tools/oracle/worker.py `judge_as_gpu_host`), so
   the oracle judges `expert-parallel-load-balancing` like the other rules.
+  HiSparse and the Proton profiler are refused off NVIDIA CUDA before their other checks, and the CPU platform
+  has no static CUDA graphs (adaptive verification then stops at its graph check): `hisparse-unsupported`,
+  `hisparse-hybrid-kv-cache-manager`, `proton-cuda-graphs` and the pipeline check of
+  `speculative-adaptive-engine` give a GPU host's verdict, tested against vLLM's source and, on the oracle, as
+  that limit (`tests/oracle/test_hisparse_verdicts.py`, `test_proton_verdicts.py`, `test_adaptive_runner_verdicts.py`).
 """
 
 
