@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -192,10 +194,6 @@ def test_values_are_typed_by_the_catalogue(make_repo: MakeRepo) -> None:
         "profiles/a.toml:3:1: error invalid-value serve.enforce_eager: expected a boolean, got a string\n"
         "    in stack a\n"
         "    fix: write enforce_eager = true or enforce_eager = false\n"
-        "profiles/a.toml:5:1: error invalid-value serve.served_model_name: expected an array (the option takes "
-        "one or more values), got a string\n"
-        "    in stack a\n"
-        '    fix: write served_model_name = ["nemotron"]\n'
         "profiles/a.toml:6:31: error invalid-value serve.cudagraph_capture_sizes[1]: expected an integer, got a string\n"
         "    in stack a\n"
         "    fix: write it without quotes: cudagraph_capture_sizes = 2\n"
@@ -253,6 +251,12 @@ def test_values_are_typed_by_the_catalogue(make_repo: MakeRepo) -> None:
         ("hf_token", True, True),
         ("middleware", ["a.b", "-c"], ["a.b", "-c"]),
         ("served_model_name", ["-only"], ["-only"]),
+        # as a person writes them: one string for a list option is a list of one; the digits of an
+        # option vLLM reads from a string of digits as a TOML integer
+        ("served_model_name", "qwen", ["qwen"]),
+        ("middleware", "a.b", ["a.b"]),
+        ("optimization_level", 3, "3"),
+        ("optimization_level", "3", "3"),
         ("numa_bind_nodes", [0, -1], [0, -1]),
         # a json.loads option whose default is a list takes a TOML array, rendered as one JSON word
         ("allowed_origins", ["https://a.example", "*"], ["https://a.example", "*"]),
@@ -276,7 +280,9 @@ def test_valid_values_and_what_vllm_makes_of_them(dest: str, value: object, expe
             "'O3' is not among the values vLLM 0.33.0 accepts for optimization_level: 0, 1, 2, 3; vLLM says "
             '"Input should be 0, 1, 2 or 3"',
         ),
-        ("optimization_level", 3, "expected a string, got an integer"),
+        ("optimization_level", 3.0, "expected a string, got a float"),
+        ("mamba_backend", 1, "expected a string, got an integer"),
+        ("served_model_name", 5, "expected a string, got an integer"),
         ("hf_overrides", '{"a": 1}', "a string that looks like a JSON object is read by vLLM as JSON"),
         ("hf_token", False, "expected true or a string, got a boolean"),
         (
@@ -335,3 +341,53 @@ def test_check_reports_option_findings_and_render_refuses(make_repo: MakeRepo, r
     assert (result.code, result.out, result.err) == (1, expected, "nothing rendered: bad has errors\n"), result
     # show does not run the rules (DESIGN section 8)
     assert run("--repo", root, "show", "bad").code == 0
+
+
+def test_values_as_a_person_writes_them_check_and_render(make_repo: MakeRepo, run: Run) -> None:
+    root = make_repo({"a.toml": '[serve]\nmodel = "m"\noptimization_level = 3\nserved_model_name = "qwen"\n'})
+    assert _check(root, "a") == ""
+    result = run("--repo", root, "render", "a", "--print", "--target", "script")
+    assert result.code == 0, result
+    assert 'exec vllm serve m \\\n  --optimization-level 3 \\\n  --served-model-name qwen "$@"\n' in result.out
+
+
+def test_a_layer_table_of_the_wrong_type_says_an_array(make_repo: MakeRepo, run: Run) -> None:
+    root = make_repo({"a.toml": '[layer]\nprovides = "@x"\n[serve]\nmodel = "m"\n'})
+    result = run("--repo", root, "check", "a")
+    assert result.code == 1
+    assert result.out == (
+        "profiles/a.toml:2:1: error invalid-layer layer.provides: expected an array, got a string\n1 error, 0 warnings\n"
+    )
+
+
+# boundary values of every type a person might write, for every option (the corpus of the fix test)
+_CORPUS_VALUES: list[object] = [
+    0, -1, 1, 3, 7, 10**12, 1.5, -1.25, True, False, "", "None", "3", "1.5", "bogus", "qwen", "-x", "8k", "auto",
+    '{"a":1}', [], ["x"], [1], ["-x", "y"], {}, {"a": 1},
+]  # fmt: skip
+_SUGGESTION = re.compile(r"([a-z_0-9]+) = (.+)$")
+
+
+@pytest.mark.parametrize("version", ["0.27.0", "0.33.0"])
+def test_a_fix_line_never_suggests_a_value_that_fails_again(version: str) -> None:
+    catalogue = load_catalogue(version)
+    assert catalogue is not None
+    applied = 0
+    failing: list[str] = []
+    for flag in catalogue.flags.values():
+        for value in _CORPUS_VALUES:
+            found = problem(flag, value, version)
+            if found is None or not found.fix:
+                continue
+            # a fix may offer alternatives: `write x = true or x = false`
+            for part in re.split(r" or (?=[a-z_0-9]+ = )", found.fix):
+                match = _SUGGESTION.search(part)
+                if match is None or match.group(1) != flag.dest:
+                    continue
+                suggested = tomllib.loads(f"v = {match.group(2)}")["v"]
+                applied += 1
+                again = problem(flag, suggested, version)
+                if again is not None and not again.warning:
+                    failing.append(f"{flag.dest} = {value!r}: {found.fix} -> {again.message}")
+    assert failing == []
+    assert applied > 5000  # the corpus reaches the fixes of every kind of option

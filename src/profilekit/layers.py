@@ -252,10 +252,15 @@ def _friendly(err: Any) -> str:
         return f"{err['input']!r} is not a valid name"
     if kind.endswith("_type"):
         base = kind.removesuffix("_type")
-        return f"expected a {_TYPE_NAMES.get(base, base)}, got {toml_type(err['input'])}"
+        return f"expected {with_article(_TYPE_NAMES.get(base, base))}, got {toml_type(err['input'])}"
     if kind == "too_short":
         return "must not be empty"
     return str(err["msg"])
+
+
+def with_article(noun: str) -> str:
+    """`an array`, `a table`: the article a message puts before a type name."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
 
 
 def toml_type(value: Any) -> str:

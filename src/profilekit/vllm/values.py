@@ -220,11 +220,51 @@ def _example(flag: Flag, base: str) -> str:
         return f"{flag.dest} = {default}"
     if base == "float" and isinstance(default, (int, float)) and not isinstance(default, bool):
         return f"{flag.dest} = {default}"
+    if base == "human_int":
+        return f'{flag.dest} = "8g"'
+    if base == "human_int_auto":
+        return f'{flag.dest} = "8k"'
     if base == "json" and json_is_list(flag):
         return f'{flag.dest} = ["..."]'
     if base in ("json", "json_config"):
         return f"[serve.{flag.dest}] with one key per line"
+    accepted = _accepted_words(flag)
+    if accepted:
+        # a placeholder would fail again for an option with a closed set of values: show one it accepts
+        return f"{flag.dest} = {_toml_text(accepted[0])}"
     return f"{flag.dest} = {samples.get(base, chr(34) + '...' + chr(34))}"
+
+
+def _accepted_words(flag: Flag) -> list[str]:
+    """The values of a closed set (argparse choices, or an enum converted after parsing), as written."""
+    spec = enum_values(flag)
+    if spec is not None:
+        return spec[0]
+    return [str(c) for c in _choices(flag)]
+
+
+def digits_option(flag: Flag) -> bool:
+    """An option vLLM reads from a string of digits (`optimization_level`: "0".."3"): a TOML integer means it."""
+    accepted = _accepted_words(flag)
+    return kind_of(flag).base == "str" and bool(accepted) and all(word.isdigit() for word in accepted)
+
+
+def _toml_text(value: Any) -> str:
+    """A value as it is written in a layer file, for a fix line."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_text(v) for v in value) + "]"
+    return str(value)
+
+
+def _fix(flag: Flag, version: str, prefix: str, value: Any, fallback: str) -> str:
+    """`prefix flag = value` when that value passes; otherwise the fallback (a fix never fails again)."""
+    if problem(flag, value, version) is None:
+        return f"{prefix}{flag.dest} = {_toml_text(value)}"
+    return fallback
 
 
 def _unrepresentable(value: Any) -> str | None:
@@ -282,6 +322,9 @@ def _scalar_problem(
         ok, expected = value is True or isinstance(value, str), "true or a string"
     elif base == "device_ids":
         ok, expected = isinstance(value, (str, list)), 'a string such as "2,3" or an array'
+    elif base == "str" and isinstance(value, int) and not isinstance(value, bool) and digits_option(flag):
+        ok, expected = True, "a string"
+        value = str(value)  # argparse receives the digits and reads them as the string they spell
     else:
         ok, expected = isinstance(value, str), "a string"
     if not ok:
@@ -292,9 +335,9 @@ def _scalar_problem(
             except ValueError:
                 pass
             else:
-                fix = f"write it without quotes: {flag.dest} = {number}"
+                fix = _fix(flag, version, "write it without quotes: ", number, fix)
         elif isinstance(value, (int, float)) and not isinstance(value, bool) and base == "str":
-            fix = f'write it in quotes: {flag.dest} = "{value}"'
+            fix = _fix(flag, version, "write it in quotes: ", str(value), fix)
         elif base == "optional_value" and value is False:
             fix = f"remove {flag.dest} for vLLM's default; `false` has no command-line form"
         return Problem(f"expected {expected}, got {toml_type(value)}", fix)
@@ -371,11 +414,12 @@ def _problem(flag: Flag, value: Any, version: str) -> Problem | None:
         return None
     if flag.takes_many or flag.is_append:
         if not isinstance(value, list):
-            many = "the option takes one or more values" if flag.takes_many else "the option is repeated per value"
-            example = compact_json(value) if isinstance(value, (str, int, float)) else "..."
+            if flag.nargs in ("+", "*") or flag.is_append:
+                # one value written alone means a list of one (`served_model_name = "qwen"`)
+                return _scalar_problem(flag, kind, value, version, alone=True)
             return Problem(
-                f"expected an array ({many}), got {toml_type(value)}",
-                f"write {flag.dest} = [{example}]",
+                f"expected an array (the option takes exactly {flag.nargs} values), got {toml_type(value)}",
+                f"write {flag.dest} = [{', '.join(['...'] * int(flag.nargs or 1))}]",
             )
         if not value and (flag.nargs == "+" or isinstance(flag.nargs, int)):
             return Problem("expected at least one value", f"remove {flag.dest} (or unset it) for vLLM's default")
@@ -452,6 +496,8 @@ def _parsed_scalar(flag: Flag, kind: Kind, value: Any) -> Any:
     if base == "device_ids":
         text = ",".join(str(v) for v in value) if isinstance(value, list) else value
         return [int(p) if p.isdigit() else p for p in (part.strip() for part in text.split(","))]
+    if base == "str" and isinstance(value, int) and not isinstance(value, bool):
+        return str(value)  # argparse stores the digits as a string
     return value
 
 
