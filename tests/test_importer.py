@@ -202,17 +202,24 @@ IMPORTED = [
 ]
 REFUSED = {
     "d2d": (
-        "cannot import d2d.sh: line 2: --tool-call-parser-plugin: vLLM 0.33.0 has no option "
+        "cannot import d2d.sh: line 7: --tool-call-parser-plugin: vLLM 0.33.0 has no option "
         "'--tool-call-parser-plugin'\n  hint: did you mean --tool-parser-plugin?"
     ),
-    "d3b-prefill": "cannot import d3b-prefill.sh: line 2: ${IP1}: shell expansions cannot be represented; write the value",
+    "d3b-prefill": (
+        "cannot import d3b-prefill.sh: line 2: ${IP1}: the script does not set IP1, so its value is only known when "
+        "the script runs; write the value"
+    ),
     "d4a": (
-        "cannot import d4a.sh: line 2: <: bash reads a redirection here; write the value in place of a "
+        "cannot import d4a.sh: line 2: <model>: bash reads a redirection here; write the value in place of a "
         "placeholder such as <model>"
     ),
+    # every problem at once, each at its own line (line 2's ${VLLM_PYTHON_HASH_SEED:-123} takes its default)
     "d4e": (
-        "cannot import d4e.sh: line 2: ${VLLM_PYTHON_HASH_SEED:-123}: shell expansions cannot be represented; "
-        "write the value"
+        "cannot import d4e.sh: 2 problems\n"
+        "  line 4: $prefill_config_file: the script does not set prefill_config_file, so its value is only known "
+        "when the script runs; write the value\n"
+        "  line 9: $MODEL: the script does not set MODEL, so its value is only known when the script runs; write "
+        "the value"
     ),
 }
 
@@ -288,10 +295,10 @@ def test_a_config_file_is_read_like_vllm_reads_it(repo: Path, run: Run, tmp_path
     ("words", "message"),
     [
         (
-            ["python", "-m", "vllm.entrypoints.openai.api_server"],
-            "cannot import the command line: `python -m "
-            "vllm.entrypoints.openai.api_server` is not a vllm serve launch\n  hint: profilekit import reads `export` "
-            "and assignment lines and one `vllm serve` command",
+            ["python", "-m", "http.server"],
+            "cannot import the command line: `python -m http.server` is not a vllm serve launch\n  hint: profilekit "
+            "import reads `export` and assignment lines and one launch: `vllm serve ...`, `python -m "
+            "vllm.entrypoints.openai.api_server ...` or `docker run ... vllm/vllm-openai ...`",
         ),
         (
             ["vllm", "serve", "m", "extra"],
@@ -429,12 +436,13 @@ def test_an_existing_layer_is_never_overwritten(repo: Path, run: Run) -> None:
         ),
         (
             "source env.sh\nvllm serve a\n",
-            "line 1: `source env.sh` is not a vllm serve launch\n  hint: "
-            "profilekit import reads `export` and assignment lines and one `vllm serve` command",
+            "line 1: `source env.sh` is not a vllm serve launch\n  hint: profilekit import reads `export` and "
+            "assignment lines and one launch: `vllm serve ...`, `python -m vllm.entrypoints.openai.api_server ...` "
+            "or `docker run ... vllm/vllm-openai ...`",
         ),
         (
             "vllm serve a && echo ok\n",
-            "line 1: &&: `&` (background or `&&`) cannot be represented; import one command at a time",
+            "line 1: &&: `&&` cannot be represented; import one command at a time",
         ),
         (
             "vllm serve $(cat model.txt)\n",

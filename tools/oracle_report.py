@@ -288,6 +288,8 @@ def _script_args(path: Path) -> list[str]:
     import re
 
     for command in split_commands(path.read_text(encoding="utf-8")):
+        if command.problems:  # what only a shell could evaluate: profilekit import refuses it too
+            raise ShellError("; ".join(problem.message for problem in command.problems))
         words = list(command.words)
         while words and (re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]) or words[0] in ("exec", "env")):
             words.pop(0)

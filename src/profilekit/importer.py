@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from profilekit.errors import UsageError
 from profilekit.shellwords import Command, ShellError, split_commands
-from profilekit.vllm.cmdline import CommandLineError, read_serve_args
+from profilekit.vllm.cmdline import CommandLineError, option_problems, read_serve_args
 from profilekit.vllm.config_yaml import YamlError, config_args, read_yaml
 
 if TYPE_CHECKING:
@@ -25,6 +25,16 @@ if TYPE_CHECKING:
 _ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
 _LAYER_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*$")
 _SECRET_NAME = re.compile(r"(^HF_TOKEN$|_TOKEN$|_KEY$|SECRET|PASSWORD)", re.IGNORECASE)
+_PYTHON = re.compile(r"^python(3(\.\d+)?)?$")
+_API_SERVER = "vllm.entrypoints.openai.api_server"
+# `docker run` options that take a value as the next word (docker run --help)
+_DOCKER_VALUE_OPTIONS = {
+    "-e", "--env", "--env-file", "-v", "--volume", "-p", "--publish", "--name", "--gpus", "--runtime", "--ipc",
+    "--shm-size", "--network", "--net", "--entrypoint", "-w", "--workdir", "--mount", "--device", "-u", "--user",
+    "--restart", "--cpus", "-m", "--memory", "--ulimit", "-l", "--label", "-h", "--hostname", "--platform", "--pull",
+    "--cap-add", "--cap-drop", "--security-opt", "--add-host", "--log-driver", "--log-opt", "--cpuset-cpus",
+    "--memory-swap", "--pid", "--uts", "--userns", "--group-add", "--tmpfs", "--volumes-from", "--dns",
+}  # fmt: skip
 
 
 @dataclass(slots=True)
@@ -44,6 +54,29 @@ class _Launch:
     command: Command
     env: dict[str, str]
     args: list[str]
+    arg_lines: list[int]
+
+
+@dataclass(slots=True)
+class _Problems:
+    """Everything that stops an import, each at its own line, reported together."""
+
+    items: list[tuple[str, str]] = field(default_factory=list)  # (message, hint)
+
+    def add(self, message: str, hint: str = "") -> None:
+        self.items.append((message, hint))
+
+    def add_shell(self, command: Command, ignored: set[int] = frozenset()) -> None:  # type: ignore[assignment]
+        for problem in command.problems:
+            if problem.word is None or problem.word not in ignored:
+                self.add(problem.message)
+
+    def raise_if_any(self, source: str) -> None:
+        if len(self.items) == 1:
+            raise _refuse(source, *self.items[0])
+        if self.items:
+            lines = [message + (f" ({hint})" if hint else "") for message, hint in self.items]
+            raise UsageError(f"cannot import {source}: {len(lines)} problems\n" + "\n".join(f"  {m}" for m in lines))
 
 
 def is_secret(name: str, value: str) -> bool:
@@ -59,69 +92,181 @@ def _where(command: Command, script: Path | None) -> str:
     return f"line {command.line}: " if script is not None else ""
 
 
+def _at(command: Command, index: int, script: Path | None) -> str:
+    return f"line {command.line_of(index)}: " if script is not None else ""
+
+
+def _export(cmd: Command, where: str, state: _State, launch: _Launch | None, problems: _Problems) -> None:
+    for word in cmd.words[1:]:
+        match = _ASSIGNMENT.match(word)
+        if word.startswith("-"):
+            problems.add(f"{where}`export {word}` cannot be represented")
+        elif match:
+            if launch is None:
+                state.exported[match.group(1)] = match.group(2)
+            else:
+                state.notes.append(f"{where}export {match.group(1)} comes after the launch and is not imported")
+        elif word in state.shell_vars:
+            state.exported[word] = state.shell_vars.pop(word)[1]
+        else:
+            state.notes.append(f"{where}export {word} passes on the launching environment's value; not imported")
+
+
+@dataclass(slots=True)
+class _State:
+    notes: list[str]
+    exported: dict[str, str] = field(default_factory=dict)
+    shell_vars: dict[str, tuple[int, str]] = field(default_factory=dict)
+
+
 def _find_launch(commands: list[Command], script: Path | None, notes: list[str], source: str) -> _Launch:
-    exported: dict[str, str] = {}
-    shell_vars: dict[str, tuple[int, str]] = {}
+    state = _State(notes)
+    problems = _Problems()
     launch: _Launch | None = None
     for cmd in commands:
-        words = list(cmd.words)
+        notes += cmd.notes
+        for var in cmd.expanded:  # the script used it itself: not a variable the launch misses
+            state.shell_vars.pop(var, None)
+        words = cmd.words
         where = _where(cmd, script)
         if words[0] == "set":
             continue  # shell options (set -euo pipefail) change nothing vLLM sees
         if words[0] == "export":
-            for word in words[1:]:
-                match = _ASSIGNMENT.match(word)
-                if word.startswith("-"):
-                    raise _refuse(source, f"{where}`export {word}` cannot be represented")
-                if match:
-                    if launch is None:
-                        exported[match.group(1)] = match.group(2)
-                    else:
-                        notes.append(f"{where}export {match.group(1)} comes after the launch and is not imported")
-                elif word in shell_vars:
-                    exported[word] = shell_vars.pop(word)[1]
-                else:
-                    notes.append(f"{where}export {word} passes on the launching environment's value; not imported")
+            problems.add_shell(cmd)
+            _export(cmd, where, state, launch, problems)
             continue
+        at = 0
         assignments: dict[str, str] = {}
-        while words and _ASSIGNMENT.match(words[0]):
-            match = _ASSIGNMENT.match(words.pop(0))
-            assert match is not None
-            assignments[match.group(1)] = match.group(2)
-        if not words:
+        ignored: set[int] = set()
+        while at < len(words) and _ASSIGNMENT.match(words[at]):
+            name, value = words[at].split("=", 1)
+            assignments[name] = value
+            if is_secret(name, value):
+                ignored.add(at)  # its value is never written: what the shell would put there does not matter
+            at += 1
+        if at == len(words):
+            problems.add_shell(cmd)
             for var, value in assignments.items():
-                shell_vars[var] = (cmd.line, value)
+                state.shell_vars[var] = (cmd.line, value)
             continue
-        if words[0] == "exec":
-            words.pop(0)
-        if words and words[0] == "env":
-            words.pop(0)
-            while words and _ASSIGNMENT.match(words[0]):
-                match = _ASSIGNMENT.match(words.pop(0))
-                assert match is not None
-                assignments[match.group(1)] = match.group(2)
-            if words and words[0].startswith("-"):
-                raise _refuse(source, f"{where}`env {words[0]}` cannot be represented")
-        if len(words) >= 2 and os.path.basename(words[0]) == "vllm" and words[1] == "serve":
-            if launch is not None:
-                raise _refuse(
-                    source,
-                    f"it holds more than one vllm serve launch (lines {launch.command.line} and {cmd.line})",
-                    "import one launch per layer: copy each into its own script, or pass it after --",
-                )
-            launch = _Launch(cmd, {**exported, **assignments}, words[2:])
+        if words[at] == "exec":
+            at += 1
+        if at < len(words) and words[at] == "env":
+            at += 1
+            while at < len(words) and _ASSIGNMENT.match(words[at]):
+                name, value = words[at].split("=", 1)
+                assignments[name] = value
+                at += 1
+            if at < len(words) and words[at].startswith("-"):
+                problems.add(f"{where}`env {words[at]}` cannot be represented")
+        found = _launch_words(cmd, at, script=script, notes=notes, problems=problems, ignored=ignored)
+        if found is None:
+            problems.add_shell(cmd)
+            shown = cmd.text if len(cmd.text) <= 60 else cmd.text[:57] + "..."
+            problems.add(
+                f"{where}`{shown}` is not a vllm serve launch",
+                "profilekit import reads `export` and assignment lines and one launch: `vllm serve ...`, "
+                "`python -m vllm.entrypoints.openai.api_server ...` or `docker run ... vllm/vllm-openai ...`",
+            )
             continue
-        shown = cmd.text if len(cmd.text) <= 60 else cmd.text[:57] + "..."
-        raise _refuse(
-            source,
-            f"{where}`{shown}` is not a vllm serve launch",
-            "profilekit import reads `export` and assignment lines and one `vllm serve` command",
+        first, docker_env = found
+        problems.add_shell(cmd, ignored)
+        if launch is not None:
+            raise _refuse(
+                source,
+                f"it holds more than one vllm serve launch (lines {launch.command.line} and {cmd.line})",
+                "import one launch per layer: copy each into its own script, or pass it after --",
+            )
+        args = list(words[first:])
+        launch = _Launch(
+            cmd,
+            {**state.exported, **assignments, **docker_env},
+            args,
+            [cmd.line_of(first + i) for i in range(len(args))],
         )
+    problems.raise_if_any(source)
     if launch is None:
         raise _refuse(source, "no `vllm serve` command found")
-    for var, (line, _value) in shell_vars.items():
+    for var, (line, _value) in state.shell_vars.items():
         notes.append(f"line {line}: {var} is a shell variable the launch does not see (not exported); not imported")
     return launch
+
+
+def _launch_words(
+    cmd: Command, at: int, *, script: Path | None, notes: list[str], problems: _Problems, ignored: set[int]
+) -> tuple[int, dict[str, str]] | None:
+    """Where vLLM's own arguments start in a launch command, and the env a `docker run` gives; None: no launch."""
+    words = cmd.words
+    program = os.path.basename(words[at]) if at < len(words) else ""
+    if program == "vllm" and words[at + 1 : at + 2] == ["serve"]:
+        return at + 2, {}
+    if _PYTHON.match(program) and words[at + 1 : at + 3] == ["-m", _API_SERVER]:
+        notes.append(
+            f"{_at(cmd, at, script)}`{program} -m {_API_SERVER}` takes the options of `vllm serve`; "
+            "imported as `vllm serve`"
+        )
+        return at + 3, {}
+    if program == "docker" and words[at + 1 : at + 2] == ["run"]:
+        return _docker_run(cmd, at + 2, script=script, notes=notes, problems=problems, ignored=ignored)
+    return None
+
+
+def _docker_run(
+    cmd: Command, at: int, *, script: Path | None, notes: list[str], problems: _Problems, ignored: set[int]
+) -> tuple[int, dict[str, str]]:
+    """`docker run [OPTIONS] IMAGE [ARGS]`: the image's arguments are vLLM's; `-e` gives env; the rest is docker's."""
+    words = cmd.words
+    env: dict[str, str] = {}
+    others: list[str] = []
+    while at < len(words) and words[at].startswith("-"):
+        word = words[at]
+        name, _eq, glued_text = word.partition("=") if word.startswith("--") else (word, "", "")
+        glued = glued_text if _eq else None
+        takes_value = name in _DOCKER_VALUE_OPTIONS and glued is None
+        value = words[at + 1] if takes_value and at + 1 < len(words) else glued
+        indices = {at, at + 1} if takes_value else {at}
+        shown = f"{name} {value}" if takes_value else word
+        where = _at(cmd, at, script)
+        if name in ("-e", "--env") and value is not None:
+            var, has_value, text = value.partition("=")
+            if is_secret(var, text) or not has_value:
+                ignored.update(indices)  # the value is never written (a secret), or taken from the host
+                if is_secret(var, text):
+                    env[var] = ""
+                else:
+                    notes.append(f"{where}-e {var} passes on the launching environment's value; not imported")
+            else:
+                env[var] = text
+        elif name == "--gpus":
+            ignored.update(indices)
+            notes.append(
+                f"{where}--gpus {value} gives the container its GPUs; not imported (a layer chooses GPUs with "
+                "CUDA_VISIBLE_DEVICES in [env])"
+            )
+        elif name == "--entrypoint":
+            problems.add(f"{where}docker run --entrypoint {value} replaces vLLM's entrypoint; cannot be represented")
+        else:
+            ignored.update(indices)
+            others.append(shown)
+        at += 2 if takes_value else 1
+    if others:
+        notes.append(
+            f"{_where(cmd, script)}docker options {', '.join(others)} are the container's, not vLLM's; not imported"
+        )
+    if at >= len(words):
+        problems.add(f"{_at(cmd, at - 1, script)}docker run names no image")
+        return at, env
+    image = words[at]
+    if "vllm" not in image.rsplit("/", 1)[-1].split(":", 1)[0] and "vllm" not in image.split("/", 1)[0]:
+        problems.add(
+            f"{_at(cmd, at, script)}{image} is not a vLLM image (vllm/vllm-openai): what it runs is unknown",
+            "import the vllm serve command the image runs",
+        )
+    notes.append(f"{_at(cmd, at, script)}the arguments after the image {image} are read as `vllm serve` options")
+    at += 1
+    if cmd.words[at : at + 2] == ["vllm", "serve"]:
+        at += 2
+    return at, env
 
 
 def _config_reader(base: Path, notes: list[str]) -> Any:
@@ -179,6 +324,11 @@ def import_launch(root: Path, words: list[str], *, name: str | None, catalogue: 
     launch = _find_launch(commands, script, notes, source)
     base = script.parent if script is not None else cwd
     where = _where(launch.command, script)
+    unknown = _Problems()
+    for index, error in option_problems(launch.args, catalogue):
+        line = f"line {launch.arg_lines[index]}: " if script is not None else ""
+        unknown.add(line + error.message, error.hint)
+    unknown.raise_if_any(source)
     config_notes: list[str] = []
     try:
         parsed = read_serve_args(launch.args, catalogue, _config_reader(base, config_notes))

@@ -1,39 +1,68 @@
-"""Split a bash launch script into simple commands of words, refusing what only a shell could evaluate.
+"""Split a bash launch script into simple commands of words, the way bash would, or say why it cannot.
 
-`profilekit import` must read a script the way bash would, or say why it cannot. A quote-aware pass
-joins backslash continuations, drops comments (a `#` that starts a word), splits commands at unquoted
-newlines, and refuses expansions (`$VAR`, `${...}`, `$(...)`, backticks, an unquoted leading `~`,
-globs, brace lists) and control operators (pipes, `&&`, `;`, `&`, redirections, subshells): their
-meaning depends on the moment the script runs. Each command's text is then split into words by
-`shlex` in POSIX mode, which unquotes '...' and "..." as bash does once no expansion is left.
+`profilekit import` must read a script the way bash would. A quote-aware pass joins backslash
+continuations, drops comments (a `#` that starts a word), splits commands at unquoted newlines and
+expands what the script itself decides: `$VAR` / `${VAR}` assigned earlier in the script, and
+`${VAR:-default}` (its default when the script does not assign it, with a note). What only the running
+shell could decide (other expansions, `$(...)`, backticks, an unquoted leading `~`, globs, brace lists)
+and control operators (pipes, `&&`, `;`, subshells, input redirections) are problems, recorded on the
+word or command they belong to and reported together, so a script with several is fixed in one pass;
+the importer drops the problems of words it does not use (a docker option, say). What changes neither
+vLLM's argv nor its environment is dropped with a note: a trailing `&`, output redirections (`2>&1`,
+`> log`) and a final `| tee log`. Each command's text is then split into words by `shlex` in POSIX mode,
+which unquotes '...' and "..." as bash does once no expansion is left.
 """
 
 from __future__ import annotations
 
+import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 _ONE_COMMAND = "cannot be represented; import one command at a time"
 _OPERATORS = {
     "|": f"a pipe {_ONE_COMMAND}",
-    "&": f"`&` (background or `&&`) {_ONE_COMMAND}",
+    "&&": f"`&&` {_ONE_COMMAND}",
+    "||": f"`||` {_ONE_COMMAND}",
     ";": f"`;` {_ONE_COMMAND}",
     "(": f"a subshell or function {_ONE_COMMAND}",
     ")": f"a subshell or function {_ONE_COMMAND}",
     "<": "bash reads a redirection here; write the value in place of a placeholder such as <model>",
-    ">": "bash reads a redirection here; write the value in place of a placeholder such as <model>",
 }
+_IGNORED = "is ignored: it changes neither vLLM's argv nor its environment"
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
+_PARAMETER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=])([^}$`]*))?\}")
+_ASSIGNMENT_START = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=$")  # bash expands ~ right after NAME=
+_PLACEHOLDER = re.compile(r"<[A-Za-z][A-Za-z0-9_.-]*>")
+_REDIRECTION = re.compile(r"(\d*|&)(>>?|>\|)(&\d+|&-)?")
 
 
 class ShellError(ValueError):
-    """A construct that cannot be represented; the message names the line."""
+    """A script that cannot be read at all (a quote never closed); the message names the line."""
 
 
 @dataclass(frozen=True, slots=True)
+class Problem:
+    """What only a shell could evaluate: at a line, on one word of the command (None: the whole command)."""
+
+    line: int
+    word: int | None
+    message: str
+
+
+@dataclass(slots=True)
 class Command:
     line: int  # where the command starts, 1-based
     words: list[str]
     text: str  # the command as written (continuations joined), for messages
+    word_lines: list[int] = field(default_factory=list)  # the line each word starts on
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    expanded: list[str] = field(default_factory=list)  # the script's variables this command expands
+
+    def line_of(self, index: int) -> int:
+        return self.word_lines[index] if 0 <= index < len(self.word_lines) else self.line
 
 
 def _expansion(text: str, index: int) -> str:
@@ -52,132 +81,327 @@ def _expansion(text: str, index: int) -> str:
     return rest[: max(name, 2)]
 
 
-def split_commands(text: str) -> list[Command]:
-    """The simple commands of a script, each with its words (raises ShellError)."""
-    commands: list[Command] = []
-    segment: list[str] = []  # characters of the current command, quotes kept, continuations removed
-    start_line = line = quote_line = 1
-    quote: str | None = None
-    word_started = False
-    word_text: list[str] = []  # unquoted characters of the current word so far (glob / brace checks)
-    index = 0
-    n = len(text)
+def _double_quoted(value: str) -> str:
+    """A value spliced inside "...": shlex must read it back unchanged."""
+    return value.replace("\\", "\\\\").replace('"', '\\"')
 
-    def refuse(what: str, why: str) -> ShellError:
-        return ShellError(f"line {line}: {what}: {why}")
 
-    def end_word() -> None:
-        nonlocal word_started
-        unquoted = "".join(word_text)
-        if "{" in unquoted and "," in unquoted and "}" in unquoted:
-            raise refuse(unquoted, "bash expands a brace list; quote the value")
-        word_started = False
-        word_text.clear()
+class _Scanner:
+    """One pass over the script text; `commands` holds the result."""
 
-    def end_command() -> None:
-        nonlocal segment
-        body = "".join(segment).strip()
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.n = len(text)
+        self.index = 0
+        self.line = 1
+        self.commands: list[Command] = []
+        self.variables: dict[str, str] = {}  # assigned by the script so far (VAR=x lines, export VAR=x)
+        self._reset(1)
+
+    def _reset(self, start: int) -> None:
+        self.segment: list[str] = []  # characters of the current command, quotes kept, continuations removed
+        self.start_line = start
+        self.word_lines: list[int] = []
+        self.word_started = False
+        self.word_text: list[str] = []  # unquoted characters of the current word so far (glob / brace checks)
+        self.problems: list[Problem] = []
+        self.notes: list[str] = []
+        self.expanded: list[str] = []
+
+    # ---- words and commands ----
+
+    def problem(self, what: str, why: str, *, whole: bool = False) -> None:
+        word = None if whole else max(len(self.word_lines) - 1, 0)
+        self.problems.append(Problem(self.line, word, f"line {self.line}: {what}: {why}"))
+
+    def start_word(self) -> None:
+        if not self.word_started:
+            self.word_started = True
+            self.word_lines.append(self.line)
+
+    def end_word(self) -> None:
+        unquoted = "".join(self.word_text)
+        if self.word_started and "{" in unquoted and "," in unquoted and "}" in unquoted:
+            self.problem(unquoted, "bash expands a brace list; quote the value")
+        self.word_started = False
+        self.word_text.clear()
+
+    def end_command(self) -> None:
+        if self.word_started:
+            self.end_word()
+        body = "".join(self.segment).strip()
         if body:
             try:
                 words = shlex.split(body, posix=True)
             except ValueError as exc:  # cannot happen after the scan, but never a traceback
-                raise ShellError(f"line {start_line}: {exc}") from None
-            commands.append(Command(start_line, words, " ".join(body.split())))
-        segment = []
+                raise ShellError(f"line {self.start_line}: {exc}") from None
+            command = Command(
+                self.start_line,
+                words,
+                " ".join(body.split()),
+                self.word_lines,
+                self.problems,
+                self.notes,
+                self.expanded,
+            )
+            self.commands.append(command)
+            self._remember_assignments(command)
+        self._reset(self.line)
 
-    while index < n:
-        char = text[index]
-        if quote == "'":
-            segment.append(char)
-            if char == "\n":
-                line += 1
-            if char == "'":
-                quote = None
-            index += 1
-            continue
-        if quote == '"':
-            if char == "\\" and index + 1 < n:
-                nxt = text[index + 1]
-                if nxt == "\n":  # a continuation inside double quotes disappears
-                    line += 1
-                    index += 2
+    def _remember_assignments(self, command: Command) -> None:
+        words = command.words[1:] if command.words[0] == "export" else command.words
+        matches = [_ASSIGNMENT.match(word) for word in words]
+        if words and all(matches) and not command.problems:
+            for match in matches:
+                assert match is not None
+                self.variables[match.group(1)] = match.group(2)
+
+    # ---- expansions ----
+
+    def splice(self, value: str, *, quoted: bool) -> None:
+        if quoted:
+            self.segment.append(_double_quoted(value))
+            return
+        parts = value.split()  # bash splits an unquoted expansion into words
+        for number, part in enumerate(parts):
+            if number:
+                self.end_word()
+                self.segment.append(" ")
+            self.start_word()
+            self.word_text.append("x")
+            self.segment.append(shlex.quote(part))
+
+    def expansion(self, *, quoted: bool) -> None:
+        """A `$` that starts an expansion: the script's own value, a default, or a problem."""
+        text, at = self.text, self.index
+        self.start_word()
+        shown = _expansion(text, at)
+        name = _NAME.match(text, at + 1)
+        parameter = _PARAMETER.match(text, at)
+        if parameter is not None:
+            var, operator, default = parameter.groups()
+            self.index = parameter.end()
+            if var in self.variables and (operator not in {":-", ":="} or self.variables[var]):
+                self.expanded.append(var)
+                self.splice(self.variables[var], quoted=quoted)
+            elif operator:
+                self.notes.append(
+                    f"line {self.line}: {shown}: the script does not set {var}; took the default {default!r}"
+                )
+                if operator.endswith("="):
+                    self.variables[var] = default
+                self.splice(default, quoted=quoted)
+            else:
+                self._unknown(shown, var, quoted=quoted)
+            return
+        if name is not None and text[at + 1] != "{":
+            self.index = name.end()
+            if name.group(0) in self.variables:
+                self.expanded.append(name.group(0))
+                self.splice(self.variables[name.group(0)], quoted=quoted)
+            else:
+                self._unknown(shown, name.group(0), quoted=quoted)
+            return
+        self.index = at + len(shown)
+        self.problem(shown, "shell expansions cannot be represented; write the value")
+        self.segment.append(shlex.quote(shown) if not quoted else _double_quoted(shown))
+
+    def _unknown(self, shown: str, var: str, *, quoted: bool) -> None:
+        self.problem(
+            shown, f"the script does not set {var}, so its value is only known when the script runs; write the value"
+        )
+        self.segment.append(shlex.quote(shown) if not quoted else _double_quoted(shown))
+
+    # ---- operators ----
+
+    def rest_of_line_is_empty(self, start: int) -> bool:
+        end = self.text.find("\n", start)
+        rest = self.text[start : end if end >= 0 else self.n].strip()
+        return rest == "" or rest.startswith("#")
+
+    def redirection(self) -> bool:
+        """An output redirection at `index` (its leading fd already in the word): dropped with a note."""
+        match = _REDIRECTION.match(self.text, self.index)
+        prefix = "".join(self.word_text)
+        if match is None or not (prefix.isdigit() or prefix == ""):
+            return False
+        end = match.end()
+        shown = prefix + self.text[self.index : end]
+        if not match.group(3):  # a file name follows: `> log`, `2>> err.log`
+            while end < self.n and self.text[end] in " \t":
+                end += 1
+            start = end
+            while end < self.n and self.text[end] not in " \t\n;&|":
+                end += 1
+            if start == end:
+                return False
+            shown = f"{shown} {self.text[start:end]}" if start > match.end() else shown + self.text[start:end]
+        if prefix:  # the fd number was taken for the start of a word
+            del self.segment[-len(prefix) :]
+            self.word_started = False
+            self.word_text.clear()
+            self.word_lines.pop()
+        self.notes.append(f"line {self.line}: `{shown}` {_IGNORED}")
+        self.index = end
+        return True
+
+    def pipe(self) -> None:
+        match = re.compile(r"\|[ \t]*tee([ \t]+-a)?[ \t]+([^\s&;|]+)[ \t]*(?=&?[ \t]*(\n|$|#))").match(
+            self.text, self.index
+        )
+        if match is None or self.text[self.index : self.index + 2] == "||":
+            op = "||" if self.text[self.index : self.index + 2] == "||" else "|"
+            self.problem(op, _OPERATORS[op], whole=True)
+            self.index += len(op)
+            return
+        self.notes.append(f"line {self.line}: `{' '.join(match.group(0).split())}` {_IGNORED}")
+        self.index = match.end()
+
+    def ampersand(self) -> None:
+        if self.text[self.index : self.index + 2] == "&&":
+            self.problem("&&", _OPERATORS["&&"], whole=True)
+            self.index += 2
+        elif self.text[self.index : self.index + 2] == "&>" and self.redirection():
+            pass
+        elif self.rest_of_line_is_empty(self.index + 1):
+            self.notes.append(f"line {self.line}: `&` (run in the background) {_IGNORED}")
+            self.index += 1
+        else:
+            self.problem("&", f"`&` in the middle of a line {_ONE_COMMAND}", whole=True)
+            self.index += 1
+
+    # ---- the scan ----
+
+    def run(self) -> list[Command]:
+        quote: str | None = None
+        quote_line = 1
+        text, n = self.text, self.n
+        while self.index < n:
+            char = text[self.index]
+            if quote == "'":
+                self.segment.append(char)
+                self.line += char == "\n"
+                quote = None if char == "'" else quote
+                self.index += 1
+                continue
+            if quote == '"':
+                if char == "\\" and self.index + 1 < n:
+                    nxt = text[self.index + 1]
+                    if nxt == "\n":  # a continuation inside double quotes disappears
+                        self.line += 1
+                        self.index += 2
+                        continue
+                    # bash reads \$ and \` as the bare characters; shlex would keep the backslash
+                    self.segment += [nxt] if nxt in "$`" else [char, nxt]
+                    self.index += 2
                     continue
-                # bash reads \$ and \` as the bare characters; shlex would keep the backslash
-                segment += [nxt] if nxt in "$`" else [char, nxt]
-                index += 2
+                if (
+                    char == "$"
+                    and self.index + 1 < n
+                    and (text[self.index + 1].isalnum() or text[self.index + 1] in "_{(@*#?!$-")
+                ):
+                    self.expansion(quoted=True)
+                    continue
+                if char == "`":
+                    self._backticks()
+                    continue
+                self.line += char == "\n"
+                quote = None if char == '"' else quote
+                self.segment.append(char)
+                self.index += 1
                 continue
-            if char == "$" and index + 1 < n and (text[index + 1].isalnum() or text[index + 1] in "_{(@*#?!$-"):
-                raise refuse(_expansion(text, index), "shell expansions cannot be represented; write the value")
-            if char == "`":
-                raise refuse("`...`", "command substitution cannot be represented; write the value")
+            # outside quotes
+            if char == "\\":
+                if self.index + 1 < n and text[self.index + 1] == "\n":
+                    self.line += 1
+                    self.index += 2
+                    continue
+                self.start_word()
+                self.segment.append(text[self.index : self.index + 2])
+                self.word_text.append("x")
+                self.index += 2
+                continue
+            if char == "#" and not self.word_started:
+                while self.index < n and text[self.index] != "\n":
+                    self.index += 1
+                continue
+            if char in " \t":
+                if self.word_started:
+                    self.end_word()
+                self.segment.append(char)
+                self.index += 1
+                continue
             if char == "\n":
-                line += 1
-            if char == '"':
-                quote = None
-            segment.append(char)
-            index += 1
-            continue
-        # outside quotes
-        if char == "\\":
-            if index + 1 < n and text[index + 1] == "\n":
-                line += 1
-                index += 2
+                self.end_command()
+                self.line += 1
+                self.start_line = self.line
+                self.index += 1
                 continue
-            segment.append(text[index : index + 2])
-            word_started = True
-            word_text.append("x")
-            index += 2
-            continue
-        if char == "#" and not word_started:
-            while index < n and text[index] != "\n":
-                index += 1
-            continue
-        if char in " \t":
-            if word_started:
-                end_word()
-            segment.append(char)
-            index += 1
-            continue
-        if char == "\n":
-            if word_started:
-                end_word()
-            end_command()
-            line += 1
-            start_line = line
-            index += 1
-            continue
-        if char in "'\"":
-            quote = char
-            quote_line = line
-            word_started = True
-            segment.append(char)
-            index += 1
-            continue
-        if char == "$" and index + 1 < n and text[index + 1] == "'":
-            raise refuse("$'...'", "ANSI-C quoting cannot be represented; use plain quotes")
-        if char == "$" and index + 1 < n and (text[index + 1].isalnum() or text[index + 1] in "_{(@*#?!$-"):
-            raise refuse(_expansion(text, index), "shell expansions cannot be represented; write the value")
-        if char == "`":
-            raise refuse("`...`", "command substitution cannot be represented; write the value")
-        if char in _OPERATORS:
-            op = text[index : index + 2] if text[index : index + 2] in ("&&", "||", ">>", "<<") else char
-            raise refuse(op, _OPERATORS[char])
-        if char == "~" and not word_started:
-            raise refuse("~", "bash expands ~ to the home folder of whoever runs the script; write the path")
-        if char in "*?[" and not _is_literal_glob(text, index):
-            raise refuse(char, "bash expands a glob against the files present at launch; quote the value")
-        if segment_is_assignment_value(word_text) and char == "~":
-            raise refuse("~", "bash expands ~ in an assignment; write the path")
-        word_started = True
-        word_text.append(char)
-        segment.append(char)
-        index += 1
-    if quote:
-        raise ShellError(f"line {quote_line}: a {quote} quote is never closed")
-    if word_started:
-        end_word()
-    end_command()
-    return commands
+            if char in "'\"":
+                quote, quote_line = char, self.line
+                self.start_word()
+                self.segment.append(char)
+                self.index += 1
+                continue
+            if char == "$" and self.index + 1 < n and text[self.index + 1] == "'":
+                self.start_word()
+                self.problem("$'...'", "ANSI-C quoting cannot be represented; use plain quotes")
+                self.index += 2
+                continue
+            if (
+                char == "$"
+                and self.index + 1 < n
+                and (text[self.index + 1].isalnum() or text[self.index + 1] in "_{(@*#?!$-")
+            ):
+                self.expansion(quoted=False)
+                continue
+            if char == "`":
+                self._backticks()
+                continue
+            if char == ">" and self.redirection():
+                continue
+            if char == "|":
+                self.pipe()
+                continue
+            if char == "&":
+                self.ampersand()
+                continue
+            placeholder = _PLACEHOLDER.match(text, self.index)
+            if placeholder is not None:  # `vllm serve <model>`: a documentation placeholder, one problem
+                self.start_word()
+                self.problem(placeholder.group(0), _OPERATORS["<"])
+                self.segment.append(shlex.quote(placeholder.group(0)))
+                self.index = placeholder.end()
+                continue
+            if char in _OPERATORS or char == ">":
+                self.problem(char, _OPERATORS.get(char, _OPERATORS["<"]), whole=True)
+                self.index += 1
+                continue
+            if char == "~" and (not self.word_started or _ASSIGNMENT_START.match("".join(self.word_text))):
+                self.start_word()
+                self.problem("~", "bash expands ~ to the home folder of whoever runs the script; write the path")
+            elif char in "*?[" and not _is_literal_glob(text, self.index):
+                self.start_word()
+                self.problem(char, "bash expands a glob against the files present at launch; quote the value")
+            self.start_word()
+            self.word_text.append(char)
+            self.segment.append(char)
+            self.index += 1
+        if quote:
+            raise ShellError(f"line {quote_line}: a {quote} quote is never closed")
+        self.end_command()
+        return self.commands
+
+    def _backticks(self) -> None:
+        self.start_word()
+        self.problem("`...`", "command substitution cannot be represented; write the value")
+        end = self.text.find("`", self.index + 1)
+        self.index = self.n if end < 0 else end + 1
+
+
+def split_commands(text: str) -> list[Command]:
+    """The simple commands of a script, each with its words, problems and notes (raises ShellError)."""
+    return _Scanner(text).run()
 
 
 def _is_literal_glob(text: str, index: int) -> bool:
@@ -190,9 +414,3 @@ def _is_literal_glob(text: str, index: int) -> bool:
             return False
         end += 1
     return True
-
-
-def segment_is_assignment_value(word: list[str]) -> bool:
-    """Whether the word so far is `NAME=` (bash expands `~` right after it)."""
-    joined = "".join(word)
-    return joined.endswith("=") and joined[:-1].replace("_", "a").isalnum()

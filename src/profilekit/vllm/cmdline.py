@@ -213,6 +213,28 @@ def _find_option(word: str, catalogue: Catalogue, notes: list[str]) -> tuple[Fla
     raise CommandLineError(f"{name}: vLLM {catalogue.version} has no option {name!r}", hint)
 
 
+def option_problems(args: list[str], catalogue: Catalogue) -> list[tuple[int, CommandLineError]]:
+    """Every word of ARGS that names no option of the release (or several), with its index.
+
+    `read_serve_args` stops at the first problem, as vLLM does; the importer asks this first so that a
+    launch with several unknown options hears of all of them at once.
+    """
+    found: list[tuple[int, CommandLineError]] = []
+    for index, arg in enumerate(args):
+        if index and args[index - 1] == "--config":
+            continue
+        words = _dash_names([arg]) if not arg.startswith("--help") else [arg]
+        key = words[0].split("=", 1)[0]
+        word = key.split(".", 1)[0] if "." in key else words[0]  # a dotted key names its option first
+        if word in ("--config", "--model") or not _looks_like_option(word, catalogue):
+            continue
+        try:
+            _find_option(word, catalogue, [])
+        except CommandLineError as exc:
+            found.append((index, exc))
+    return found
+
+
 def read_serve_args(args: list[str], catalogue: Catalogue, read_config: ConfigReader) -> ServeArgs:
     """The options of `vllm serve ARGS...` for the catalogue's release (raises CommandLineError)."""
     result = ServeArgs()
