@@ -12,7 +12,8 @@ import pytest
 from profilekit.report import format_text
 from profilekit.rules.options import option_findings
 from profilekit.session import Session
-from profilekit.vllm.catalogue import load_catalogue
+from profilekit.vllm.catalogue import Flag, load_catalogue
+from profilekit.vllm.constraints import config_problems
 from profilekit.vllm.values import parsed, problem
 from tests.conftest import MakeRepo, Run
 
@@ -368,6 +369,31 @@ _CORPUS_VALUES: list[object] = [
 _SUGGESTION = re.compile(r"([a-z_0-9]+) = (.+)$")
 
 
+def _suggested_values(fix: str, dest: str) -> list[object]:
+    """The values a fix line offers: `write x = V` (or several), `write one of: A, B`, `(vLLM's default: V)`."""
+    found: list[object] = []
+    for part in re.split(r" or (?=[a-z_0-9]+ = )", fix):
+        match = _SUGGESTION.search(part)
+        if match is not None and match.group(1) == dest:
+            found.append(tomllib.loads(f"v = {match.group(2)}")["v"])
+    default = re.search(r"vLLM's default: (.+?)\)", fix)
+    if default is not None:
+        found.append(json.loads(default.group(1)))
+    listed = re.match(r"write one of: (.+?)(?: \(|$)", fix)
+    if listed is not None:
+        found += [json.loads(item) for item in listed.group(1).split(", ")]
+    return found
+
+
+def _refusal(flag: Flag, value: object, version: str) -> str | None:
+    """What argparse or the config class says against `value`, as the invalid-value rule would."""
+    found = problem(flag, value, version)
+    if found is not None:
+        return None if found.warning else found.message
+    later = config_problems(flag, value, version, serve={flag.dest: value})
+    return later[0].message if later else None
+
+
 @pytest.mark.parametrize("version", ["0.27.0", "0.33.0"])
 def test_a_fix_line_never_suggests_a_value_that_fails_again(version: str) -> None:
     catalogue = load_catalogue(version)
@@ -377,17 +403,14 @@ def test_a_fix_line_never_suggests_a_value_that_fails_again(version: str) -> Non
     for flag in catalogue.flags.values():
         for value in _CORPUS_VALUES:
             found = problem(flag, value, version)
-            if found is None or not found.fix:
-                continue
-            # a fix may offer alternatives: `write x = true or x = false`
-            for part in re.split(r" or (?=[a-z_0-9]+ = )", found.fix):
-                match = _SUGGESTION.search(part)
-                if match is None or match.group(1) != flag.dest:
-                    continue
-                suggested = tomllib.loads(f"v = {match.group(2)}")["v"]
-                applied += 1
-                again = problem(flag, suggested, version)
-                if again is not None and not again.warning:
-                    failing.append(f"{flag.dest} = {value!r}: {found.fix} -> {again.message}")
+            fixes = [found.fix] if found is not None and not found.warning else []
+            if found is None:
+                fixes = [p.fix for p in config_problems(flag, value, version, serve={flag.dest: value})]
+            for fix in fixes:
+                for suggested in _suggested_values(fix, flag.dest):
+                    applied += 1
+                    again = _refusal(flag, suggested, version)
+                    if again is not None:
+                        failing.append(f"{flag.dest} = {value!r}: {fix} -> {again}")
     assert failing == []
     assert applied > 5000  # the corpus reaches the fixes of every kind of option

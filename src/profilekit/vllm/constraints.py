@@ -248,11 +248,12 @@ def _field_problems(values: Values, flag: Flag, value: Any, serve: dict[str, Any
 
 def _field_errors(values: Values, flag: Flag, value: Any, entry: dict[str, Any]) -> list[ValueProblem]:
     """What the option's config field refuses in `value` (`entry`: the option's entry in the values document)."""
-    errors = Validator(values.configs, mode="python").check(entry["schema"], parsed(flag, value))
+    stored = parsed(flag, value)  # one value written alone for a list option is stored as a list
+    errors = Validator(values.configs, mode="python").check(entry["schema"], stored)
     out: list[ValueProblem] = []
     count = f"{len(errors)} validation error{'s' if len(errors) > 1 else ''}"
     for error in errors:
-        shown = _at(value, error.path)
+        shown = _at(stored if isinstance(stored, list) and not isinstance(value, list) else value, error.path)
         dotted = ".".join(map(str, (entry["field"], *error.path)))
         out.append(
             ValueProblem(

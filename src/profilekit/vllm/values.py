@@ -211,7 +211,7 @@ def invalid_choice(flag: Flag, converted: Any) -> str:
 # ---- checking a TOML value ---------------------------------------------------------------------------
 
 
-def _example(flag: Flag, base: str) -> str:
+def _example(flag: Flag, base: str, version: str) -> str:
     default = flag.default
     samples = {"int": 1, "float": 0.5, "str": '"..."', "bool": "true"}
     if base == "bool":
@@ -228,11 +228,14 @@ def _example(flag: Flag, base: str) -> str:
         return f'{flag.dest} = ["..."]'
     if base in ("json", "json_config"):
         return f"[serve.{flag.dest}] with one key per line"
-    accepted = _accepted_words(flag)
-    if accepted:
-        # a placeholder would fail again for an option with a closed set of values: show one it accepts
-        return f"{flag.dest} = {_toml_text(accepted[0])}"
-    return f"{flag.dest} = {samples.get(base, chr(34) + '...' + chr(34))}"
+    if base in samples and base != "str":
+        return f"{flag.dest} = {samples[base]}"
+    # a string: the default or one of a closed set when it passes; a placeholder only where any string does
+    candidates = [default] if isinstance(default, str) and default else []
+    for candidate in [*candidates, *_accepted_words(flag), "..."]:
+        if passes(flag, candidate, version):
+            return f"{flag.dest} = {_toml_text(candidate)}"
+    return f"a string vLLM {version} accepts for {flag.dest} (`profilekit flags {flag.dest}` describes it)"
 
 
 def _accepted_words(flag: Flag) -> list[str]:
@@ -262,9 +265,16 @@ def _toml_text(value: Any) -> str:
 
 def _fix(flag: Flag, version: str, prefix: str, value: Any, fallback: str) -> str:
     """`prefix flag = value` when that value passes; otherwise the fallback (a fix never fails again)."""
-    if problem(flag, value, version) is None:
+    if passes(flag, value, version):
         return f"{prefix}{flag.dest} = {_toml_text(value)}"
     return fallback
+
+
+def passes(flag: Flag, value: Any, version: str) -> bool:
+    """Whether `value` passes both argparse's reading and the config class's checks of vLLM `version`."""
+    from profilekit.vllm.constraints import config_problems  # constraints builds on this module
+
+    return problem(flag, value, version) is None and not config_problems(flag, value, version, serve={flag.dest: value})
 
 
 def _unrepresentable(value: Any) -> str | None:
@@ -302,7 +312,7 @@ def _scalar_problem(
         )
     why = _unrepresentable(value)
     if why:
-        return Problem(f"{toml_type(value)} cannot be passed to vLLM: {why}", f"write {_example(flag, base)}")
+        return Problem(f"{toml_type(value)} cannot be passed to vLLM: {why}", f"write {_example(flag, base, version)}")
     expected: str
     ok: bool
     if base == "int":
@@ -328,7 +338,7 @@ def _scalar_problem(
     else:
         ok, expected = isinstance(value, str), "a string"
     if not ok:
-        fix = f"write {_example(flag, base)}"
+        fix = f"write {_example(flag, base, version)}"
         if isinstance(value, str) and base in ("int", "float"):
             try:
                 number = int(value) if base == "int" else float(value)
