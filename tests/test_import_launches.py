@@ -144,3 +144,14 @@ def test_variables_expand_as_bash_expands_them() -> None:
     assert [p.message for p in commands[-1].problems] == [
         "line 3: ${M:+x}: shell expansions cannot be represented; write the value"
     ]
+
+
+def test_unknown_options_on_a_command_line_are_all_named(repo: Path, run: Run, tmp_path: Path) -> None:
+    words = ["vllm", "serve", "m", "-O", "3", "--foo", "1", "--kv-transfer-config.kv_role", "x", "--bar=2"]
+    result = run("--repo", repo, "import", "--", *words, cwd=tmp_path)
+    assert result.code == 2
+    assert result.err == (
+        "profilekit: error: cannot import the command line: 2 problems\n"
+        "  --foo: vLLM 0.33.0 has no option '--foo' (`profilekit flags foo` searches the options of vLLM 0.33.0)\n"
+        "  --bar: vLLM 0.33.0 has no option '--bar' (`profilekit flags bar` searches the options of vLLM 0.33.0)\n"
+    )

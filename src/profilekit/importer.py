@@ -66,9 +66,10 @@ class _Problems:
     def add(self, message: str, hint: str = "") -> None:
         self.items.append((message, hint))
 
-    def add_shell(self, command: Command, ignored: set[int] = frozenset()) -> None:  # type: ignore[assignment]
+    def add_shell(self, command: Command, ignored: set[int] | None = None) -> None:
+        """The command's shell problems, but for words the launch does not use (`ignored`)."""
         for problem in command.problems:
-            if problem.word is None or problem.word not in ignored:
+            if problem.word is None or problem.word not in (ignored or set()):
                 self.add(problem.message)
 
     def raise_if_any(self, source: str) -> None:

@@ -11,7 +11,7 @@ the same in 0.27.0-0.33.0) step by step, then an argparse-like pass over the fla
    object per option and appended at the end, so they replace an earlier whole-JSON value;
 5. options take their values as argparse would (nargs, append, `--opt=value`, unique prefixes); the last
    occurrence of an option wins.
-Values are then typed with `values.from_words`. Anything vLLM would refuse, or that a layer cannot hold,
+Values are then typed with `words.from_words`. Anything vLLM would refuse, or that a layer cannot hold,
 raises `CommandLineError` with the reason.
 """
 
@@ -23,7 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from profilekit.vllm.values import WordError, from_words, human_readable_int, kind_of
+from profilekit.vllm.values import human_readable_int, kind_of
+from profilekit.vllm.words import WordError, from_words
 
 if TYPE_CHECKING:
     from profilekit.vllm.catalogue import Catalogue, Flag
@@ -221,8 +222,8 @@ def option_problems(args: list[str], catalogue: Catalogue) -> list[tuple[int, Co
     """
     found: list[tuple[int, CommandLineError]] = []
     for index, arg in enumerate(args):
-        if index and args[index - 1] == "--config":
-            continue
+        if (index and args[index - 1] == "--config") or arg == "-O":
+            continue  # a file name; `-O 3` (read_serve_args judges the level)
         words = _dash_names([arg]) if not arg.startswith("--help") else [arg]
         key = words[0].split("=", 1)[0]
         word = key.split(".", 1)[0] if "." in key else words[0]  # a dotted key names its option first
