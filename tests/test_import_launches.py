@@ -155,3 +155,17 @@ def test_unknown_options_on_a_command_line_are_all_named(repo: Path, run: Run, t
         "  --foo: vLLM 0.33.0 has no option '--foo' (`profilekit flags foo` searches the options of vLLM 0.33.0)\n"
         "  --bar: vLLM 0.33.0 has no option '--bar' (`profilekit flags bar` searches the options of vLLM 0.33.0)\n"
     )
+
+
+def test_shell_problems_and_unknown_options_come_together_in_line_order(repo: Path, run: Run, tmp_path: Path) -> None:
+    (tmp_path / "s.sh").write_text(
+        "vllm serve Qwen/Qwen3-0.6B \\\n  --max-num-seqz 64 \\\n  --port $PORT\n", encoding="utf-8"
+    )
+    result = run("--repo", repo, "import", "s.sh", cwd=tmp_path)
+    assert result.code == 2
+    assert result.err == (
+        "profilekit: error: cannot import s.sh: 2 problems\n"
+        "  line 2: --max-num-seqz: vLLM 0.33.0 has no option '--max-num-seqz' (did you mean --max-num-seqs?)\n"
+        "  line 3: $PORT: the script does not set PORT, so its value is only known when the script runs; write the "
+        "value\n"
+    )

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 _ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
 _LAYER_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*$")
 _SECRET_NAME = re.compile(r"(^HF_TOKEN$|_TOKEN$|_KEY$|SECRET|PASSWORD)", re.IGNORECASE)
+_LINE = re.compile(r"^line (\d+): ")
 _PYTHON = re.compile(r"^python(3(\.\d+)?)?$")
 _API_SERVER = "vllm.entrypoints.openai.api_server"
 # `docker run` options that take a value as the next word (docker run --help)
@@ -76,8 +77,14 @@ class _Problems:
         if len(self.items) == 1:
             raise _refuse(source, *self.items[0])
         if self.items:
-            lines = [message + (f" ({hint})" if hint else "") for message, hint in self.items]
+            ordered = sorted(self.items, key=lambda item: _line_number(item[0]))
+            lines = [message + (f" ({hint})" if hint else "") for message, hint in ordered]
             raise UsageError(f"cannot import {source}: {len(lines)} problems\n" + "\n".join(f"  {m}" for m in lines))
+
+
+def _line_number(message: str) -> int:
+    match = _LINE.match(message)
+    return int(match.group(1)) if match else 0
 
 
 def is_secret(name: str, value: str) -> bool:
@@ -120,9 +127,11 @@ class _State:
     shell_vars: dict[str, tuple[int, str]] = field(default_factory=dict)
 
 
-def _find_launch(commands: list[Command], script: Path | None, notes: list[str], source: str) -> _Launch:
+def _find_launch(
+    commands: list[Command], script: Path | None, notes: list[str], source: str, problems: _Problems
+) -> _Launch:
+    """The launch command of a script; what stops the import goes to `problems`, raised by the caller."""
     state = _State(notes)
-    problems = _Problems()
     launch: _Launch | None = None
     for cmd in commands:
         notes += cmd.notes
@@ -185,8 +194,8 @@ def _find_launch(commands: list[Command], script: Path | None, notes: list[str],
             args,
             [cmd.line_of(first + i) for i in range(len(args))],
         )
-    problems.raise_if_any(source)
     if launch is None:
+        problems.raise_if_any(source)
         raise _refuse(source, "no `vllm serve` command found")
     for var, (line, _value) in state.shell_vars.items():
         notes.append(f"line {line}: {var} is a shell variable the launch does not see (not exported); not imported")
@@ -322,14 +331,14 @@ def import_launch(root: Path, words: list[str], *, name: str | None, catalogue: 
     else:
         source = "the command line"
         commands = [Command(0, list(words), " ".join(words))]
-    launch = _find_launch(commands, script, notes, source)
+    problems = _Problems()
+    launch = _find_launch(commands, script, notes, source, problems)
     base = script.parent if script is not None else cwd
     where = _where(launch.command, script)
-    unknown = _Problems()
     for index, error in option_problems(launch.args, catalogue):
         line = f"line {launch.arg_lines[index]}: " if script is not None else ""
-        unknown.add(line + error.message, error.hint)
-    unknown.raise_if_any(source)
+        problems.add(line + error.message, error.hint)
+    problems.raise_if_any(source)  # the script's and the options' problems together, in line order
     config_notes: list[str] = []
     try:
         parsed = read_serve_args(launch.args, catalogue, _config_reader(base, config_notes))
