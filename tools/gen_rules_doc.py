@@ -173,7 +173,7 @@ forces V1 (some speculative methods, per release); profilekit judges for such a 
 LIMITS = """
 ## Known limits
 
-- **Host-dependent checks.** profilekit judges for a GPU host with Triton (DESIGN section 6). It does not check
+- **Host-dependent checks.** profilekit judges for a GPU host with Triton. It does not check
   what depends on the GPU model: stochastic rounding of the Mamba cache with the Triton backend needs compute
   capability 10.0 (`vllm/config/mamba.py`).
 - **Model Runner V2, chosen automatically.** With `VLLM_USE_V2_MODEL_RUNNER` unset, profilekit models the
