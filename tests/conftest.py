@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -61,3 +62,21 @@ def run(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> 
         return Result(code, captured.out, captured.err)
 
     return invoke
+
+
+@pytest.fixture
+def stub_bin(tmp_path: Path) -> Path:
+    """A `vllm` and a `vllm-router` on PATH that record their argv and environment as JSON."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    recorder = (
+        f"#!{sys.executable}\n"
+        "import json, os, sys\n"
+        "with open(os.environ['STUB_RECORD'], 'w', encoding='utf-8') as f:\n"
+        "    json.dump({'argv': sys.argv, 'env': dict(os.environ)}, f)\n"
+    )
+    for name in ("vllm", "vllm-router"):
+        path = folder / name
+        path.write_text(recorder, encoding="utf-8")
+        path.chmod(0o755)
+    return folder

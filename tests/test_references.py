@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
@@ -28,23 +27,6 @@ PROXY_ARGV = [
 
 
 @pytest.fixture
-def stubs(tmp_path: Path) -> Path:
-    """A `vllm` and a `vllm-router` on PATH that record their argv and environment as JSON."""
-    folder = tmp_path / "bin"
-    folder.mkdir()
-    recorder = (
-        f"#!{sys.executable}\n"
-        "import json, os, sys\n"
-        "with open(os.environ['STUB_RECORD'], 'w', encoding='utf-8') as f:\n"
-        "    json.dump({'argv': sys.argv, 'env': dict(os.environ)}, f)\n"
-    )
-    for name in ("vllm", "vllm-router"):
-        (folder / name).write_text(recorder, encoding="utf-8")
-        (folder / name).chmod(0o755)
-    return folder
-
-
-@pytest.fixture
 def example(tmp_path: Path) -> Path:
     """This project's example profile repository, with a site layer that moves the prefill port."""
     root = tmp_path / "example"
@@ -56,16 +38,16 @@ def example(tmp_path: Path) -> Path:
     return root
 
 
-def test_proxy_follows_a_port_a_site_layer_changes(example: Path, run: Run, stubs: Path, tmp_path: Path) -> None:
+def test_proxy_follows_a_port_a_site_layer_changes(example: Path, run: Run, stub_bin: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     result = run("--repo", example, "render", "qwen-disaggregated+site/ports", "--out", out)
     assert result.code == 0, result
 
-    proc, rec = launch(out / "proxy.sh", stubs, tmp_path)
+    proc, rec = launch(out / "proxy.sh", stub_bin, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert rec is not None
     assert rec["argv"][1:] == PROXY_ARGV  # type: ignore[index]
-    proc, rec = launch(out / "prefill.sh", stubs, tmp_path, env={"HF_TOKEN": "x"})
+    proc, rec = launch(out / "prefill.sh", stub_bin, tmp_path, env={"HF_TOKEN": "x"})
     assert proc.returncode == 0, proc.stderr
     assert rec is not None
     argv = rec["argv"]
@@ -144,7 +126,7 @@ def _check(make_repo: MakeRepo, run: Run, text: str) -> tuple[int, str]:
 
 
 def test_env_and_serve_strings_resolve_and_bash_reproduces_them(
-    make_repo: MakeRepo, run: Run, stubs: Path, tmp_path: Path
+    make_repo: MakeRepo, run: Run, stub_bin: Path, tmp_path: Path
 ) -> None:
     repo = make_repo(
         {
@@ -159,7 +141,7 @@ def test_env_and_serve_strings_resolve_and_bash_reproduces_them(
     out = tmp_path / "out"
     result = run("--repo", repo, "render", "a", "--out", out)
     assert result.code == 0, result
-    proc, rec = launch(out / "serve.sh", stubs, tmp_path)
+    proc, rec = launch(out / "serve.sh", stub_bin, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert rec is not None
     assert rec["argv"][1:] == [  # type: ignore[index]
@@ -378,7 +360,7 @@ def test_show_with_a_broken_reference_exits_1_and_names_it(make_repo: MakeRepo, 
 
 
 def test_import_writes_a_literal_dollar_brace_escaped(
-    make_repo: MakeRepo, run: Run, stubs: Path, tmp_path: Path
+    make_repo: MakeRepo, run: Run, stub_bin: Path, tmp_path: Path
 ) -> None:
     repo = make_repo({})
     result = run(
@@ -388,7 +370,7 @@ def test_import_writes_a_literal_dollar_brace_escaped(
     assert 'chat_template = "$${x} y"\n' in (repo / "profiles" / "imp.toml").read_text(encoding="utf-8")
     out = tmp_path / "out"
     assert run("--repo", repo, "render", "imp", "--out", out).code == 0
-    proc, rec = launch(out / "serve.sh", stubs, tmp_path)
+    proc, rec = launch(out / "serve.sh", stub_bin, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert rec is not None
     assert rec["argv"][1:] == ["serve", "Qwen/Qwen3-0.6B", "--chat-template", "${x} y"]  # type: ignore[index]

@@ -29,24 +29,6 @@ def shellcheck() -> str:
     return found
 
 
-@pytest.fixture
-def stub_bin(tmp_path: Path) -> Path:
-    """A `vllm` and a `vllm-router` on PATH that record their argv and environment as JSON."""
-    folder = tmp_path / "bin"
-    folder.mkdir()
-    recorder = (
-        f"#!{sys.executable}\n"
-        "import json, os, sys\n"
-        "with open(os.environ['STUB_RECORD'], 'w', encoding='utf-8') as f:\n"
-        "    json.dump({'argv': sys.argv, 'env': dict(os.environ)}, f)\n"
-    )
-    for name in ("vllm", "vllm-router"):
-        path = folder / name
-        path.write_text(recorder, encoding="utf-8")
-        path.chmod(0o755)
-    return folder
-
-
 def launch(
     script: Path, stub_bin: Path, tmp_path: Path, *args: str, env: dict[str, str] | None = None
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, object] | None]:
