@@ -1,0 +1,67 @@
+"""The import budget of each command (`python -X importtime`): the set of modules a command loads cannot grow
+silently. Start-up is most of what a short command costs (README, Performance), so each command may load only
+the heavy libraries it uses: no pydantic, TOML reader or rule modules for `--help`, no jinja2 outside `render`,
+no tomlkit outside the commands that write TOML, and a ceiling on how many modules it loads in all.
+
+The ceilings are the counts measured when the test was written (profilekit's own modules exactly as many as
+then, plus a few; all modules with a margin for other releases of the libraries). A change that crosses one
+either imports something lazily again, or raises the ceiling here with the reason in its commit.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+STACK = "nemotron-replayssm"
+HEAVY = frozenset({"pydantic", "jinja2", "tomlkit", "tomli", "packaging"})
+
+# command -> (heavy libraries it may load, ceiling on profilekit's modules, ceiling on all modules)
+BUDGETS: list[tuple[list[str], frozenset[str], int, int]] = [
+    (["--version"], frozenset(), 8, 200),
+    (["--help"], frozenset(), 8, 200),
+    (["flags", "prefix"], frozenset({"pydantic", "tomli"}), 14, 330),
+    (["list"], frozenset({"pydantic", "tomli", "packaging"}), 75, 400),
+    (["check", STACK], frozenset({"pydantic", "tomli", "packaging"}), 75, 400),
+    (["lint"], frozenset({"pydantic", "tomli", "packaging"}), 75, 400),
+    (["explain", STACK, "max_num_seqs"], frozenset({"pydantic", "tomli", "packaging"}), 75, 400),
+    (["show", STACK], frozenset({"pydantic", "tomli", "tomlkit", "packaging"}), 75, 410),
+    (["render", STACK, "--print"], frozenset({"pydantic", "tomli", "jinja2", "packaging"}), 78, 430),
+]
+
+
+def imported(args: list[str]) -> list[str]:
+    """The modules `profilekit ARGS` imports, in order (from `-X importtime`)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPROFILEIMPORTTIME"}
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "profilekit", "--repo", str(ROOT), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    lines = [line for line in done.stderr.splitlines() if line.startswith("import time:")]
+    return [line.rsplit("|", 1)[-1].strip() for line in lines[1:]]  # the first line is the header
+
+
+@pytest.mark.parametrize(("args", "allowed", "own", "total"), BUDGETS, ids=[" ".join(b[0]) for b in BUDGETS])
+def test_a_command_imports_only_what_it_uses(args: list[str], allowed: frozenset[str], own: int, total: int) -> None:
+    names = imported(args)
+    heavy = sorted({name.split(".")[0] for name in names} & (HEAVY - allowed))
+    assert heavy == [], f"`profilekit {' '.join(args)}` imports {heavy}: import them where they are used"
+    mine = [name for name in names if name.split(".")[0] == "profilekit"]
+    assert len(mine) <= own, f"{len(mine)} profilekit modules (budget {own}): {mine}"
+    assert len(names) <= total, f"{len(names)} modules in all (budget {total})"
+
+
+def test_the_budget_sees_a_heavy_import() -> None:
+    """The parser of `-X importtime` finds what a command loads (a budget that sees nothing passes anything)."""
+    names = imported(["render", STACK, "--print"])
+    assert "jinja2" in names
+    assert "profilekit.rules.engine" in names
