@@ -251,9 +251,11 @@ def test_template_with_undefined_name_is_not_a_traceback(make_repo: MakeRepo, ru
         config='[render]\ntemplates = "team-templates"\n',
     )
     result = run("--repo", root, "render", "app", "--print")
-    assert result.code == 2
-    assert result.err == (
-        "profilekit: error: template launch.sh.j2: 'nope' is undefined\n"
-        "  hint: team templates can use: command, exports, profilekit_version, role, script_name, secrets, stack, "
-        "vllm_version\n"
+    assert result.code == 1, result
+    assert result.out == (
+        "team-templates/launch.sh.j2:1:1: error template-error template team-templates/launch.sh.j2 failed at line 1: "
+        "'nope' is undefined\n"
+        "    fix: fix the template; templates can use: command, exports, profilekit_version, role, script_name, "
+        "secrets, stack, vllm_version\n"
+        "1 error, 0 warnings\n"
     )

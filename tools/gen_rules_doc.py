@@ -77,6 +77,13 @@ OTHER_CHECKS = [
     ("invalid-config", "error", "profilekit.toml does not match its schema", "`layers.py`"),
     ("duplicate-option", "error", "one layer writes an option twice (two spellings)", "`layers.py`"),
     (
+        "template-error",
+        "error",
+        "(render) a template fails: bad syntax, an undefined name, an exception, endless recursion, bytes that are "
+        "not UTF-8, or a reach the Jinja sandbox refuses; nothing is written",
+        "`templating.py`",
+    ),
+    (
         "unknown-layer",
         "error",
         "`extends`, `conflicts`, `requires`, a stack or a `[lint] stacks` entry names no layer",

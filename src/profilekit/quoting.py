@@ -33,3 +33,15 @@ def env_file_value(value: str) -> str | None:
     if not any(c in value for c in "$`"):
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     return None
+
+
+def comment_text(value: str) -> str:
+    """`value` fit for one line of a `#` comment: every character that could end the line, or hide in it, escaped.
+
+    A layer file may be named `evil\\ntouch PWNED\\n#.toml`; written raw into a script's header comment, its
+    newline would start a command. Bash ends a comment at `\\n` only, python-dotenv at `\\r` too; the escape also
+    covers the other control and separator characters so the header reads the same in every viewer.
+    """
+    if value.isprintable():
+        return value
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in value)

@@ -9,15 +9,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from profilekit import __version__
-from profilekit.errors import Finding, UsageError
-from profilekit.quoting import env_file_value, shell_quote
+from profilekit.errors import Finding
+from profilekit.quoting import comment_text, env_file_value, shell_quote
 from profilekit.rules.env import env_findings, split_env
 from profilekit.vllm.argv import render_argv
 
 if TYPE_CHECKING:
-    from jinja2.sandbox import SandboxedEnvironment
-
     from profilekit.compose import RoleConfig, Stack
+    from profilekit.templating import Sandbox
     from profilekit.vllm.catalogue import Catalogue
 
 MANIFEST = "manifest.json"
@@ -44,22 +43,10 @@ def builtin_templates() -> Path:
     return Path(__file__).resolve().parents[2] / "templates"
 
 
-def _environment(team_dir: Path | None) -> SandboxedEnvironment:
-    from jinja2 import ChoiceLoader, FileSystemLoader, StrictUndefined
-    from jinja2.sandbox import SandboxedEnvironment
+def _environment(team_dir: Path | None, root: Path | None) -> Sandbox:
+    from profilekit.templating import environment
 
-    loaders = [FileSystemLoader(str(team_dir))] if team_dir is not None else []
-    loaders.append(FileSystemLoader(str(builtin_templates())))
-    env = SandboxedEnvironment(
-        loader=ChoiceLoader(loaders),
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        autoescape=False,
-    )
-    env.filters["sh"] = shell_quote
-    return env
+    return environment([*([team_dir] if team_dir is not None else []), builtin_templates()], root=root)
 
 
 def role_argv(role: RoleConfig, catalogue: Catalogue | None) -> list[str]:
@@ -72,8 +59,9 @@ def role_argv(role: RoleConfig, catalogue: Catalogue | None) -> list[str]:
 def _context(stack: Stack, role: RoleConfig, version: str) -> dict[str, Any]:
     return {
         "profilekit_version": __version__,
-        "stack": stack.spec,
-        "role": role.name,
+        # free text that templates write into `#` comments: a layer's file name may hold a newline
+        "stack": comment_text(stack.spec),
+        "role": comment_text(role.name),
         "vllm_version": version,
     }
 
@@ -86,16 +74,39 @@ def render_stack(
     roles: list[str] | None = None,
     targets: tuple[str, ...] = DEFAULT_TARGETS,
     team_templates: Path | None = None,
+    root: Path | None = None,
 ) -> tuple[dict[str, Rendered], list[Finding]]:
-    """Every output file of the stack; findings instead of files when a value cannot be written."""
-    env = _environment(team_templates)
-    files: dict[str, Rendered] = {}
+    """Every output file of the stack; findings instead of files when a value or a template cannot be written.
+
+    `root` is the repository's: a failing team template is named by its file relative to it.
+    """
+    from profilekit.templating import TemplateFailure
+
     findings: list[Finding] = []
     chosen = [stack.roles[name] for name in (roles or list(stack.roles))]
     for role in chosen:
         findings += env_findings(stack, role)
     if findings:
         return {}, findings
+    try:
+        files = _files(
+            _environment(team_templates, root), stack, chosen, version=version, catalogue=catalogue, targets=targets
+        )
+    except TemplateFailure as failure:
+        return {}, [failure.finding]
+    return files, []
+
+
+def _files(
+    env: Sandbox,
+    stack: Stack,
+    chosen: list[RoleConfig],
+    *,
+    version: str,
+    catalogue: Catalogue | None,
+    targets: tuple[str, ...],
+) -> dict[str, Rendered]:
+    files: dict[str, Rendered] = {}
     for role in chosen:
         plain, secrets = split_env(role)
         ctx = _context(stack, role, version)
@@ -128,7 +139,7 @@ def render_stack(
     if "script" in targets and len(chosen) > 1 and len(chosen) == len(stack.roles) and not several_hosts(chosen):
         files[UP_SCRIPT] = Rendered(_up_script(env, stack, chosen, version, catalogue), 0o755)
     files[MANIFEST] = Rendered(manifest(stack, version=version, files=files))
-    return files, []
+    return files
 
 
 def several_hosts(roles: list[RoleConfig]) -> str | None:
@@ -167,9 +178,7 @@ def health_probe(role: RoleConfig, catalogue: Catalogue | None) -> tuple[str, st
     return kind, address, str(port)
 
 
-def _up_script(
-    env: SandboxedEnvironment, stack: Stack, roles: list[RoleConfig], version: str, catalogue: Catalogue | None
-) -> str:
+def _up_script(env: Sandbox, stack: Stack, roles: list[RoleConfig], version: str, catalogue: Catalogue | None) -> str:
     """`up.sh`: every role on this host, vLLM roles first (health-checked), then the command roles."""
     ordered = [role for role in roles if role.is_vllm] + [role for role in roles if not role.is_vllm]
     probes = [health_probe(role, catalogue) if role.is_vllm else ("", "", "") for role in ordered]
@@ -179,14 +188,14 @@ def _up_script(
         return " ".join(shell_quote(value) for value in values)
 
     def listed(names: list[str]) -> str:
-        return ", ".join(names) or "none"
+        return comment_text(", ".join(names)) or "none"
 
     return _render_template(
         env,
         TEMPLATE_FILES["up"],
         {
             "profilekit_version": __version__,
-            "stack": stack.spec,
+            "stack": comment_text(stack.spec),
             "vllm_version": version,
             "vllm_roles": listed([role.name for role in ordered if role.is_vllm]),
             "command_roles": listed([role.name for role in ordered if not role.is_vllm]),
@@ -199,19 +208,10 @@ def _up_script(
     )
 
 
-def _render_template(env: SandboxedEnvironment, name: str, context: dict[str, Any]) -> str:
-    """Render one template; a broken team template is a clear usage error, not a traceback."""
-    from jinja2 import TemplateError
+def _render_template(env: Sandbox, name: str, context: dict[str, Any]) -> str:
+    from profilekit.templating import render_template
 
-    try:
-        return env.get_template(name).render(**context)
-    except TemplateError as exc:
-        lineno = getattr(exc, "lineno", None)
-        where = f"{name}:{lineno}" if lineno else name
-        raise UsageError(
-            f"template {where}: {exc.message or exc}",
-            hint="team templates can use: " + ", ".join(sorted(context)),
-        ) from None
+    return render_template(env, name, context)
 
 
 def _command_lines(argv: list[str]) -> str:

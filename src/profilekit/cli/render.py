@@ -116,6 +116,7 @@ def _render(
         roles=session.role_names(stack, role),
         targets=targets,
         team_templates=session.templates_dir(),
+        root=session.root,
     )
 
 

@@ -1,0 +1,147 @@
+"""The Jinja sandbox that renders templates, and a failing team template turned into a finding with its line.
+
+A team's templates folder is code from the repository that profilekit runs on someone's machine and in CI:
+whatever it does at render time (an undefined name, `1 // 0`, `range(10**9)`, a recursive `include`, bytes
+that are not UTF-8, a reach for Python internals or the file system) ends as a `template-error` finding that
+names the template's file and line, and nothing is written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from jinja2 import ChoiceLoader, FileSystemLoader, StrictUndefined, TemplateError, TemplateSyntaxError
+from jinja2.exceptions import SecurityError
+from jinja2.sandbox import SandboxedEnvironment
+
+from profilekit.errors import Finding, Location, Severity
+from profilekit.quoting import comment_text, shell_quote
+
+if TYPE_CHECKING:
+    from jinja2.runtime import Context
+
+# the largest string, list or number a template may build with `*` or `**` (the sandbox bounds `range` alone)
+MAX_SIZE = 1_000_000
+MAX_EXPONENT_BITS = 64_000
+
+
+class TemplateFailure(Exception):
+    """A template that could not render: the finding to report instead of its files."""
+
+    def __init__(self, finding: Finding) -> None:
+        super().__init__(finding.message)
+        self.finding = finding
+
+
+class Sandbox(SandboxedEnvironment):
+    """Jinja's sandbox, also bounding `*` and `**` so that a template cannot exhaust memory or time with one."""
+
+    intercepted_binops = frozenset({"*", "**"})
+    # the repository root, so that a failure names the template's file relative to it
+    root: Path | None = None
+
+    def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
+        if operator == "**" and _big_power(left, right):
+            raise SecurityError(f"{left!r} ** {right!r} is too large to compute in a template")
+        if operator == "*" and _big_repeat(left, right):
+            raise SecurityError(f"a repetition of more than {MAX_SIZE} items is refused in a template")
+        return super().call_binop(context, operator, left, right)
+
+
+def _big_power(base: Any, exponent: Any) -> bool:
+    if not isinstance(base, int) or not isinstance(exponent, int) or abs(base) < 2 or exponent < 0:
+        return False
+    return exponent * abs(base).bit_length() > MAX_EXPONENT_BITS
+
+
+def _big_repeat(left: Any, right: Any) -> bool:
+    for items, times in ((left, right), (right, left)):
+        if isinstance(items, (str, list, tuple)) and isinstance(times, int) and len(items) * times > MAX_SIZE:
+            return True
+    return False
+
+
+def environment(folders: list[Path], *, root: Path | None = None) -> Sandbox:
+    """A sandbox that looks templates up in `folders`, first match wins; `sh` and `comment` quote for templates."""
+    env = Sandbox(
+        loader=ChoiceLoader([FileSystemLoader(str(folder)) for folder in folders]),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+    env.filters["sh"] = shell_quote
+    env.filters["comment"] = comment_text
+    env.root = root
+    return env
+
+
+def render_template(env: Sandbox, name: str, context: dict[str, Any]) -> str:
+    """Render one template; anything it raises becomes a `TemplateFailure` naming its file and line."""
+    try:
+        return env.get_template(name).render(**context)
+    except (Exception, RecursionError) as exc:  # a team template is code: every failure of it is its author's
+        file, line = _where(exc, name)
+        raise TemplateFailure(
+            Finding(
+                "template-error",
+                Severity.ERROR,
+                f"template {_shown(file, env.root)} failed at line {line}: {_reason(exc)}"
+                if line
+                else f"template {_shown(file, env.root)} failed: {_reason(exc)}",
+                [Location(_shown(file, env.root), line or 1, 1)],
+                fix="fix the template; templates can use: " + ", ".join(sorted(context)),
+            )
+        ) from None
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "it recurses without end (an include or macro that calls itself?)"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"the file is not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start})"
+    if isinstance(exc, SecurityError):
+        return f"refused by the sandbox: {exc}"
+    if isinstance(exc, TemplateError):
+        message = exc.message or type(exc).__name__
+        return f"template {message!r} not found" if type(exc).__name__ == "TemplateNotFound" else message
+    return f"{type(exc).__name__}: {comment_text(str(exc))}" if str(exc) else type(exc).__name__
+
+
+def _where(exc: BaseException, name: str) -> tuple[str, int]:
+    """The template file and line that raised: the syntax error's own, else the innermost template frame."""
+    if isinstance(exc, TemplateSyntaxError) and exc.filename:
+        return exc.filename, exc.lineno or 0
+    found: tuple[str, int] = (name, 0)
+    tb: TracebackType | None = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_name == "get_source" and isinstance(read := tb.tb_frame.f_locals.get("filename"), str):
+            found = (read, _decode_line(exc))  # the loader failed reading this file: it is not UTF-8
+        elif not code.co_filename.endswith(".py") and not code.co_filename.startswith("<"):
+            found = (code.co_filename, tb.tb_lineno)  # Jinja rewrites a template's frames to its file and line
+        tb = tb.tb_next
+    return found
+
+
+def _decode_line(exc: BaseException) -> int:
+    """The line of the first byte that is not UTF-8."""
+    if isinstance(exc, UnicodeDecodeError) and isinstance(exc.object, bytes):
+        return exc.object[: exc.start].count(b"\n") + 1
+    return 0
+
+
+def _shown(file: str, root: Path | None) -> str:
+    """A template's file relative to the repository root where it lies inside it."""
+    if root is not None:
+        try:
+            return Path(file).resolve().relative_to(root.resolve()).as_posix()
+        except (ValueError, OSError):
+            pass
+    return file
+
+
+__all__ = ["MAX_SIZE", "Sandbox", "TemplateFailure", "environment", "render_template"]
