@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from profilekit.errors import UsageError
@@ -19,18 +23,35 @@ def _previous_files(out_dir: Path) -> set[str]:
         return set()
 
 
-def _write_atomic(path: Path, text: str, mode: int) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+def _write_temp(out_dir: Path, name: str, item: Rendered) -> Path:
+    """`item` written in full beside its final name (a temporary name nobody reads); its mode already set."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=out_dir)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+            handle.write(item.text)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        os.chmod(tmp, item.mode)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return Path(tmp)
+
+
+@contextmanager
+def _locked(out_dir: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the output folder: two renders into one folder run one after the other."""
+    fd = os.open(out_dir, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the last descriptor releases the lock
+
+
+def _plain_name(name: str) -> bool:
+    """A file name that stays inside the output folder and reads the same in every shell and listing."""
+    return name not in {"", ".", ".."} and "/" not in name and not name.startswith(".") and name.isprintable()
 
 
 def keep_other_files(out_dir: Path, files: dict[str, Rendered]) -> dict[str, Rendered]:
@@ -51,10 +72,20 @@ def keep_other_files(out_dir: Path, files: dict[str, Rendered]) -> dict[str, Ren
 
 
 def write_outputs(out_dir: Path, files: dict[str, Rendered], *, partial: bool = False) -> list[Path]:
-    """Write every file atomically (the manifest last) and remove stale files of the last render.
+    """Write every file, then put them all in place, and remove the stale files of the last render.
 
-    A `partial` render (one role) removes nothing and keeps the other files in the manifest.
+    Every file is first written in full under a temporary name: a write that fails half-way (a full disk, a
+    file size limit) leaves the folder with the previous render, whole. The renames that follow cannot fail
+    for lack of space; the manifest is renamed last. The folder is locked meanwhile, so two renders into it
+    leave one complete set. A `partial` render (one role) removes nothing and keeps the other files in the
+    manifest. A symlink planted in the folder is replaced, never followed.
     """
+    bad = [name for name in files if not _plain_name(name)]
+    if bad:
+        raise UsageError(
+            f"refusing to write {bad[0]!r}: an output must be a plain file name inside {out_dir}",
+            hint="role names are letters, digits, '_', '.' and '-', starting with a letter or digit",
+        )
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         probe = tempfile.NamedTemporaryFile(dir=out_dir, prefix=".profilekit-probe.", delete=True)  # noqa: SIM115
@@ -64,22 +95,36 @@ def write_outputs(out_dir: Path, files: dict[str, Rendered], *, partial: bool = 
             f"cannot write to output folder {out_dir}: {exc.strerror or exc}",
             hint="choose another folder with --out",
         ) from None
+    with _locked(out_dir):
+        return _replace_all(out_dir, files, partial=partial)
+
+
+def _replace_all(out_dir: Path, files: dict[str, Rendered], *, partial: bool) -> list[Path]:
     if partial:
         files = keep_other_files(out_dir, files)
     stale = set() if partial else _previous_files(out_dir) - set(files)
-    written: list[Path] = []
+    order = sorted(files, key=lambda n: n == MANIFEST)
+    temps: dict[str, Path] = {}
     try:
-        for name in sorted(files, key=lambda n: n == MANIFEST):
-            item = files[name]
-            target = out_dir / name
-            _write_atomic(target, item.text, item.mode)
-            written.append(target)
+        for name in order:
+            if (out_dir / name).is_dir() and not (out_dir / name).is_symlink():
+                raise IsADirectoryError(errno.EISDIR, "a folder is in the way")
+            temps[name] = _write_temp(out_dir, name, files[name])
     except OSError as exc:
-        raise UsageError(f"cannot write {out_dir / name}: {exc.strerror or exc}", hint="check the folder") from None
+        for tmp in temps.values():
+            tmp.unlink(missing_ok=True)
+        raise UsageError(
+            f"cannot write {out_dir / name}: {exc.strerror or exc}; the folder keeps the previous render",
+            hint="free space (or raise the file size limit) and render again"
+            if exc.errno in {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
+            else f"remove what is in the way in {out_dir}, or choose another folder with --out",
+        ) from None
+    written: list[Path] = []
+    for name in order:
+        os.replace(temps[name], out_dir / name)
+        written.append(out_dir / name)
     for name in sorted(stale):
-        candidate = out_dir / name
         # only plain names inside the folder: a tampered manifest must not delete elsewhere
-        if "/" in name or name.startswith(".") or candidate.parent != out_dir:
-            continue
-        candidate.unlink(missing_ok=True)
+        if _plain_name(name):
+            (out_dir / name).unlink(missing_ok=True)
     return written
