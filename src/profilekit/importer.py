@@ -96,6 +96,22 @@ def _refuse(where: str, message: str, hint: str = "") -> UsageError:
     return UsageError(f"cannot import {where}: {message}", hint=hint)
 
 
+def _credential(serve: dict[str, Any]) -> str | None:
+    """The dotted key of the first secret-looking value, at any depth (e.g. `kv_connector_extra_config.auth_token`)."""
+    from profilekit.redact import is_secret, leaf_name
+
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((key,), value) for key, value in serve.items()]
+    while stack:
+        path, value = stack.pop(0)
+        if isinstance(value, dict):
+            stack += [((*path, key), inner) for key, inner in value.items()]
+        elif isinstance(value, list):
+            stack += [((*path, index), inner) for index, inner in enumerate(value)]
+        elif isinstance(value, str) and is_secret(leaf_name(path), value):
+            return ".".join(str(part) for part in path)
+    return None
+
+
 def _where(command: Command, script: Path | None) -> str:
     return f"line {command.line}: " if script is not None else ""
 
@@ -345,6 +361,15 @@ def import_launch(root: Path, words: list[str], *, name: str | None, catalogue: 
     except CommandLineError as exc:
         raise _refuse(source, where + exc.message, exc.hint) from None
     notes += [where + note for note in config_notes + parsed.notes]
+    credential = _credential(parsed.serve)
+    if credential is not None:
+        raise _refuse(
+            source,
+            f"{where}serve.{credential} holds a credential, and profilekit keeps credentials out of layer files "
+            "(the value is not shown here)",
+            "remove it from the launch and give it to the process another way (an env variable it reads, or a "
+            "file), then import again",
+        )
 
     env: dict[str, Any] = {}
     from profilekit.quoting import env_file_value
