@@ -441,3 +441,20 @@ def test_a_render_waits_for_the_one_already_writing_the_folder(tmp_path: Path) -
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 0, (stdout, stderr)
     assert consistent(out) == {"serve.sh", "serve.env"}
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a folder whatever its mode")
+def test_out_not_writable_is_a_usage_error(run: Run, tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / "profiles").mkdir(parents=True)
+    (root / "profilekit.toml").write_text('[vllm]\nversion = "0.33.0"\n', encoding="utf-8")
+    (root / "profiles" / "a.toml").write_text('[serve]\nmodel = "m"\n', encoding="utf-8")
+    out = tmp_path / "out"
+    out.mkdir(mode=0o555)
+    result = run("--repo", root, "render", "a", "--out", out, cwd=root)
+    assert result.code == 2, result
+    assert result.err == (
+        f"profilekit: error: cannot write to output folder {out}: Permission denied\n"
+        "  hint: choose another folder with --out\n"
+    )
+    assert list(out.iterdir()) == []
