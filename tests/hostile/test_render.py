@@ -191,6 +191,18 @@ SECRET_LINE = (
 EVIL_ARGS = '[serve]\nmodel = "m; touch PWNED"\nserved_model_name = ["$(touch PWNED)", "`touch PWNED`"]\n'
 EVIL_ENV = '[env]\nA = "$(touch PWNED)"\nB = "line one\\nline two"\nC = "`touch PWNED` \\\\ \\"q\\""\n'
 
+# a secret in every place a layer can write a string: (layer text, the value that must never be repeated)
+SECRET_PLACES = {
+    "model": (f'[serve]\nmodel = "{TOKEN}"\n', TOKEN),
+    "list-option": (f'[serve]\nmodel = "m"\nserved_model_name = ["x", "{TOKEN}"]\n', TOKEN),
+    "json-list": (f'[serve]\nmodel = "m"\nkv_transfer_config = {{ kv_connector = "NixlConnector", kv_role = "kv_both", kv_connector_extra_config = {{ peers = ["{TOKEN}"] }} }}\n', TOKEN),
+    "role-serve": (f'[serve]\nmodel = "m"\n[roles.r.serve]\nport = 1\napi_key = ["{TOKEN}"]\n', TOKEN),
+    "role-env": (f'[serve]\nmodel = "m"\n[roles.r.serve]\nport = 1\n[roles.r.env]\nX = "{HF}"\n', HF),
+    "command-glued": (f'[roles.p]\ncommand = ["x", "--token={TOKEN}"]\n', TOKEN),
+    "env-secret-name": ('[serve]\nmodel = "m"\n[env]\nMY_API_KEY = "plainvalue99"\n', "plainvalue99"),
+    "env-quoted-twice": (f'[serve]\nmodel = "m"\n[env]\nX = "\\"{TOKEN}\\""\n', TOKEN),
+}  # fmt: skip
+
 CASES = [
     # ---- team templates that fail at render time: a finding naming file and line, exit 1, nothing written
     Case("template-range", template("{{ range(10**9) | list }}\n"), RENDER, 1, failed(1, "OverflowError: Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000)."), TEMPLATES),
@@ -248,6 +260,11 @@ CASES = [
     Case("secret-show-redacted", {"profiles/a.toml": f'[serve]\nmodel = "m"\napi_key = ["{TOKEN}"]\n'}, ("show", "a"), 0, 'api_key = ["<redacted>"]', secret=TOKEN, previous=False),
     Case("import-json-auth-token", {}, ("import", "--name", "x", "--", "vllm", "serve", "m", "--kv-transfer-config", '{"kv_connector":"NixlConnector","kv_role":"kv_both","kv_connector_extra_config":{"auth_token":"tok-9876543210"}}'), 2, "profilekit: error: cannot import the command line: serve.kv_transfer_config.kv_connector_extra_config.auth_token holds a credential, and profilekit keeps credentials out of layer files (the value is not shown here)", secret="tok-9876543210", previous=False, check=lambda root, out, tmp: None if not (root / "profiles/x.toml").exists() else pytest.fail("written")),
     Case("import-json-token-shaped", {}, ("import", "--name", "x", "--", "vllm", "serve", "m", "--kv-transfer-config", json.dumps({"kv_connector": "NixlConnector", "kv_role": "kv_both", "kv_connector_extra_config": {"peer": TOKEN}})), 2, "profilekit: error: cannot import the command line: serve.kv_transfer_config.kv_connector_extra_config.peer holds a credential, and profilekit keeps credentials out of layer files (the value is not shown here)", secret=TOKEN, previous=False),
+    *[
+        Case(f"secret-in-{place}-{how}", {"profiles/a.toml": text}, args, 1, "literal-secret", secret=secret, previous=how == "render")
+        for place, (text, secret) in SECRET_PLACES.items()
+        for how, args in (("render", RENDER), ("sarif", ("check", "a", "--format", "sarif")))
+    ],
 ]  # fmt: skip
 
 
