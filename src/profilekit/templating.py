@@ -8,11 +8,15 @@ names the template's file and line, and nothing is written.
 
 from __future__ import annotations
 
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from jinja2 import ChoiceLoader, FileSystemLoader, StrictUndefined, TemplateError, TemplateSyntaxError
+from jinja2 import ChoiceLoader, FileSystemLoader, StrictUndefined, Template, TemplateError, TemplateSyntaxError
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
 
@@ -25,6 +29,13 @@ if TYPE_CHECKING:
 # the largest string, list or number a template may build with `*` or `**` (the sandbox bounds `range` alone)
 MAX_SIZE = 1_000_000
 MAX_EXPONENT_BITS = 64_000
+# what one rendered file may hold, and how long one template may run (loops the sandbox does not bound)
+MAX_OUTPUT = 10_000_000
+TIME_LIMIT = 10.0
+
+
+class TemplateLimit(Exception):
+    """A template went past MAX_OUTPUT or TIME_LIMIT."""
 
 
 class TemplateFailure(Exception):
@@ -81,10 +92,12 @@ def environment(folders: list[Path], *, root: Path | None = None) -> Sandbox:
 
 def render_template(env: Sandbox, name: str, context: dict[str, Any]) -> str:
     """Render one template; anything it raises becomes a `TemplateFailure` naming its file and line."""
+    template: Template | None = None
     try:
-        return env.get_template(name).render(**context)
+        template = env.get_template(name)
+        return _bounded(template, context)
     except (Exception, RecursionError) as exc:  # a team template is code: every failure of it is its author's
-        file, line = _where(exc, name)
+        file, line = _where(exc, template.filename or name if template is not None else name)
         raise TemplateFailure(
             Finding(
                 "template-error",
@@ -98,11 +111,46 @@ def render_template(env: Sandbox, name: str, context: dict[str, Any]) -> str:
         ) from None
 
 
+def _bounded(template: Template, context: dict[str, Any]) -> str:
+    """The rendered text, stopped once it passes MAX_OUTPUT characters or runs past TIME_LIMIT seconds."""
+    parts: list[str] = []
+    size = 0
+    with _deadline(TIME_LIMIT):
+        for chunk in template.generate(**context):
+            size += len(chunk)
+            if size > MAX_OUTPUT:
+                raise TemplateLimit(f"its output passes {MAX_OUTPUT:,} characters")
+            parts.append(chunk)
+    return "".join(parts)
+
+
+@contextmanager
+def _deadline(seconds: float) -> Iterator[None]:
+    """Interrupt the template after `seconds` (SIGALRM: only on the main thread, and never over another timer)."""
+    usable = threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
+    if not usable or signal.getitimer(signal.ITIMER_REAL)[0] > 0:
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise TemplateLimit(f"it runs longer than {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def _reason(exc: BaseException) -> str:
     if isinstance(exc, RecursionError):
         return "it recurses without end (an include or macro that calls itself?)"
     if isinstance(exc, UnicodeDecodeError):
         return f"the file is not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start})"
+    if isinstance(exc, TemplateLimit):
+        return f"stopped: {exc}"
     if isinstance(exc, SecurityError):
         return f"refused by the sandbox: {exc}"
     if isinstance(exc, TemplateError):

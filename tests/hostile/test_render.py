@@ -219,6 +219,7 @@ CASES = [
     Case("template-include-parent", template('{% include "../../../../etc/passwd" %}\n'), RENDER, 1, failed(1, "template '../../../../etc/passwd' not found"), TEMPLATES),
     Case("template-huge-string", template('{{ "x" * 10**10 }}\n'), RENDER, 1, failed(1, "refused by the sandbox: a repetition of more than 1000000 items is refused in a template"), TEMPLATES),
     Case("template-huge-power", template("{{ 2 ** 100000000 }}\n"), RENDER, 1, failed(1, "refused by the sandbox: 2 ** 100000000 is too large to compute in a template"), TEMPLATES),
+    Case("template-huge-output", template('{% for i in range(100000) %}{{ "x" * 999999 }}{% endfor %}\n'), RENDER, 1, failed(0, "stopped: its output passes 10,000,000 characters"), TEMPLATES),
     Case("template-syntax", template("ok\n{% for %}\n"), RENDER, 1, failed(2, "Expected an expression, got 'end of statement block'"), TEMPLATES),
     Case("template-undefined", template("ok\n\n{{ nope }}\n"), RENDER, 1, failed(3, "'nope' is undefined"), TEMPLATES),
     Case("template-env-file", template("{{ {}['missing'] }}\n", "role.env.j2"), RENDER, 1, failed(1, "'dict object' has no attribute 'missing'", "role.env.j2"), TEMPLATES),
@@ -475,3 +476,19 @@ def test_out_not_writable_is_a_usage_error(run: Run, tmp_path: Path) -> None:
         "  hint: choose another folder with --out\n"
     )
     assert list(out.iterdir()) == []
+
+
+def test_a_template_that_runs_too_long_is_stopped(run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Loops the sandbox does not bound (100,000 x 100,000 iterations) are stopped by the time limit."""
+    monkeypatch.setattr("profilekit.templating.TIME_LIMIT", 0.5)
+    root = tmp_path / "repo"
+    (root / "tt").mkdir(parents=True)
+    (root / "profiles").mkdir()
+    (root / "profilekit.toml").write_text('[vllm]\nversion = "0.33.0"\n' + TEMPLATES, encoding="utf-8")
+    (root / "profiles" / "a.toml").write_text('[serve]\nmodel = "m"\n', encoding="utf-8")
+    loops = "#!/bin/sh\n{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}\n"
+    (root / "tt" / "launch.sh.j2").write_text(loops, encoding="utf-8")
+    result = run("--repo", root, "render", "a", "--out", tmp_path / "out", cwd=root)
+    assert result.code == 1, result
+    assert result.out.splitlines()[0] == failed(2, "stopped: it runs longer than 0.5 s")
+    assert not (tmp_path / "out").exists()
