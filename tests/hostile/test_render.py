@@ -492,3 +492,17 @@ def test_a_template_that_runs_too_long_is_stopped(run: Run, tmp_path: Path, monk
     assert result.code == 1, result
     assert result.out.splitlines()[0] == failed(2, "stopped: it runs longer than 0.5 s")
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("args", [("check", "a", "--format", "json"), ("render", "a", "--print"), ("flags",)])
+def test_a_reader_that_closes_the_pipe_ends_the_command_quietly(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """`profilekit check a | head -1`: the closed pipe is no internal error (it was exit 3 with a message)."""
+    root = tmp_path / "repo"
+    (root / "profiles").mkdir(parents=True)
+    (root / "profilekit.toml").write_text('[vllm]\nversion = "0.33.0"\n', encoding="utf-8")
+    (root / "profiles" / "a.toml").write_text('[serve]\nmodel = "m"\n', encoding="utf-8")
+    proc = _cli(root, *args)
+    assert proc.stdout is not None
+    proc.stdout.close()
+    _out, stderr = proc.communicate()
+    assert (proc.returncode, stderr) == (141, "")

@@ -66,6 +66,8 @@ app = typer.Typer(
     "--repo, --vllm-version and --debug may also follow the command.",
 )
 
+# 128 + SIGPIPE: the status a shell reports for a command whose reader closed the pipe
+EXIT_BROKEN_PIPE = 141
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -128,6 +130,10 @@ def command(fn: F) -> F:
             raise typer.Exit(exc.exit_code) from None
         except (typer.Exit, typer.Abort, KeyboardInterrupt):
             raise
+        except BrokenPipeError:
+            # the reader went away (`profilekit lint | head -1`): stop quietly, as a tool that SIGPIPE ends does
+            _silence_stdout()
+            raise typer.Exit(EXIT_BROKEN_PIPE) from None
         except Exception as exc:
             if G.debug:
                 raise
@@ -136,6 +142,15 @@ def command(fn: F) -> F:
         raise typer.Exit(code or EXIT_OK)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that the flush at exit does not fail on the closed pipe again."""
+    import contextlib
+    import os
+
+    with contextlib.suppress(OSError, ValueError):  # no real stdout (captured in tests): nothing to redirect
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _version_callback(value: bool) -> None:
