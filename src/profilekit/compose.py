@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,27 +54,67 @@ class Entry:
 
 
 class Scope:
-    """A flat map of leaf paths to entries, with the merge and unset semantics of DESIGN section 5."""
+    """A flat map of leaf paths to entries, with the merge and unset semantics of DESIGN section 5.
+
+    `_below` counts, for every proper prefix of a path in `entries` (and `_removed_below` of one in `removed`),
+    how many paths lie under it: a key with nothing under it, the common case, is taken or unset without
+    scanning every entry (a layer with 100,000 env names would otherwise compose in quadratic time).
+    """
 
     def __init__(
         self, entries: dict[KeyPath, Entry] | None = None, removed: dict[KeyPath, Entry] | None = None
     ) -> None:
         self.entries: dict[KeyPath, Entry] = dict(entries or {})
         self.removed: dict[KeyPath, Entry] = dict(removed or {})
+        self._below: dict[KeyPath, int] = _prefix_counts(self.entries)
+        self._removed_below: dict[KeyPath, int] = _prefix_counts(self.removed)
 
     def copy(self) -> Scope:
-        return Scope(self.entries, self.removed)
+        twin = Scope.__new__(Scope)
+        twin.entries, twin.removed = dict(self.entries), dict(self.removed)
+        twin._below, twin._removed_below = dict(self._below), dict(self._removed_below)
+        return twin
+
+    def _put(self, path: KeyPath, entry: Entry) -> None:
+        if path not in self.entries:
+            _count(self._below, path, 1)
+        self.entries[path] = entry
+
+    def _pop(self, path: KeyPath) -> Entry | None:
+        entry = self.entries.pop(path, None)
+        if entry is not None:
+            _count(self._below, path, -1)
+        return entry
+
+    def _put_removed(self, path: KeyPath, entry: Entry) -> None:
+        if path not in self.removed:
+            _count(self._removed_below, path, 1)
+        self.removed[path] = entry
+
+    def _pop_removed(self, path: KeyPath) -> Entry | None:
+        entry = self.removed.pop(path, None)
+        if entry is not None:
+            _count(self._removed_below, path, -1)
+        return entry
+
+    def _under(self, path: KeyPath) -> list[KeyPath]:
+        """The paths in `entries` strictly below `path` (a scan only when there are some)."""
+        if not self._below.get(path):
+            return []
+        return [k for k in self.entries if len(k) > len(path) and k[: len(path)] == path]
 
     def _take(self, path: KeyPath) -> list[Assignment]:
         """Remove and return the history of everything at, above or below `path`."""
         history: list[Assignment] = []
         for depth in range(1, len(path)):
-            above = self.entries.pop(path[:depth], None)
+            above = self._pop(path[:depth])
             if above is not None:
                 history.extend(above.history)
-        for key in [k for k in self.entries if k[: len(path)] == path]:
-            history.extend(self.entries.pop(key).history)
-        gone = self.removed.pop(path, None)
+        for key in [path, *self._under(path)]:
+            entry = self._pop(key)
+            if entry is not None:
+                history.extend(entry.history)
+        gone = self._pop_removed(path)
         if gone is not None:
             history = [*gone.history, *history]
         return history
@@ -85,24 +125,34 @@ class Scope:
             self.entries[path] = Entry(value, origin, current.history)
             return
         history = self._take(path)
-        for key in [k for k in self.removed if k[: len(path)] == path and k != path]:
-            del self.removed[key]
-        self.entries[path] = Entry(value, origin, tuple(history))
+        if self._removed_below.get(path):
+            for key in [k for k in self.removed if len(k) > len(path) and k[: len(path)] == path]:
+                self._pop_removed(key)
+        self._put(path, Entry(value, origin, tuple(history)))
 
     def merge(self, prefix: KeyPath, table: dict[str, Any], locate: Any) -> None:
-        for key, value in table.items():
-            path = (*prefix, key)
+        # iterative: a table nested as deep as the loader allows must not exhaust the stack
+        pending: list[tuple[KeyPath, Iterator[tuple[str, Any]]]] = [(prefix, iter(table.items()))]
+        while pending:
+            at, items = pending[-1]
+            step = next(items, None)
+            if step is None:
+                pending.pop()
+                continue
+            key, value = step
+            path = (*at, key)
             if isinstance(value, dict) and value:
-                self.merge(path, value, locate)
+                pending.append((path, iter(value.items())))
             else:
                 self.assign(path, value, locate(path))
 
     def unset(self, path: KeyPath, origin: Location) -> bool:
         """Remove `path` and everything below it; return whether anything was there."""
-        hit = [k for k in self.entries if k[: len(path)] == path]
+        hit = [path, *self._under(path)] if path in self.entries else self._under(path)
         for key in hit:
-            entry = self.entries.pop(key)
-            self.removed[key] = Entry(UNSET, origin, entry.history)
+            entry = self.entries[key]
+            self._pop(key)
+            self._put_removed(key, Entry(UNSET, origin, entry.history))
         return bool(hit)
 
     def tree(self, scope: str) -> dict[str, Any]:
@@ -116,6 +166,19 @@ class Scope:
                 node = node.setdefault(part, {})  # type: ignore[arg-type]
             node[path[-1]] = entry.value  # type: ignore[index]
         return out
+
+
+def _prefix_counts(paths: Iterable[KeyPath]) -> dict[KeyPath, int]:
+    counts: dict[KeyPath, int] = {}
+    for path in paths:
+        _count(counts, path, 1)
+    return counts
+
+
+def _count(counts: dict[KeyPath, int], path: KeyPath, step: int) -> None:
+    for depth in range(1, len(path)):
+        prefix = path[:depth]
+        counts[prefix] = counts.get(prefix, 0) + step
 
 
 @dataclass(slots=True)
@@ -231,18 +294,23 @@ class Catalog:
 
 
 def linearise(catalog: Catalog, names: list[str]) -> tuple[list[Layer], list[Finding]]:
-    """Each named layer's `extends` ancestors first (depth-first, left to right), then the layer."""
+    """Each named layer's `extends` ancestors first (depth-first, left to right), then the layer.
+
+    Iterative, with an explicit stack: a chain of thousands of `extends` must not exhaust Python's.
+    """
     order: list[Layer] = []
     placed: set[str] = set()
     findings: list[Finding] = []
     reported: set[str] = set()
+    trail: list[str] = []  # the layers being visited, outermost first
+    on_trail: dict[str, int] = {}  # name -> its index in `trail`
 
-    def visit(name: str, trail: list[str], via: Location | None) -> None:
+    def enter(name: str, via: Location | None) -> Layer | None:
+        """The layer to visit next, or None (placed already, a cycle, unknown, or broken: reported)."""
         if name in placed:
-            return
-        if name in trail:
-            cycle = [*trail[trail.index(name) :], name]
-            key = " -> ".join(cycle)
+            return None
+        if name in on_trail:
+            key = _cycle_text([*trail[on_trail[name] :], name])
             if key not in reported:
                 reported.add(key)
                 findings.append(
@@ -254,7 +322,7 @@ def linearise(catalog: Catalog, names: list[str]) -> tuple[list[Layer], list[Fin
                         fix="remove one of these `extends` entries",
                     )
                 )
-            return
+            return None
         if name not in catalog.files:
             if via is not None:
                 hint = catalog.suggest(name)
@@ -267,21 +335,49 @@ def linearise(catalog: Catalog, names: list[str]) -> tuple[list[Layer], list[Fin
                         fix=hint or "create the layer, or remove the entry",
                     )
                 )
-            return
+            return None
         layer, problems = catalog.get(name)
         findings.extend(p for p in problems if p not in findings)
         if layer is None:
             placed.add(name)
-            return
-        for index, parent in enumerate(layer.data.layer.extends):
-            visit(parent, [*trail, name], layer.location(("layer", "extends", index)))
-        if name not in placed:
-            placed.add(name)
-            order.append(layer)
+            return None
+        on_trail[name] = len(trail)
+        trail.append(name)
+        return layer
 
     for name in names:
-        visit(name, [], None)
+        first = enter(name, None)
+        if first is None:
+            continue
+        pending: list[tuple[Layer, Iterator[tuple[int, str]]]] = [(first, enumerate(first.data.layer.extends))]
+        while pending:
+            layer, parents = pending[-1]
+            step = next(parents, None)
+            if step is None:
+                pending.pop()
+                del on_trail[trail.pop()]
+                if layer.name not in placed:
+                    placed.add(layer.name)
+                    order.append(layer)
+                continue
+            index, parent = step
+            child = enter(parent, layer.location(("layer", "extends", index)))
+            if child is not None:
+                pending.append((child, enumerate(child.data.layer.extends)))
     return order, findings
+
+
+# a cycle through more layers than this is shown by its ends: the message stays one readable line
+_CYCLE_SHOWN = 12
+
+
+def _cycle_text(cycle: list[str]) -> str:
+    """`a -> b -> a`; a long cycle keeps its first and last layers and says how many it leaves out."""
+    if len(cycle) <= _CYCLE_SHOWN:
+        return " -> ".join(cycle)
+    half = _CYCLE_SHOWN // 2
+    left_out = len(cycle) - 2 * half
+    return " -> ".join([*cycle[:half], f"... ({left_out} more layers)", *cycle[-half:]])
 
 
 @dataclass(frozen=True, slots=True)

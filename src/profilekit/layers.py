@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime
 import hashlib
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import tomli
 
 from profilekit.errors import Finding, Location, Severity, UsageError
+from profilekit.guards import content_findings, display_key, nesting_error_position, syntax_error_position
 from profilekit.tomlpos import Path as KeyPath
 from profilekit.tomlpos import Pos, format_key, locate_keys
 
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 
 REPO_MARKER = "profilekit.toml"
 PROFILES_DIR = "profiles"
-_TOML_ERROR_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
 
 
 @dataclass(slots=True)
@@ -162,25 +161,19 @@ def read_toml(root: Path, path: Path) -> tuple[SourceFile | None, dict[str, Any]
     try:
         data = tomli.loads(text)
     except tomli.TOMLDecodeError as exc:
-        msg = str(exc)
-        m = _TOML_ERROR_POS.search(msg)
-        line, col = (int(m.group(1)), int(m.group(2))) if m else (1, 1)
-        msg = _TOML_ERROR_POS.sub("", msg).strip()
-        return (
-            None,
-            None,
-            [
-                Finding(
-                    "toml-syntax",
-                    Severity.ERROR,
-                    f"invalid TOML: {msg}",
-                    [Location(rel, line, col)],
-                    fix="fix the TOML syntax at that position",
-                )
-            ],
-        )
+        line, col, msg = syntax_error_position(text, str(exc))
+        return None, None, [_syntax_finding(rel, line, col, f"invalid TOML: {msg}")]
+    except RecursionError as exc:  # tomli's own limits: inline values nested 400 deep, keys of 1,000 parts
+        line, col = nesting_error_position(text, str(exc))
+        return None, None, [_syntax_finding(rel, line, col, f"invalid TOML: {exc}")]
     source = SourceFile(rel, text, locate_keys(text), digest)
     return source, data, []
+
+
+def _syntax_finding(file: str, line: int, col: int, message: str) -> Finding:
+    return Finding(
+        "toml-syntax", Severity.ERROR, message, [Location(file, line, col)], fix="fix the TOML syntax at that position"
+    )
 
 
 def _env_depth(loc: tuple[Any, ...]) -> int | None:
@@ -208,12 +201,15 @@ def _schema_findings(source: SourceFile, exc: ValidationError, *, rule: str, lay
                 continue
             if not is_table:
                 err = {**err, "type": "env_value_type", "loc": loc}
+        if loc and loc[-1] == "[key]":  # a dict key failed its pattern: report the key itself
+            loc = loc[:-1]
+            err = {**err, "type": "bad_name", "loc": loc}
         path: KeyPath = tuple(p for p in loc if isinstance(p, (str, int)))
         if path in seen:
             continue
         seen.add(path)
         pos = source.pos(path)
-        key = format_key(path)
+        key = display_key(path)
         message = _friendly(err)
         findings.append(
             Finding(
@@ -248,6 +244,8 @@ def _friendly(err: Any) -> str:
         return "required key is missing"
     if kind == "literal_error" and err["loc"] and err["loc"][-1] == "secret":
         return "must be `secret = true`"
+    if kind == "bad_name":
+        return _bad_name(err["loc"], err["input"])
     if kind == "string_pattern_mismatch":
         return f"{err['input']!r} is not a valid name"
     if kind.endswith("_type"):
@@ -261,6 +259,15 @@ def _friendly(err: Any) -> str:
 def with_article(noun: str) -> str:
     """`an array`, `a table`: the article a message puts before a type name."""
     return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
+def _bad_name(loc: tuple[Any, ...], name: str) -> str:
+    shown = display_key((name,))
+    if loc[0] == "roles" and len(loc) == 2:
+        return f"{shown} is not a valid role name: letters, digits, '_', '.' and '-', starting with a letter or digit"
+    if "env" in loc[-2:-1]:
+        return f"{shown} is not a valid environment variable name: letters, digits and '_', not starting with a digit"
+    return f"{shown} is not a valid name"
 
 
 def toml_type(value: Any) -> str:
@@ -283,6 +290,8 @@ def toml_type(value: Any) -> str:
 
 
 def _schema_fix(err: Any, path: KeyPath) -> str:
+    if err["type"] == "bad_name":
+        return "rename it" if path[0] == "roles" and len(path) == 2 else "rename the variable, e.g. MY_VAR_1"
     if err["type"] == "extra_forbidden":
         top = path[0] if path else ""
         if len(path) == 1:
@@ -364,6 +373,9 @@ def load_layer(
         for f in findings:
             f.locations = [Location(loc.file, loc.line, loc.column, loc.key, name) for loc in f.locations]
         return None, findings
+    unsafe = content_findings(raw, source.pos, file=source.file, rule="invalid-layer", layer=name)
+    if unsafe:
+        return None, unsafe
     try:
         data = LayerFile.model_validate(raw)
     except ValidationError as exc:
@@ -387,6 +399,9 @@ def load_repo_config(root: Path) -> tuple[RepoConfig, SourceFile | None, list[Fi
     source, raw, findings = read_toml(root, root / REPO_MARKER)
     if source is None or raw is None:
         return RepoConfig(), None, findings
+    unsafe = content_findings(raw, source.pos, file=source.file, rule="invalid-config")
+    if unsafe:
+        return RepoConfig(), source, unsafe
     try:
         return RepoConfig.model_validate(raw), source, []
     except ValidationError as exc:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
@@ -15,6 +14,9 @@ REFERENCE = r"^(@[A-Za-z0-9][A-Za-z0-9_.-]*|[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z
 _STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 RoleName = Annotated[str, StringConstraints(pattern=ROLE_NAME)]
+# checked key by key, so a bad name is reported at its own line (pydantic's patterns are Rust regexes: `$` is
+# the end of the text, so "FOO\n" does not match)
+EnvName = Annotated[str, StringConstraints(pattern=ENV_NAME)]
 LayerRef = Annotated[str, StringConstraints(pattern=REFERENCE)]
 Capability = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
 
@@ -59,22 +61,13 @@ class ModelFacts(BaseModel):
     config: str | None = Field(default=None, description="path to a local config.json (relative to the repo)")
 
 
-def _check_env(value: dict[str, Any]) -> dict[str, Any]:
-    for name in value:
-        if not re.match(ENV_NAME, name):
-            raise ValueError(f"{name!r} is not a valid environment variable name")
-    return value
-
-
 class Role(BaseModel):
     """One `[roles.<name>]` table: per-role overrides, or a plain command."""
 
     model_config = _STRICT
     serve: dict[str, Any] = Field(default_factory=dict)
-    env: dict[str, EnvValue] = Field(default_factory=dict)
+    env: dict[EnvName, EnvValue] = Field(default_factory=dict)
     command: list[str] | None = Field(default=None, min_length=1)
-
-    _env_names = field_validator("env")(classmethod(lambda cls, v: _check_env(v)))
 
 
 class LayerFile(BaseModel):
@@ -84,10 +77,8 @@ class LayerFile(BaseModel):
     layer: LayerMeta = Field(default_factory=LayerMeta)
     model: ModelFacts = Field(default_factory=ModelFacts)
     serve: dict[str, Any] = Field(default_factory=dict)
-    env: dict[str, EnvValue] = Field(default_factory=dict)
+    env: dict[EnvName, EnvValue] = Field(default_factory=dict)
     roles: dict[RoleName, Role] = Field(default_factory=dict)
-
-    _env_names = field_validator("env")(classmethod(lambda cls, v: _check_env(v)))
 
 
 class VllmSection(BaseModel):

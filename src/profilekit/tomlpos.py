@@ -36,6 +36,9 @@ _SIMPLE_ARRAY = re.compile(
 _ELEMENT = re.compile(r'"[^"\\\n]*"')
 _DOT = re.compile(r"[ \t]*\.[ \t]*")
 _SCALAR_END = re.compile(r"[,\]}\s#]")
+# keys nested deeper than this inside inline values are not recorded: a value nested hundreds of levels (tomli
+# allows 400) would exhaust the stack of this recursive scanner; the loader refuses anything past 32 anyway
+_LOCATED_DEPTH = 48
 _ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "\\": "\\", "e": "\x1b"}
 
 
@@ -163,6 +166,8 @@ class _Scanner:
         c = self.s[self.i]
         if c in "\"'":
             self.skip_string()
+        elif c in "{[" and len(path) > _LOCATED_DEPTH:
+            self.skip_nested()
         elif c == "{":
             self.read_inline_table(path)
         elif c == "[":
@@ -175,6 +180,26 @@ class _Scanner:
                 m2 = _SCALAR_END.search(self.s, end + 1)
                 end = m2.start() if m2 else self.n
             self.i = end
+
+    def skip_nested(self) -> None:
+        """Step over an inline table or array without recording its keys (and without recursion)."""
+        s, depth = self.s, 0
+        while True:
+            c = s[self.i]
+            if c in "\"'":
+                self.skip_string()
+                continue
+            if c == "#":
+                self.i = s.index("\n", self.i)
+                continue
+            if c in "[{":
+                depth += 1
+            elif c in "]}":
+                depth -= 1
+                if depth == 0:
+                    self.i += 1
+                    return
+            self.i += 1
 
     def read_inline_table(self, path: Path) -> None:
         self.i += 1

@@ -13,9 +13,10 @@ DEFAULT = SUPPORTED[-1]
 
 def resolve_version(cli: str | None, configured: str | None) -> str:
     """`--vllm-version` wins over `[vllm] version`; anything outside SUPPORTED is a usage error."""
-    version = cli or configured or DEFAULT
+    # an empty --vllm-version is a mistake, not "use the default"
+    version = cli if cli is not None else configured if configured is not None else DEFAULT
     if version not in SUPPORTED:
-        origin = "--vllm-version" if cli else "[vllm] version in profilekit.toml"
+        origin = "--vllm-version" if cli is not None else "[vllm] version in profilekit.toml"
         raise UsageError(
             f"unsupported vLLM version {version!r} (from {origin})",
             hint="supported releases: " + ", ".join(SUPPORTED),
