@@ -247,7 +247,7 @@ def _friendly(err: Any) -> str:
     if kind == "bad_name":
         return _bad_name(err["loc"], err["input"])
     if kind == "string_pattern_mismatch":
-        return f"{err['input']!r} is not a valid name"
+        return _bad_reference(err["loc"], err["input"])
     if kind.endswith("_type"):
         base = kind.removesuffix("_type")
         return f"expected {with_article(_TYPE_NAMES.get(base, base))}, got {toml_type(err['input'])}"
@@ -261,8 +261,20 @@ def with_article(noun: str) -> str:
     return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
 
 
+def _bad_reference(loc: tuple[Any, ...], name: str) -> str:
+    """A `[layer]` list entry that is no name: layers are paths below profiles/, never outside it."""
+    field = loc[1] if len(loc) >= 2 and loc[0] == "layer" else ""
+    if field == "extends":
+        return f"{name!r} is not a layer name: a layer is named by its path below profiles/ without .toml (site/h100)"
+    if field in ("conflicts", "requires"):
+        return f"{name!r} is not a layer name (site/h100) or a capability (@kv-connector)"
+    if field == "provides":
+        return f"{name!r} is not a capability name: letters, digits, '_', '.' and '-', without the '@'"
+    return f"{name!r} is not a valid name"
+
+
 def _bad_name(loc: tuple[Any, ...], name: str) -> str:
-    shown = display_key((name,))
+    shown = repr(name)
     if loc[0] == "roles" and len(loc) == 2:
         return f"{shown} is not a valid role name: letters, digits, '_', '.' and '-', starting with a letter or digit"
     if "env" in loc[-2:-1]:
@@ -291,7 +303,11 @@ def toml_type(value: Any) -> str:
 
 def _schema_fix(err: Any, path: KeyPath) -> str:
     if err["type"] == "bad_name":
-        return "rename it" if path[0] == "roles" and len(path) == 2 else "rename the variable, e.g. MY_VAR_1"
+        return (
+            "rename the role: it names the output files (ROLE.sh, ROLE.env)"
+            if path[0] == "roles" and len(path) == 2
+            else "rename the variable, e.g. MY_VAR_1"
+        )
     if err["type"] == "extra_forbidden":
         top = path[0] if path else ""
         if len(path) == 1:

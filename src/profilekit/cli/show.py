@@ -65,7 +65,7 @@ def show(
     if fmt == "json":
         out(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        import tomlkit
+        from profilekit.tomlwrite import dumps
 
-        out(tomlkit.dumps(data))
+        out(dumps(data))
     return EXIT_OK
