@@ -44,6 +44,22 @@ def _walk(data: dict[str, Any]) -> Iterator[tuple[KeyPath, Any]]:
             pending.extend(((*path, i), v) for i, v in reversed(list(enumerate(value))))
 
 
+def nesting_depth(value: Any) -> int:
+    """How many tables and arrays deep `value` goes (a scalar: 0), counted without recursion."""
+    deepest = 0
+    pending: list[tuple[int, Any]] = [(0, value)]
+    while pending:
+        depth, item = pending.pop()
+        deepest = max(deepest, depth)
+        if depth > MAX_DEPTH:
+            continue
+        if isinstance(item, dict):
+            pending.extend((depth + 1, v) for v in item.values())
+        elif isinstance(item, list):
+            pending.extend((depth + 1, v) for v in item)
+    return deepest
+
+
 def content_findings(data: dict[str, Any], locate: Any, *, file: str, rule: str, layer: str = "") -> list[Finding]:
     """Nesting deeper than MAX_DEPTH, and NUL characters in keys or string values, as `rule` findings.
 

@@ -296,6 +296,26 @@ CASES = [
         ("c0       [extends=c1]",),
         seconds=60,
     ),
+    Case(
+        "import-json-5000-deep",
+        layer(MODEL),
+        ("import", "--name", "deep", "--", "vllm", "serve", "m", "--kv-transfer-config", nested(5000, '{"a": ', "}")),
+        2,
+        (
+            "profilekit: error: cannot import the command line: --kv-transfer-config nests JSON more than 32 levels "
+            "deep, more than a layer may hold",
+        ),
+    ),
+    Case(
+        "import-json-100-deep",
+        layer(MODEL),
+        ("import", "--name", "deep", "--", "vllm", "serve", "m", "--kv-transfer-config", nested(100, '{"a": ', "}")),
+        2,
+        (
+            "profilekit: error: cannot import the command line: --kv-transfer-config nests JSON more than 32 levels "
+            "deep, more than a layer may hold",
+        ),
+    ),
     # ---- size --------------------------------------------------------------------------------------------------
     Case("layer-10mb-check", big_env, ("check", "a"), 0, ("a: no problems found (vLLM 0.33.0)",), seconds=30),
     Case("layer-10mb-show", big_env, ("show", "a"), 0, ('stack = "a"', 'layers = ["a"]'), seconds=30),
@@ -783,6 +803,8 @@ def test_hostile_load(case: Case, run: Run, tmp_path: Path) -> None:
     text = result.out + result.err
     assert "Traceback" not in text and "internal error" not in text, result
     assert result.code == case.code, result
+    if case.args[0] == "import" and case.code:
+        assert not (root / "profiles" / "deep.toml").exists()  # nothing written
     if case.secret:
         assert case.secret not in text
     if case.seconds:

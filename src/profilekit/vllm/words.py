@@ -10,6 +10,7 @@ import math
 import re
 from typing import TYPE_CHECKING, Any
 
+from profilekit.guards import MAX_DEPTH, nesting_depth
 from profilekit.vllm.values import (
     LOOKS_LIKE_OBJECT,
     Kind,
@@ -48,12 +49,19 @@ def _expand_json_human_numbers(text: str) -> str:
     return "".join(parts)
 
 
+_TOO_DEEP: Any = object()  # the marker of a JSON word nested past what json's decoder can read
+
+
 def json_table(text: str, *, config_class: bool, what: str, as_list: bool = False) -> Any:
     """A JSON-valued option's word as a TOML table (or array, for a JSON-list option; raises WordError)."""
     try:
         value = json.loads(_expand_json_human_numbers(text) if config_class else text)
     except json.JSONDecodeError as exc:
         raise WordError(f"{what} is not valid JSON ({exc.msg} at character {exc.pos})") from None
+    except RecursionError:  # json's decoder recurses: thousands of nested objects exhaust the stack
+        value = _TOO_DEEP
+    if value is _TOO_DEEP or nesting_depth(value) > MAX_DEPTH:
+        raise WordError(f"{what} nests JSON more than {MAX_DEPTH} levels deep, more than a layer may hold")
     if as_list and not isinstance(value, list):
         raise WordError(f"{what} is JSON but not a list, which vLLM expects for this option")
     if not as_list and not isinstance(value, dict):
