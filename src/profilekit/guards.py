@@ -60,6 +60,17 @@ def nesting_depth(value: Any) -> int:
     return deepest
 
 
+def could_be_unsafe(text: str) -> bool:
+    """Whether a document's text can hold what `content_findings` looks for (lint loads every layer: most need no walk).
+
+    A NUL is written as an escape (`\\u0000`, `\\U00000000`, or TOML 1.1's `\\x00`, which tomli reads; a raw
+    NUL is not valid TOML), and every level of a key path below the first
+    is written with a `.`, `[` or `{`, so a path longer than MAX_DEPTH needs at least MAX_DEPTH of them.
+    """
+    escapes = ("\\u0000", "\\U00000000", "\\x00")
+    return any(escape in text for escape in escapes) or sum(map(text.count, ".[{")) >= MAX_DEPTH
+
+
 def content_findings(data: dict[str, Any], locate: Any, *, file: str, rule: str, layer: str = "") -> list[Finding]:
     """Nesting deeper than MAX_DEPTH, and NUL characters in keys or string values, as `rule` findings.
 

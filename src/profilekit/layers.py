@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING, Any
 import tomli
 
 from profilekit.errors import Finding, Location, Severity, UsageError
-from profilekit.guards import content_findings, display_key, nesting_error_position, syntax_error_position
+from profilekit.guards import (
+    content_findings,
+    could_be_unsafe,
+    display_key,
+    nesting_error_position,
+    syntax_error_position,
+)
 from profilekit.tomlpos import Path as KeyPath
 from profilekit.tomlpos import Pos, format_key, locate_keys
 
@@ -389,7 +395,11 @@ def load_layer(
         for f in findings:
             f.locations = [Location(loc.file, loc.line, loc.column, loc.key, name) for loc in f.locations]
         return None, findings
-    unsafe = content_findings(raw, source.pos, file=source.file, rule="invalid-layer", layer=name)
+    unsafe = (
+        content_findings(raw, source.pos, file=source.file, rule="invalid-layer", layer=name)
+        if could_be_unsafe(source.text)
+        else []
+    )
     if unsafe:
         return None, unsafe
     try:

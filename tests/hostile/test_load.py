@@ -484,6 +484,16 @@ CASES = [
         ),
     ),
     Case(
+        "nul-as-toml-1.1-hex-escape",
+        layer(MODEL + 'tokenizer = "a\\x00b"\n'),
+        ("check", "a"),
+        1,
+        (
+            "profiles/a.toml:3:1: error invalid-layer serve.tokenizer: holds a NUL character, which no process argument or environment variable can carry (bash drops it, so the process would get another value)",
+            "    fix: remove the NUL (a \\u0000 escape) from the key or value",
+        ),
+    ),
+    Case(
         "nul-in-command",
         layer(MODEL + '[roles.p]\ncommand = ["x", "a\\u0000"]\n'),
         ("check", "a"),
@@ -814,3 +824,14 @@ def test_hostile_load(case: Case, run: Run, tmp_path: Path) -> None:
     for expected in case.lines:
         assert expected in lines[at:], result
         at = lines.index(expected, at) + 1
+
+
+def test_the_guard_walks_only_a_document_that_can_hold_a_nul_or_deep_nesting() -> None:
+    """`could_be_unsafe` may say yes too often (then the walk decides), never no to a document that needs it."""
+    from profilekit.guards import MAX_DEPTH, could_be_unsafe
+
+    assert not could_be_unsafe('[serve]\nmodel = "org/model"\nmax_num_seqs = 8\n')
+    assert could_be_unsafe('a = "x\\u0000"\n') and could_be_unsafe('a = "x\\x00"\n')
+    deep = "a" + ".a" * MAX_DEPTH + " = 1\n"  # a path of MAX_DEPTH + 1 parts
+    assert could_be_unsafe(deep)
+    assert could_be_unsafe("x = " + "[" * MAX_DEPTH + "]" * MAX_DEPTH + "\n")
