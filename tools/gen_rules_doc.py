@@ -53,6 +53,7 @@ FAMILIES = {
     "moe_parallel": "Experts, Engram tables, API servers and object storage against the parallel launch (`rules/moe_parallel.py`)",
     "hisparse": "HiSparse sparse-MLA decode hot-buffering (`rules/hisparse.py`)",
     "proton": "The Proton profiler beside CUDA graphs (`rules/proton.py`)",
+    "modelfit": "Options refused for the model served: nvfp4 KV cache with MLA, offline data parallelism (`rules/modelfit.py`)",
     "archsupport": "What the model's architecture supports: Transformers backend, LoRA, MoE backends (`rules/archsupport.py`)",
 }
 

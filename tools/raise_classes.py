@@ -65,6 +65,16 @@ TABLE: list[tuple[str, str, str, str]] = [
         "the method a layer writes; one vLLM infers from the draft model is left to vLLM",
     ),
     (r"VllmConfig\._verify_trace_replay_config", ALL, "modelled:trace-replay-v1", ""),
+    # rules/modelfit.py, rules/moe_parallel.py: against the model's config.json
+    (r"VllmConfig\.validate_nvfp4_kv_cache_with_mla", ALL, "modelled:nvfp4-kv-cache-mla", ""),
+    (r"ParallelConfig\.__post_init__", r"dense models", "modelled:offline-data-parallel-dense", ""),
+    (
+        r"VllmConfig\.__post_init__",
+        r"moonep all2all backend currently supports",
+        "modelled:moonep-all2all",
+        "quantization and dtype from the options or the config.json (the name a GPU host may upgrade a method to, "
+        "e.g. gptq_marlin, is not modelled in the message)",
+    ),
     (
         r"VllmConfig\._validate_profiler_config",
         r"Proton CUDA graph attribution requires",
@@ -845,19 +855,12 @@ TABLE: list[tuple[str, str, str, str]] = [
         "needs-config-json",
         CONFIG_JSON.format("max_model_len; prefix caching defaults by model"),
     ),
-    (r"VllmConfig\.validate_nvfp4_kv_cache_with_mla", ALL, "needs-config-json", CONFIG_JSON.format("MLA attention")),
     (r"VllmConfig\._reject_mismatched_float_kv_cache", ALL, "needs-config-json", CONFIG_JSON.format("torch_dtype")),
     (
         r"VllmConfig\._resolve_mm_encoder_only",
         ALL,
         "needs-config-json",
         CONFIG_JSON.format("architecture: multimodal or not"),
-    ),
-    (
-        r"VllmConfig\.__post_init__",
-        r"moonep all2all backend currently supports",
-        "needs-config-json",
-        CONFIG_JSON.format("dtype and quantization"),
     ),
     (
         r"VllmConfig\.__post_init__",
@@ -889,7 +892,6 @@ TABLE: list[tuple[str, str, str, str]] = [
         "needs-config-json",
         CONFIG_JSON.format("the target's architecture"),
     ),
-    (r"ParallelConfig\.__post_init__", r"dense models", "needs-config-json", CONFIG_JSON.format("experts")),
     (
         r"EngineArgs\.create_engine_config",
         r"Non-MoE models|non multimodal model",

@@ -517,7 +517,13 @@ MESSAGE_RULES: list[tuple[str, str]] = [
         "aux-output-compatibility",
     ),
     # rules/moe_parallel.py
-    (r"The moonep all2all backend (does not support EPLB|requires linear expert placement)", "moonep-all2all"),
+    (
+        r"The moonep all2all backend (does not support EPLB|requires linear expert placement|currently supports)",
+        "moonep-all2all",
+    ),
+    # the model served (rules/modelfit.py)
+    (r"nvfp4 KV cache is not supported with MLA", "nvfp4-kv-cache-mla"),
+    (r"Offline data parallel mode is not supported/useful for dense models", "offline-data-parallel-dense"),
     (r"dispatches and combines itself and cannot be paired with all2all_backend", "moe-backend-all2all"),
     (
         r"dp_shared_memory requires (data_parallel_size > 1|load_format)|dp_shared_memory is not supported with "

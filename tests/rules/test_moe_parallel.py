@@ -31,6 +31,49 @@ def test_moonep_refuses_eplb(check: Check, version: str) -> None:
     assert check(files(NEMOTRON, all2all_backend="moonep", **EP), version=version, rule="moonep-all2all") == []
 
 
+@pytest.mark.parametrize("version", ["0.31.0", "0.32.0", "0.33.0"])
+def test_moonep_needs_an_unquantized_bf16_model(check: Check, version: str) -> None:
+    fp16 = check(files(NEMOTRON, all2all_backend="moonep", dtype="float16", enable_eplb=True, **EP), version=version)
+    assert [(f.rule, f.message, f.fix) for f in fp16 if f.rule == "moonep-all2all"] == [
+        (
+            "moonep-all2all",
+            refuses(
+                version,
+                'all2all_backend = "moonep" with a float16 model',
+                "The moonep all2all backend currently supports BF16 models only; got dtype=torch.float16. Use a "
+                "different --all2all-backend or --dtype bfloat16.",
+            ),
+            'set dtype = "bfloat16", or choose another all2all_backend',
+        )
+    ]
+    # the checkpoint's quantization_config counts as much as the option
+    quantized = files(NEMOTRON, config={"quantization_config": {"quant_method": "fp8"}}, all2all_backend="moonep", **EP)
+    found = check(quantized, version=version, rule="moonep-all2all")
+    assert messages(found) == [
+        refuses(
+            version,
+            'all2all_backend = "moonep" with a model quantized as "fp8"',
+            "The moonep all2all backend currently supports unquantized BF16 models only; got quantization='fp8'. "
+            "Use a different --all2all-backend for quantized models.",
+        )
+    ]
+    assert [loc.key for loc in found[0].locations] == ["serve.all2all_backend", "model.config"]
+    # a float32 checkpoint runs as bfloat16 with dtype = "auto"
+    float32 = files(NEMOTRON, config={"torch_dtype": "float32"}, all2all_backend="moonep", **EP)
+    assert check(float32, version=version, rule="moonep-all2all") == []
+    assert check(files(NEMOTRON, all2all_backend="moonep", dtype="bfloat16", **EP), version=version) == []
+
+
+def test_moonep_without_the_config_json_says_the_check_could_not_run(check: Check) -> None:
+    found = check(files(NEMOTRON, with_config=False, all2all_backend="moonep"), rule="model-facts-missing")
+    assert messages(found) == [
+        "profilekit could not run vLLM 0.33.0's checks of all2all_backend = \"moonep\" against the model's dtype and "
+        "quantization: they need the config.json of model 'dummy/NemotronHForCausalLM', which profilekit does not have"
+    ]
+    written = files(NEMOTRON, with_config=False, all2all_backend="moonep", dtype="bfloat16", quantization="fp8")
+    assert check(written, rule="model-facts-missing") == []
+
+
 @pytest.mark.parametrize("version", ["0.31.0", "0.33.0"])
 def test_moonep_needs_linear_expert_placement(check: Check, version: str) -> None:
     layer = files(NEMOTRON, all2all_backend="moonep", expert_placement_strategy="round_robin", **EP)

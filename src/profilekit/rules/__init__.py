@@ -31,6 +31,7 @@ from profilekit.rules import (  # noqa: F401 - they register
     mamba,
     microbatch,
     modelcfg,
+    modelfit,
     moe_parallel,
     observability,
     options,

@@ -1,8 +1,8 @@
 """Parallel launch checks around experts, Engram tables, API servers and object-storage models.
 
 Sources: `vllm/config/vllm.py` `VllmConfig.__post_init__`: the moonep all2all backend refuses EPLB and a
-non-linear expert placement (0.31.0 and later, after the model runner and profiler checks; its BF16 and
-quantization checks before them need the model's dtype and are left to vLLM); `vllm/config/kernel.py`
+non-linear expert placement, and first a quantized or non-BF16 model (0.31.0 and later, after the model runner and
+profiler checks; the model's quantization and dtype come from `quantization`/`dtype` or the model's config.json); `vllm/config/kernel.py`
 `bind_passthrough_all2all_backend`, called by `KernelConfig.set_platform_defaults` right after
 `validate_flashinfer_moe_ep_model` (0.32.0 and later); `vllm/config/engram.py` `EngramConfig.verify_parallel_config`
 and (0.30.0) `verify_load_config`, run by `VllmConfig._resolve_and_verify_engram_config` right after
@@ -20,9 +20,10 @@ from typing import Any
 from profilekit.errors import Severity
 from profilekit.rules import order
 from profilekit.rules.archsupport import MOE_BACKEND_MODEL, moe_backend_of
+from profilekit.rules.cache import model_dtype
 from profilekit.rules.engine import STAGE_POST_INIT, Context, Hit, Order, rule
 from profilekit.rules.facts import RoleFacts, at_least
-from profilekit.rules.modelcfg import serve_bool, serve_int, shown
+from profilekit.rules.modelcfg import Undecided, needs, serve_bool, serve_int, shape, shown
 from profilekit.rules.outputs import ENGRAM
 from profilekit.rules.parallel import refuse
 
@@ -33,6 +34,10 @@ PASSTHROUGH: Order = (STAGE_POST_INIT, *MOE_BACKEND_MODEL, 1)
 ENGRAM_PARALLEL: Order = (STAGE_POST_INIT, ENGRAM, 1)  # right after verify_model_config (engram-model)
 ENGRAM_LOAD: Order = (STAGE_POST_INIT, ENGRAM, 2)
 OBJECT_STORAGE: Order = (STAGE_POST_INIT, order.MAMBA_MODEL_HOOK, 50)  # the end of try_verify_and_update_config
+MOONEP_MODEL_FIX = {
+    "quantization": "serve an unquantized BF16 model, or choose another all2all_backend",
+    "dtype": 'set dtype = "bfloat16", or choose another all2all_backend',
+}
 FAULT_TOLERANCE_STEP = order.PARALLEL_VALIDATORS - 1  # _validate_parallel_config, before data_parallel_size_local
 
 # vllm/config/kernel.py FLASHINFER_MOE_EP_BACKENDS (0.32.0-0.33.0)
@@ -45,10 +50,58 @@ STREAMING_LOAD_FORMATS = ("auto", "modelexpress", "runai_streamer", "runai_strea
 ENGRAM_SHARED_LOAD_FORMATS = ("auto", "safetensors", "pt")
 
 
+def _quantization(f: RoleFacts) -> str | None:
+    """`ModelConfig.quantization`: the `quantization` a layer writes, else the config.json's `quant_method`."""
+    written = f.serve.get("quantization")
+    if isinstance(written, str):
+        return written
+    s = shape(f)
+    quant = s.raw.get("quantization_config") if s is not None else None
+    method = quant.get("quant_method") if isinstance(quant, dict) else None
+    return method.lower() if isinstance(method, str) else None
+
+
+def _moonep_model(f: RoleFacts) -> tuple[str, str, list[str]] | None:
+    """vLLM's first moonep checks: an unquantized BF16 model (the options or the model's config.json)."""
+    quantization = _quantization(f)
+    if quantization is not None:
+        return (
+            f'all2all_backend = "moonep" with a model quantized as {shown(quantization)}',
+            "The moonep all2all backend currently supports unquantized BF16 models only; got "
+            f"quantization={quantization!r}. Use a different --all2all-backend for quantized models.",
+            ["quantization"],
+        )
+    dtype = model_dtype(f)
+    if dtype is not None and dtype != "bfloat16":
+        return (
+            f'all2all_backend = "moonep" with a {dtype} model',
+            f"The moonep all2all backend currently supports BF16 models only; got dtype=torch.{dtype}. Use a "
+            "different --all2all-backend or --dtype bfloat16.",
+            ["dtype"],
+        )
+    return None
+
+
+@needs
+def _moonep_needs(f: RoleFacts) -> list[Undecided]:
+    if not at_least(f.version, "0.31.0") or f.serve.get("all2all_backend") != "moonep" or shape(f) is not None:
+        return []
+    if "quantization" in f.serve or _moonep_model(f) is not None:
+        return []
+    return [
+        Undecided(
+            'all2all_backend = "moonep" against the model\'s dtype and quantization',
+            tuple(f.loc("serve", "all2all_backend")),
+        )
+    ]
+
+
 def _moonep_failure(f: RoleFacts) -> tuple[str, str, list[str]] | None:
-    """(what, vLLM's message, the keys) of the moonep checks profilekit can judge from the options."""
+    """(what, vLLM's message, the keys) of the moonep checks, in vLLM's order."""
     if f.serve.get("all2all_backend") != "moonep":
         return None
+    if (model := _moonep_model(f)) is not None:
+        return model
     if serve_bool(f, "enable_eplb") is True:
         return (
             'all2all_backend = "moonep" with enable_eplb = true',
@@ -72,7 +125,7 @@ def _moonep_failure(f: RoleFacts) -> tuple[str, str, list[str]] | None:
 @rule(
     "moonep-all2all",
     Severity.ERROR,
-    "the moonep all2all backend with EPLB or a non-linear expert placement",
+    "the moonep all2all backend with a quantized or non-BF16 model, EPLB or a non-linear expert placement",
     releases=">=0.31.0",
     source="vllm/config/vllm.py VllmConfig.__post_init__",
 )
@@ -85,8 +138,12 @@ def moonep_all2all(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
         Hit(
             "moonep-all2all",
             refuse(f, what, message),
-            [*f.loc("serve", "all2all_backend"), *(loc for key in keys for loc in f.loc("serve", key))],
-            f"remove {keys[0]}, or choose another all2all_backend",
+            [
+                *f.loc("serve", "all2all_backend"),
+                *(loc for key in keys for loc in f.loc("serve", key)),
+                *(f.model.locations if keys[0] in MOONEP_MODEL_FIX and keys[0] not in f.serve else ()),
+            ],
+            MOONEP_MODEL_FIX.get(keys[0], f"remove {keys[0]}, or choose another all2all_backend"),
             role=f.role.name,
             order=MOONEP,
         )
