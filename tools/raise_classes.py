@@ -70,6 +70,13 @@ TABLE: list[tuple[str, str, str, str]] = [
     (r"ParallelConfig\.__post_init__", r"dense models", "modelled:offline-data-parallel-dense", ""),
     (
         r"VllmConfig\.__post_init__",
+        r"HiSparse is only supported for DSA models",
+        "modelled:hisparse-unsupported",
+        "index_topk in config.json; a model type whose config class defaults it is left to vLLM; the oracle's CPU "
+        "platform refuses HiSparse first",
+    ),
+    (
+        r"VllmConfig\.__post_init__",
         r"moonep all2all backend currently supports",
         "modelled:moonep-all2all",
         "quantization and dtype from the options or the config.json (the name a GPU host may upgrade a method to, "
@@ -861,12 +868,6 @@ TABLE: list[tuple[str, str, str, str]] = [
         ALL,
         "needs-config-json",
         CONFIG_JSON.format("architecture: multimodal or not"),
-    ),
-    (
-        r"VllmConfig\.__post_init__",
-        r"HiSparse is only supported for DSA models",
-        "needs-config-json",
-        CONFIG_JSON.format("index_topk"),
     ),
     (
         r"VllmConfig\.__post_init__",

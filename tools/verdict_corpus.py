@@ -451,7 +451,7 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     (r"HiSparse requires Model Runner V2", "hisparse-model-runner-v1"),
     (
         r"HiSparse does not support (pipeline parallelism|decode context parallelism|cudagraph_mode=FULL)|"
-        r"HiSparse requires --scheduler-reserve-full-isl",
+        r"HiSparse requires --scheduler-reserve-full-isl|HiSparse is only supported for DSA models with index_topk",
         "hisparse-unsupported",
     ),
     (r"HiSparse requires the hybrid KV cache manager", "hisparse-hybrid-kv-cache-manager"),

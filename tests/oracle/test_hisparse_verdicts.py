@@ -64,6 +64,9 @@ LIMITED = [
         config=DSA,
     ),
     Case("hisparse-alone", None, LLAMA, EXPLICIT, config=DSA),
+    # the last check of the block: a model without index_topk (not a DSA model)
+    Case("hisparse-not-dsa", "hisparse-unsupported", LLAMA, EXPLICIT),
+    Case("connector-not-dsa", "hisparse-unsupported", LLAMA, CONNECTOR),
 ]
 
 

@@ -23,7 +23,7 @@ MULTI = {
         "kv_connector_extra_config": {"connectors": [{"kv_connector": "HiSparseConnector", "kv_role": "kv_both"}]},
     }
 }
-DSA = {"index_topk": 2048}  # HiSparse also needs a DSA model (vLLM checks index_topk after these; left to vLLM)
+DSA = {"index_topk": 2048}  # HiSparse also needs a DSA model (vLLM checks index_topk after these)
 V1 = {"VLLM_USE_V2_MODEL_RUNNER": "0"}
 MSG_V2 = "HiSparse requires Model Runner V2; remove VLLM_USE_V2_MODEL_RUNNER=0."
 MSG_PP = "HiSparse does not support pipeline parallelism."
@@ -33,6 +33,7 @@ MSG_FULL = (
     "graphs for decode batches."
 )
 MSG_RESERVE = "HiSparse requires --scheduler-reserve-full-isl; remove --no-scheduler-reserve-full-isl."
+MSG_DSA = "HiSparse is only supported for DSA models with index_topk."
 MSG_HMA = (
     "HiSparse requires the hybrid KV cache manager; remove --disable-hybrid-kv-cache-manager or use connectors "
     "that support HMA."
@@ -105,6 +106,48 @@ def test_hisparse_needs_the_full_input_reserved(check: Check, version: str) -> N
         refuses(version, "attention_config.hisparse_config with scheduler_reserve_full_isl = false", MSG_RESERVE)
     ]
     assert check(layer(EXPLICIT, scheduler_reserve_full_isl=True), version=version) == []
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_hisparse_needs_a_dsa_model(check: Check, version: str) -> None:
+    found = check(files(**EXPLICIT), version=version, rule="hisparse-unsupported")
+    if version < "0.30.0":
+        assert found == []
+        return
+    assert messages(found) == [
+        refuses(
+            version,
+            "attention_config.hisparse_config with a model whose config.json has no index_topk (not a DSA model)",
+            MSG_DSA,
+        )
+    ]
+    assert [loc.key for loc in found[0].locations][-1] == "model.config"
+    assert found[0].fix == "serve a DSA model (its config.json has index_topk), or drop HiSparse"
+    assert check(files(config=DSA, **CONNECTOR), version=version, rule="hisparse-unsupported") == []
+    # a model type whose config class gives index_topk a default: vLLM sees the attribute
+    default = files(config={"model_type": "deepseek_v32"}, **EXPLICIT)
+    assert check(default, version=version, rule="hisparse-unsupported") == []
+
+
+def test_vllm_names_pipeline_parallelism_before_the_missing_index_topk(make_repo: MakeRepo) -> None:
+    root: Path = make_repo(files(pipeline_parallel_size=2, **EXPLICIT), config='[vllm]\nversion = "0.33.0"\n')
+    session = Session.open(repo=root, vllm_version=None)
+    found = session.check(session.stack("s"))
+    assert sorted(f.message.rsplit("start: ", 1)[1] for f in found if f.rule == "hisparse-unsupported") == [
+        f'"{MSG_PP}"',
+        f'"{MSG_DSA}"',
+    ]
+    verdict = vllm_verdict(session.stack("s"), "serve", version="0.33.0", catalogue=session.catalogue, root=root)
+    assert verdict.rule == "hisparse-unsupported"
+    assert verdict.message is not None and verdict.message.endswith(f'"{MSG_PP}"')
+
+
+def test_hisparse_without_the_config_json_says_the_check_could_not_run(check: Check) -> None:
+    found = check(files(with_config=False, **EXPLICIT), rule="model-facts-missing")
+    assert messages(found) == [
+        "profilekit could not run vLLM 0.33.0's checks of HiSparse against the model's index_topk (a DSA model or "
+        "not): they need the config.json of model 'dummy/LlamaForCausalLM', which profilekit does not have"
+    ]
 
 
 @pytest.mark.parametrize("version", RELEASES)

@@ -7,8 +7,8 @@ then sets `hisparse_config` itself (rules/runnerfacts.py `hisparse`).
 - `VllmConfig.use_v2_model_runner`: HiSparse runs only on Model Runner V2 and refuses VLLM_USE_V2_MODEL_RUNNER=0
   the first time vLLM asks which runner it uses.
 - `VllmConfig.__post_init__`, the HiSparse block after the optimisation-level defaults: pipeline parallelism,
-  decode context parallelism, `cudagraph_mode=FULL` (0.32.0+) and `--no-scheduler-reserve-full-isl` (0.31.0+),
-  in that order. vLLM first refuses HiSparse off NVIDIA CUDA, so the oracle (CPU platform) cannot show these;
+  decode context parallelism, `cudagraph_mode=FULL` (0.32.0+), `--no-scheduler-reserve-full-isl` (0.31.0+) and
+  a model whose config has no `index_topk` (not a DSA model; needs the config.json), in that order. vLLM first refuses HiSparse off NVIDIA CUDA, so the oracle (CPU platform) cannot show these;
   a GPU host reaches them.
 - `VllmConfig.__post_init__` after the hybrid KV cache manager is resolved: HiSparse with
   `disable_hybrid_kv_cache_manager = true`. When the choice is left to vLLM (a connector without HMA support
@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from profilekit.errors import Location, Severity
 from profilekit.rules.engine import STAGE_POST_INIT, Context, Hit, Order, rule
 from profilekit.rules.facts import RoleFacts, at_least
-from profilekit.rules.modelcfg import serve_bool, serve_int, shown
+from profilekit.rules.modelcfg import Undecided, needs, serve_bool, serve_int, shape, shown
 from profilekit.rules.runnerfacts import hisparse
 
 SOURCE = "vllm/config/vllm.py VllmConfig.__post_init__"
@@ -38,6 +38,25 @@ MSG_RESERVE = "HiSparse requires --scheduler-reserve-full-isl; remove --no-sched
 MSG_HMA = (
     "HiSparse requires the hybrid KV cache manager; remove --disable-hybrid-kv-cache-manager or use connectors "
     "that support HMA."
+)
+MSG_DSA = "HiSparse is only supported for DSA models with index_topk."
+# model types whose config class (transformers 5.24.0 as the oracle pins it, vLLM's hy_v4) gives `index_topk` a
+# default, so `hasattr(hf_config, "index_topk")` holds whatever config.json says: profilekit leaves them to vLLM
+INDEX_TOPK_DEFAULTS = frozenset(
+    {
+        "axk2",
+        "deepseek_v32",
+        "deepseek_v4",
+        "dots3_note",
+        "glm5_next",
+        "glm_moe_dsa",
+        "hy_v4",
+        "hy_v4_vl",
+        "minimax_m3_vl",
+        "mistral_large4",
+        "step3p5",
+        "step3p7",
+    }
 )
 
 # the speculative methods 0.31.0-0.32.0 keep async scheduling on for (EagleModelTypes, NgramGPUTypes and the rest)
@@ -165,13 +184,31 @@ def _unsupported(f: RoleFacts) -> list[tuple[str, str, str, list[Location]]]:
                 f.loc("serve", "scheduler_reserve_full_isl"),
             )
         )
+    s = shape(f)
+    if s is not None and "index_topk" not in s.raw and s.model_type not in INDEX_TOPK_DEFAULTS:
+        found.append(
+            (
+                "a model whose config.json has no index_topk (not a DSA model)",
+                MSG_DSA,
+                "serve a DSA model (its config.json has index_topk), or drop HiSparse",
+                list(f.model.locations),
+            )
+        )
     return found
+
+
+@needs
+def _dsa_needs(f: RoleFacts) -> list[Undecided]:
+    if not at_least(f.version, "0.30.0") or hisparse(f.version, f.serve) is None or shape(f) is not None:
+        return []
+    return [Undecided("HiSparse against the model's index_topk (a DSA model or not)", tuple(_origin(f)))]
 
 
 @rule(
     "hisparse-unsupported",
     Severity.ERROR,
-    "HiSparse with pipeline or decode context parallelism, cudagraph_mode = FULL or scheduler_reserve_full_isl = false",
+    "HiSparse with pipeline or decode context parallelism, cudagraph_mode = FULL, scheduler_reserve_full_isl = false "
+    "or a model without index_topk",
     releases=">=0.30.0",
     source=SOURCE,
 )
