@@ -47,6 +47,7 @@ FAMILIES = {
     "exclusive": "A flag and the config key it feeds, both written (`rules/exclusive.py`)",
     "postinit": "Option pairs `VllmConfig.__post_init__` refuses (`rules/postinit.py`)",
     "configs": "Profiler, encoder-cache transfer and auxiliary outputs (`rules/configs.py`)",
+    "multimodal": "Multimodal options, for a multimodal model (`rules/multimodal.py`)",
     "quantpool": "Pooling and online quantization configs (`rules/quantpool.py`)",
     "subconfigs": "Attention, encoder-cache, LoRA and watermark configs (`rules/subconfigs.py`)",
     "features": "Features an executor or backend does not support (`rules/features.py`)",

@@ -689,12 +689,50 @@ TABLE: list[tuple[str, str, str, str]] = [
         "PoolerConfig has no key normalize in any release: profilekit reports it as an unknown key",
     ),
     (r"_get_head_dtype", ALL, "needs-config-json", CONFIG_JSON.format("head_dtype")),
+    # rules/multimodal.py and rules/options.py (`_multimodal_hits`): for a model whose config.json has an encoder
     (
-        r"MultiModalConfig\.(_validate_mm_encoder_attn_backend|_validate_multimodal_config|"
-        r"get_mm_processor_device_type|validate_mm_processor_device)",
+        r"MultiModalConfig\._validate_mm_encoder_attn_backend",
+        ALL,
+        "modelled:invalid-value",
+        "the value constraint of mm_encoder_attn_backend, judged for a multimodal config.json",
+    ),
+    (
+        r"MultiModalConfig\._validate_multimodal_config",
+        r"should only be set when",
+        "modelled:mm-shm-cache-object-size",
+        "",
+    ),
+    (
+        r"MultiModalConfig\._validate_multimodal_config",
+        r"require 'mm_encoder_attn_dtype'|cannot be used with 'mm_encoder_fp8_scale_path'",
+        "modelled:mm-encoder-fp8-scale",
+        "",
+    ),
+    (
+        r"MultiModalConfig\._validate_multimodal_config",
+        r"not found",
+        "out-of-scope",
+        "checks files on the serving host",
+    ),
+    (r"MultiModalConfig\.get_mm_processor_device_type", ALL, "modelled:mm-processor-device-invalid", ""),
+    (
+        r"ModelConfig\.verify_with_parallel_config",
+        r"mm_tensor_ipc='torch_shm'",
+        "modelled:mm-tensor-ipc-torch-shm-parallel",
+        "",
+    ),
+    (r"VllmConfig\.__post_init__", r"torch_shm is known to fail", "modelled:mm-tensor-ipc-torch-shm-spawn", ""),
+    (
+        r"VllmConfig\.__post_init__",
+        r"--language-model-only is incompatible",
+        "modelled:language-model-only-mm-encoder-graphs",
+        "",
+    ),
+    (
+        r"MultiModalConfig\.validate_mm_processor_device",
         ALL,
         "needs-config-json",
-        CONFIG_JSON.format("multimodal architecture: vLLM builds MultiModalConfig only for one"),
+        CONFIG_JSON.format("multimodal architecture; refused where the device is the platform's accelerator"),
     ),
     # ---- internal assertions and runtime-only paths ----
     (r"VllmConfig\.__post_init__", r"must be set after applying optimization level defaults", "out-of-scope", INTERNAL),

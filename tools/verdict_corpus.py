@@ -244,6 +244,14 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     (r"LoRA is not supported for \w+ \(", "lora-unsupported"),
     (r"is only supported for DeepSeek-V4 models", "moe-backend-architecture"),
     (r"Unknown vLLM environment variable detected", "unknown-env-var"),
+    (r"Attention backend 'XFORMERS' has been removed", "invalid-value"),
+    (r"'mm_shm_cache_max_object_size_mb' should only be set when", "mm-shm-cache-object-size"),
+    (r"'mm_encoder_fp8_scale_path' and 'mm_encoder_fp8_scale_save_path' require", "mm-encoder-fp8-scale"),
+    (r"'mm_encoder_fp8_scale_save_path' cannot be used with", "mm-encoder-fp8-scale"),
+    (r'Invalid "device" in mm_processor_kwargs', "mm-processor-device-invalid"),
+    (r"mm_tensor_ipc='torch_shm' is not supported with", "mm-tensor-ipc-torch-shm-parallel"),
+    (r"torch_shm is known to fail without VLLM_WORKER_MULTIPROC_METHOD", "mm-tensor-ipc-torch-shm-spawn"),
+    (r"--language-model-only is incompatible with cudagraph_mm_encoder", "language-model-only-mm-encoder-graphs"),
     # config classes' field constraints and registries (rules/options.py, vllm/constraints.py); after the
     # kv_role pattern, which rules/kv.py words itself
     (r"Unexpected keyword argument", "unknown-option"),

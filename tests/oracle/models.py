@@ -169,12 +169,51 @@ _ZAMBA2: dict[str, Any] = {
     "pad_token_id": 0,
 }
 
+# A multimodal model (vision encoder + Gemma text model; field names as in google/paligemma-3b-pt-224):
+# vLLM builds a MultiModalConfig for it, and its model module imports without torchvision.
+_PALIGEMMA: dict[str, Any] = {
+    "architectures": ["PaliGemmaForConditionalGeneration"],
+    "model_type": "paligemma",
+    "torch_dtype": "bfloat16",
+    "image_token_index": 255,
+    "projection_dim": 64,
+    "hidden_size": 64,
+    "vocab_size": 256,
+    "text_config": {
+        "model_type": "gemma",
+        "vocab_size": 256,
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 1,
+        "head_dim": 16,
+        "max_position_embeddings": 512,
+        "torch_dtype": "bfloat16",
+    },
+    "vision_config": {
+        "model_type": "siglip_vision_model",
+        "hidden_size": 32,
+        "intermediate_size": 64,
+        "num_attention_heads": 2,
+        "num_hidden_layers": 2,
+        "image_size": 28,
+        "patch_size": 14,
+        "projection_dim": 64,
+        "num_image_tokens": 4,
+    },
+    "bos_token_id": 2,
+    "eos_token_id": 1,
+    "pad_token_id": 0,
+}
+
 _MODELS: dict[str, dict[str, Any]] = {
     "NemotronHForCausalLM": _NEMOTRON_H,
     "LlamaForCausalLM": _LLAMA,
     "Qwen3ForCausalLM": _QWEN3,
     "KimiLinearForCausalLM": _KIMI_LINEAR,
     "Zamba2ForCausalLM": _ZAMBA2,
+    "PaliGemmaForConditionalGeneration": _PALIGEMMA,
 }
 
 ARCHITECTURES: tuple[str, ...] = tuple(_MODELS)

@@ -33,6 +33,7 @@ from profilekit.rules import (  # noqa: F401 - they register
     modelcfg,
     modelfit,
     moe_parallel,
+    multimodal,
     observability,
     options,
     outputs,

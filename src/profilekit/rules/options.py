@@ -173,6 +173,11 @@ def _role_hits(catalogue: Catalogue, f: RoleFacts) -> list[Hit]:
 _MULTIMODAL_ONLY = ("mm_encoder_attn_backend",)
 # config.json keys of a multimodal model's encoder (vLLM asks its registry; profilekit reads the config)
 _MULTIMODAL_KEYS = ("vision_config", "audio_config", "vision_tower_config", "speech_config")
+# MultiModalConfig._validate_mm_encoder_attn_backend (every release 0.27.0-0.33.0), before the enum lookup
+_XFORMERS_REMOVED = (
+    "Attention backend 'XFORMERS' has been removed (See PR #29262 for details). Please select a supported attention "
+    "backend."
+)
 
 
 def _multimodal_hits(catalogue: Catalogue, f: RoleFacts) -> list[Hit]:
@@ -186,12 +191,16 @@ def _multimodal_hits(catalogue: Catalogue, f: RoleFacts) -> list[Hit]:
         found = problem(flag, value, f.version) if flag is not None and isinstance(value, str) else None
         if flag is None or found is None or found.warning:
             continue
+        message, fix = found.message, found.fix
+        if isinstance(value, str) and value.upper() == "XFORMERS":  # the field validator's own refusal, checked first
+            message = f'vLLM {f.version} refuses {value!r}: "{_XFORMERS_REMOVED}"'
+            fix = "remove mm_encoder_attn_backend for vLLM's choice, or " + (fix or "choose a supported backend")
         hits.append(
             Hit(
                 "invalid-value",
-                f"{format_key(('serve', dest))}: {found.message}",
+                f"{format_key(('serve', dest))}: {message}",
                 f.locs("serve", dest),
-                found.fix,
+                fix,
                 role=f.role.name,
                 order=(STAGE_CONFIG_OBJECTS, conversion_rank(flag, f.version) or 0),
             )

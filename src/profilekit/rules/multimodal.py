@@ -1,0 +1,264 @@
+"""Multimodal options: what `MultiModalConfig` and `VllmConfig` refuse, for a multimodal model only.
+
+vLLM builds `MultiModalConfig` only for a model its registry marks multimodal (`ModelConfig.__post_init__`);
+profilekit reads that from the model's config.json (an encoder's config: `vision_config`, `audio_config`, ...).
+A text-only model ignores these options, and so do these rules; without a config.json they stay silent.
+Sources (every release unless said): `vllm/config/multimodal.py` `MultiModalConfig._validate_multimodal_config`
+and `get_mm_processor_device_type` (0.28.0+), `vllm/config/model.py` `ModelConfig.verify_with_parallel_config`,
+`vllm/config/vllm.py` `VllmConfig.__post_init__` (`--language-model-only`, 0.29.0+; torch_shm without spawn).
+The FP8 scale file checks read the serving host's file system and are left to vLLM.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from profilekit.errors import Severity
+from profilekit.rules import order
+from profilekit.rules.engine import STAGE_POST_INIT, Context, Hit, Order, rule
+from profilekit.rules.facts import RoleFacts
+from profilekit.rules.modelcfg import serve_int, shown
+
+# config.json keys of a multimodal model's encoder (as rules/options.py reads them)
+MULTIMODAL_KEYS = ("vision_config", "audio_config", "vision_tower_config", "speech_config")
+SHM_OBJECT_SIZE_DEFAULT = 128  # MultiModalConfig.mm_shm_cache_max_object_size_mb
+# MultiModalConfig._validate_multimodal_config, built in ModelConfig.__post_init__
+MM_VALIDATOR = 20
+# VllmConfig.__post_init__ (STAGE_POST_INIT): ModelConfig.verify_with_parallel_config ends with torch_shm
+# (after the context-parallel heads check, -20); then --language-model-only (before sampling replay, -10)
+TORCH_SHM_PARALLEL = -15
+LANGUAGE_MODEL_ONLY = -12
+TORCH_SHM_SPAWN: Order = (STAGE_POST_INIT, 6, 1)  # after the spec-decode metrics check (6), before the platform hook
+PROCESSOR_DEVICE: Order = (STAGE_POST_INIT, 7, 1)  # _validate_mm_processor_device, right after the platform hook
+
+# torch.device's device types (torch 2.13); an index is a plain decimal number
+_TORCH_DEVICE = re.compile(
+    r"(?:cpu|cuda|ipu|xpu|mkldnn|opengl|opencl|ideep|hip|ve|fpga|maia|xla|lazy|vulkan|mps|meta|hpu|mtia|"
+    r"privateuseone)(?::(?:0|[1-9][0-9]*))?"
+)
+
+
+def is_multimodal(f: RoleFacts) -> bool:
+    config = f.model.config
+    return isinstance(config, dict) and any(key in config for key in MULTIMODAL_KEYS)
+
+
+def _refused(f: RoleFacts, what: str, message: str) -> str:
+    return f'{what} for the multimodal {f.model.architecture} model; vLLM {f.version} refuses to start: "{message}"'
+
+
+@rule(
+    "mm-shm-cache-object-size",
+    Severity.ERROR,
+    "mm_shm_cache_max_object_size_mb changed while the multimodal processor cache is not the shared-memory one",
+    source="vllm/config/multimodal.py MultiModalConfig._validate_multimodal_config",
+)
+def shm_object_size(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    size = serve_int(f, "mm_shm_cache_max_object_size_mb")
+    cache = f.serve.get("mm_processor_cache_type", "lru")
+    if not is_multimodal(f) or size is None or size == SHM_OBJECT_SIZE_DEFAULT or cache == "shm":
+        return []
+    message = "'mm_shm_cache_max_object_size_mb' should only be set when 'mm_processor_cache_type' is 'shm'."
+    return [
+        Hit(
+            "mm-shm-cache-object-size",
+            _refused(
+                f, f"mm_shm_cache_max_object_size_mb = {size} with mm_processor_cache_type = {shown(cache)}", message
+            ),
+            [*f.locs("serve", "mm_shm_cache_max_object_size_mb"), *f.locs("serve", "mm_processor_cache_type")],
+            'set mm_processor_cache_type = "shm", or remove mm_shm_cache_max_object_size_mb',
+            role=f.role.name,
+            order=order.built("ModelConfig", f.version, MM_VALIDATOR),
+        )
+    ]
+
+
+@rule(
+    "mm-encoder-fp8-scale",
+    Severity.ERROR,
+    "an FP8 scale path for the multimodal encoder without mm_encoder_attn_dtype = fp8, or both scale paths",
+    source="vllm/config/multimodal.py MultiModalConfig._validate_multimodal_config",
+)
+def encoder_fp8_scale(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    load, save = f.serve.get("mm_encoder_fp8_scale_path"), f.serve.get("mm_encoder_fp8_scale_save_path")
+    if not is_multimodal(f) or (load is None and save is None):
+        return []
+    written = [k for k, v in (("mm_encoder_fp8_scale_path", load), ("mm_encoder_fp8_scale_save_path", save)) if v]
+    dtype = f.serve.get("mm_encoder_attn_dtype")
+    if dtype != "fp8":
+        what = f'{" and ".join(written) or "an FP8 scale path"} without mm_encoder_attn_dtype = "fp8"'
+        message = (
+            "'mm_encoder_fp8_scale_path' and 'mm_encoder_fp8_scale_save_path' require "
+            "'mm_encoder_attn_dtype' to be 'fp8'."
+        )
+        fix = 'set mm_encoder_attn_dtype = "fp8", or remove the scale path'
+        locs = [loc for key in written for loc in f.locs("serve", key)]
+    elif load is not None and save is not None:
+        what = "both mm_encoder_fp8_scale_path and mm_encoder_fp8_scale_save_path"
+        message = (
+            "'mm_encoder_fp8_scale_save_path' cannot be used with "
+            "'mm_encoder_fp8_scale_path' (saving requires dynamic scaling)."
+        )
+        fix = "keep one of them: a scale file to load, or a path to save dynamically computed scales to"
+        locs = [*f.locs("serve", "mm_encoder_fp8_scale_path"), *f.locs("serve", "mm_encoder_fp8_scale_save_path")]
+    else:
+        return []
+    return [
+        Hit(
+            "mm-encoder-fp8-scale",
+            _refused(f, what, message),
+            locs,
+            fix,
+            role=f.role.name,
+            order=order.built("ModelConfig", f.version, MM_VALIDATOR + 1),
+        )
+    ]
+
+
+def _bad_device(device: Any) -> bool:
+    """`torch.device(device)` would raise (an integer index is left out: it needs an accelerator)."""
+    if isinstance(device, bool) or not isinstance(device, str | int):
+        return True
+    return isinstance(device, str) and _TORCH_DEVICE.fullmatch(device) is None
+
+
+@rule(
+    "mm-processor-device-invalid",
+    Severity.ERROR,
+    'a "device" in mm_processor_kwargs that is not a torch device',
+    releases=">=0.28.0",
+    source="vllm/config/multimodal.py MultiModalConfig.get_mm_processor_device_type",
+)
+def processor_device(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    kwargs = f.serve.get("mm_processor_kwargs")
+    if not is_multimodal(f) or not isinstance(kwargs, dict) or kwargs.get("device") is None:
+        return []
+    device = kwargs["device"]
+    if not _bad_device(device):
+        return []
+    message = (
+        f'Invalid "device" in mm_processor_kwargs: {_py_repr(device)}. Expected a torch device such as '
+        '"cpu", "cuda" or "cuda:0".'
+    )
+    return [
+        Hit(
+            "mm-processor-device-invalid",
+            _refused(f, f"mm_processor_kwargs.device = {shown(device)}", message),
+            f.loc("serve", "mm_processor_kwargs", "device") or f.locs("serve", "mm_processor_kwargs"),
+            'name a torch device ("cpu", "cuda" or "cuda:0"), or remove "device"',
+            role=f.role.name,
+            order=PROCESSOR_DEVICE,
+        )
+    ]
+
+
+def _py_repr(value: Any) -> str:
+    """Python's repr of a JSON value, as vLLM's `{device!r}` shows it."""
+    return repr(value)
+
+
+def _world_size_across_dp(f: RoleFacts) -> int | None:
+    sizes = [
+        serve_int(f, key, 1)
+        for key in (
+            "tensor_parallel_size",
+            "pipeline_parallel_size",
+            "prefill_context_parallel_size",
+            "data_parallel_size",
+        )
+    ]
+    total = 1
+    for size in sizes:
+        if size is None:
+            return None
+        total *= size
+    return total
+
+
+@rule(
+    "mm-tensor-ipc-torch-shm-parallel",
+    Severity.ERROR,
+    "mm_tensor_ipc = torch_shm with tensor, pipeline, prefill-context or data parallelism",
+    source="vllm/config/model.py ModelConfig.verify_with_parallel_config",
+)
+def torch_shm_parallel(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    world = _world_size_across_dp(f)
+    if not is_multimodal(f) or f.serve.get("mm_tensor_ipc") != "torch_shm" or world is None or world <= 1:
+        return []
+    message = (
+        "mm_tensor_ipc='torch_shm' is not supported with data_parallel_size > 1 or tensor_parallel_size > 1 "
+        "or pipeline_parallel_size > 1."
+    )
+    keys = ("tensor_parallel_size", "pipeline_parallel_size", "prefill_context_parallel_size", "data_parallel_size")
+    return [
+        Hit(
+            "mm-tensor-ipc-torch-shm-parallel",
+            _refused(f, f'mm_tensor_ipc = "torch_shm" with {world} processes across parallelism', message),
+            [*f.locs("serve", "mm_tensor_ipc"), *(loc for key in keys for loc in f.locs("serve", key))],
+            'remove mm_tensor_ipc ("direct_rpc" is the default), or serve on one process',
+            role=f.role.name,
+            order=(STAGE_POST_INIT, TORCH_SHM_PARALLEL),
+        )
+    ]
+
+
+@rule(
+    "mm-tensor-ipc-torch-shm-spawn",
+    Severity.ERROR,
+    "mm_tensor_ipc = torch_shm without VLLM_WORKER_MULTIPROC_METHOD=spawn",
+    source="vllm/config/vllm.py VllmConfig.__post_init__",
+)
+def torch_shm_spawn(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    method = f.env_value("VLLM_WORKER_MULTIPROC_METHOD")
+    if not is_multimodal(f) or f.serve.get("mm_tensor_ipc") != "torch_shm" or method == "spawn":
+        return []
+    message = "torch_shm is known to fail without VLLM_WORKER_MULTIPROC_METHOD set to spawn"
+    what = 'mm_tensor_ipc = "torch_shm" with ' + (
+        "VLLM_WORKER_MULTIPROC_METHOD unset" if method is None else f"VLLM_WORKER_MULTIPROC_METHOD={method}"
+    )
+    return [
+        Hit(
+            "mm-tensor-ipc-torch-shm-spawn",
+            _refused(f, what, message),
+            [*f.locs("serve", "mm_tensor_ipc"), *f.locs("env", "VLLM_WORKER_MULTIPROC_METHOD")],
+            'set env VLLM_WORKER_MULTIPROC_METHOD = "spawn", or remove mm_tensor_ipc',
+            role=f.role.name,
+            order=TORCH_SHM_SPAWN,
+        )
+    ]
+
+
+@rule(
+    "language-model-only-mm-encoder-graphs",
+    Severity.ERROR,
+    "language_model_only with compilation_config.cudagraph_mm_encoder = true",
+    releases=">=0.29.0",
+    source="vllm/config/vllm.py VllmConfig.__post_init__",
+)
+def language_model_only_graphs(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    compilation = f.serve.get("compilation_config")
+    graphs = isinstance(compilation, dict) and compilation.get("cudagraph_mm_encoder") is True
+    if not is_multimodal(f) or f.serve.get("language_model_only") is not True or not graphs:
+        return []
+    message = (
+        "--language-model-only is incompatible with cudagraph_mm_encoder=True, since it disables all multimodal "
+        "inputs and the multimodal encoder is never run. Please disable one of them."
+    )
+    return [
+        Hit(
+            "language-model-only-mm-encoder-graphs",
+            _refused(f, "language_model_only = true with compilation_config.cudagraph_mm_encoder = true", message),
+            [
+                *f.locs("serve", "language_model_only"),
+                *(
+                    f.loc("serve", "compilation_config", "cudagraph_mm_encoder")
+                    or f.locs("serve", "compilation_config")
+                ),
+            ],
+            "remove compilation_config.cudagraph_mm_encoder, or language_model_only",
+            role=f.role.name,
+            order=(STAGE_POST_INIT, LANGUAGE_MODEL_ONLY),
+        )
+    ]
