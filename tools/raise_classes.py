@@ -922,8 +922,8 @@ TABLE: list[tuple[str, str, str, str]] = [
     (
         r"VllmConfig\._verify_sampling_replay_config",
         r"diffusion models",
-        "needs-config-json",
-        CONFIG_JSON.format("architecture"),
+        "modelled:sampling-replay",
+        "a diffusion model is one whose config.json sets canvas_length (ModelConfig.is_diffusion)",
     ),
     (
         r"SpeculativeConfig\.__post_init__",
@@ -951,8 +951,9 @@ TABLE: list[tuple[str, str, str, str]] = [
     (
         r"VllmConfig\._check_supports_watermarking|VllmConfig\._check_watermarking_unsupported",
         r"custom samplers",
-        "needs-config-json",
-        CONFIG_JSON.format("architecture"),
+        "out-of-scope",
+        "raised only when the GPU model runner loads a model class with its own sampler (custom_sampler=True); "
+        "VllmConfig's start-up call passes False",
     ),
     (
         r"(VllmConfig|ParallelConfig|EPLBConfig|SchedulerConfig|SpeculativeConfig|CompilationConfig|CacheConfig|"

@@ -476,7 +476,7 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     ),
     (r"--per-request-spec-decode-metrics requires speculative decoding", "spec-decode-metrics-speculative"),
     (
-        r"sampling distribution replay (requires|does not support (speculative|custom logits)|with speculative)",
+        r"sampling distribution replay (requires|does not support (speculative|custom logits|diffusion)|with speculative)",
         "sampling-replay",
     ),
     (r"Batch-sharded sampling was explicitly enabled", "batch-sharded-sampling"),

@@ -1,5 +1,6 @@
 """profilekit gives vLLM's verdict on the multimodal options (rules/multimodal.py), for a multimodal model and a
-text-only one (which ignores them), on the dummy PaliGemma model of tests/oracle/models.py."""
+text-only one (which ignores them), on the dummy PaliGemma model of tests/oracle/models.py; and on sampling replay
+for a diffusion model (a config.json with canvas_length, rules/outputs.py)."""
 
 from __future__ import annotations
 
@@ -71,6 +72,16 @@ CASES = [
     ),
     Case("lm-only", None, PALIGEMMA, {"language_model_only": True}),
     Case("graphs", None, PALIGEMMA, {"compilation_config": {"cudagraph_mm_encoder": True}}, releases=">=0.29.0"),
+    # VllmConfig._verify_sampling_replay_config: a diffusion model (config.json canvas_length)
+    Case(
+        "replay-diffusion",
+        "sampling-replay",
+        LLAMA,
+        {"return_sampling_mask": True, "logprobs_mode": "processed_logprobs"},
+        config={"canvas_length": 32},
+        releases=">=0.28.0",
+    ),
+    Case("diffusion", None, LLAMA, {"logprobs_mode": "processed_logprobs"}, config={"canvas_length": 32}),
 ]
 
 

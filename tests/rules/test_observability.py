@@ -133,6 +133,24 @@ def test_sampling_replay_needs_processed_logprobs(check: Check, version: str) ->
 
 
 @pytest.mark.parametrize("version", RELEASES)
+def test_sampling_replay_refuses_a_diffusion_model(check: Check, version: str) -> None:
+    """ModelConfig.is_diffusion: the config.json sets canvas_length."""
+    replay = {"return_sampling_mask": True, "logprobs_mode": "processed_logprobs"}
+    found = check(files(config={"canvas_length": 32}, **replay), version=version, rule="sampling-replay")
+    if not at_least(version, "0.28.0"):
+        assert found == []
+        return
+    assert messages(found) == [
+        refuses(
+            version,
+            "return_sampling_mask = true for the diffusion model LlamaForCausalLM (config.json canvas_length)",
+            "sampling distribution replay does not support diffusion models",
+        )
+    ]
+    assert check(files(config={"canvas_length": 32}), version=version, rule="sampling-replay") == []
+
+
+@pytest.mark.parametrize("version", RELEASES)
 def test_batch_sharded_sampling_needs_tensor_parallelism(check: Check, version: str) -> None:
     if not at_least(version, "0.29.0"):
         assert check(files(enable_batch_sharded_sampling=True), version=version, rule="batch-sharded-sampling") == []

@@ -138,6 +138,12 @@ def spec_decode_metrics_speculative(ctx: Context, f: RoleFacts) -> Iterable[Hit]
     ]
 
 
+def _diffusion(f: RoleFacts) -> bool:
+    """`ModelConfig.is_diffusion`: the model's config.json sets `canvas_length` (a discrete diffusion LM)."""
+    config = f.model.config
+    return isinstance(config, dict) and config.get("canvas_length") is not None
+
+
 def _replay_failure(f: RoleFacts) -> tuple[str, str, list[str]] | None:
     """`_verify_sampling_replay_config`: (what, vLLM's message, keys) of its first failure; None: passes or unknown."""
     if f.v2_model_runner is None:
@@ -160,6 +166,12 @@ def _replay_failure(f: RoleFacts) -> tuple[str, str, list[str]] | None:
             "sampling distribution replay with speculative decoding requires fixed verification boundaries; "
             "disable adaptive verification",
             ["return_sampling_mask", "speculative_config"],
+        )
+    if _diffusion(f):
+        return (
+            f"return_sampling_mask = true for the diffusion model {f.model.architecture} (config.json canvas_length)",
+            "sampling distribution replay does not support diffusion models",
+            ["return_sampling_mask"],
         )
     if f.serve.get("logits_processors"):
         return (
