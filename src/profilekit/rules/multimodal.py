@@ -21,7 +21,7 @@ from profilekit.rules.engine import STAGE_POST_INIT, Context, Hit, Order, rule
 from profilekit.rules.facts import RoleFacts
 from profilekit.rules.modelcfg import serve_int, shown
 
-# config.json keys of a multimodal model's encoder (as rules/options.py reads them)
+# config.json keys of a multimodal model's encoder (vLLM asks its registry; profilekit reads the config)
 MULTIMODAL_KEYS = ("vision_config", "audio_config", "vision_tower_config", "speech_config")
 SHM_OBJECT_SIZE_DEFAULT = 128  # MultiModalConfig.mm_shm_cache_max_object_size_mb
 # MultiModalConfig._validate_multimodal_config, built in ModelConfig.__post_init__

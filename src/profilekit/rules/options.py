@@ -29,6 +29,7 @@ from profilekit.rules.engine import (
     Hit,
     stack_rule,
 )
+from profilekit.rules.multimodal import is_multimodal
 from profilekit.tomlpos import format_key
 from profilekit.vllm.constraints import (
     SPEC_SHORTHANDS,
@@ -171,8 +172,6 @@ def _role_hits(catalogue: Catalogue, f: RoleFacts) -> list[Hit]:
 # ModelConfig hands these to MultiModalConfig, which it builds only for a multimodal model; a text-only
 # model ignores them (every release 0.27.0-0.33.0: vllm/config/model.py __post_init__)
 _MULTIMODAL_ONLY = ("mm_encoder_attn_backend",)
-# config.json keys of a multimodal model's encoder (vLLM asks its registry; profilekit reads the config)
-_MULTIMODAL_KEYS = ("vision_config", "audio_config", "vision_tower_config", "speech_config")
 # MultiModalConfig._validate_mm_encoder_attn_backend (every release 0.27.0-0.33.0), before the enum lookup
 _XFORMERS_REMOVED = (
     "Attention backend 'XFORMERS' has been removed (See PR #29262 for details). Please select a supported attention "
@@ -182,8 +181,7 @@ _XFORMERS_REMOVED = (
 
 def _multimodal_hits(catalogue: Catalogue, f: RoleFacts) -> list[Hit]:
     """An encoder option's value vLLM refuses, when the role's config.json shows a multimodal model."""
-    config = f.model.config
-    if not isinstance(config, dict) or not any(key in config for key in _MULTIMODAL_KEYS):
+    if not is_multimodal(f):
         return []
     hits: list[Hit] = []
     for dest in _MULTIMODAL_ONLY:
