@@ -731,8 +731,8 @@ TABLE: list[tuple[str, str, str, str]] = [
     (
         r"MultiModalConfig\.validate_mm_processor_device",
         ALL,
-        "needs-config-json",
-        CONFIG_JSON.format("multimodal architecture; refused where the device is the platform's accelerator"),
+        "modelled:mm-processor-device-accelerator",
+        "judged as on a CUDA host; the CPU oracle's platform skips the check",
     ),
     # ---- internal assertions and runtime-only paths ----
     (r"VllmConfig\.__post_init__", r"must be set after applying optimization level defaults", "out-of-scope", INTERNAL),

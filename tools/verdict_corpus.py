@@ -249,6 +249,7 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     (r"'mm_encoder_fp8_scale_path' and 'mm_encoder_fp8_scale_save_path' require", "mm-encoder-fp8-scale"),
     (r"'mm_encoder_fp8_scale_save_path' cannot be used with", "mm-encoder-fp8-scale"),
     (r'Invalid "device" in mm_processor_kwargs', "mm-processor-device-invalid"),
+    (r"Cannot run the multi-modal processor on", "mm-processor-device-accelerator"),
     (r"mm_tensor_ipc='torch_shm' is not supported with", "mm-tensor-ipc-torch-shm-parallel"),
     (r"torch_shm is known to fail without VLLM_WORKER_MULTIPROC_METHOD", "mm-tensor-ipc-torch-shm-spawn"),
     (r"--language-model-only is incompatible with cudagraph_mm_encoder", "language-model-only-mm-encoder-graphs"),

@@ -91,3 +91,26 @@ def test_profilekit_gives_vllms_verdict(oracle_pool: OraclePool, version: str, c
     predicted, actual, message = _verdicts(case, version, oracle_pool.get(version), tmp_path)
     expected = case.expected(version)
     assert (predicted, actual) == (expected, expected), message
+
+
+# validate_mm_processor_device returns early on a CPU-only platform: the oracle accepts what a GPU host refuses
+LIMITED = [
+    Case("device-cuda", "mm-processor-device-accelerator", PALIGEMMA, {"mm_processor_kwargs": {"device": "cuda"}}),
+    Case("device-cuda-0", "mm-processor-device-accelerator", PALIGEMMA, {"mm_processor_kwargs": {"device": "cuda:0"}}),
+]
+LIMITED_FROM_028 = [
+    Case(c.id, c.expect, c.arch, c.serve, env=c.env, config=c.config, releases=">=0.28.0") for c in LIMITED
+]
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize(
+    ("version", "case"),
+    applicable(LIMITED_FROM_028),
+    ids=[f"vllm-{v}-{c.id}" for v, c in applicable(LIMITED_FROM_028)],
+)
+def test_the_cpu_oracle_skips_the_processor_device_check(
+    oracle_pool: OraclePool, version: str, case: Case, tmp_path: Path
+) -> None:
+    predicted, actual, message = _verdicts(case, version, oracle_pool.get(version), tmp_path)
+    assert (predicted, actual) == (case.expected(version), None), message

@@ -149,3 +149,38 @@ def test_language_model_only_with_encoder_graphs(check: Check, version: str) -> 
         )
     ]
     assert check(files(MM, language_model_only=True), version=version) == []
+
+
+ACCELERATOR = (
+    "Cannot run the multi-modal processor on 'cuda': this instance also runs the language model. The processor would "
+    "share the device with the model's forward pass, so its transform kernels contend with that compute, and because "
+    "it runs in the API-server process its allocations are outside the memory the engine profiled for its KV cache "
+    "-- risking OOM or a silently shrunken cache. Accelerator preprocessing is only supported on an encode-only "
+    "instance of an encode/prefill/decode deployment (an EC producer that is not also a consumer), which runs no "
+    'forward pass and allocates no KV cache. Use --mm-processor-device=cpu, or drop "device" from '
+    "--mm-processor-kwargs."
+)
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_the_processor_on_the_gpu_only_on_an_encoder_instance(check: Check, version: str) -> None:
+    rule = "mm-processor-device-accelerator"
+    on_gpu = files(MM, mm_processor_kwargs={"device": "cuda:0"})
+    found = check(on_gpu, version=version, rule=rule)
+    if not at_least(version, "0.28.0"):
+        assert found == []
+        return
+    assert messages(found) == [_mm(version, 'mm_processor_kwargs.device = "cuda:0" on a GPU host', ACCELERATOR)]
+    assert found[0].fix == (
+        'drop "device" from mm_processor_kwargs (or set it to "cpu"), or serve this role as an encoder: '
+        'ec_transfer_config.ec_role = "ec_producer"'
+    )
+    gpu = {"device": "cuda"}
+    encoder = {"ec_connector": "ECExampleConnector", "ec_role": "ec_producer"}
+    assert check(files(MM, mm_processor_kwargs=gpu, ec_transfer_config=encoder), version=version, rule=rule) == []
+    both = {"ec_connector": "ECExampleConnector", "ec_role": "ec_both"}
+    assert len(check(files(MM, mm_processor_kwargs=gpu, ec_transfer_config=both), version=version, rule=rule)) == 1
+    for cpu in (files(MM, mm_processor_device="cpu"), files(MM, mm_processor_kwargs={"device": "cpu"})):
+        assert check(cpu, version=version, rule=rule) == []
+    assert check(files(MM, mm_processor_device="auto"), version=version, rule=rule) == []
+    assert check(files(mm_processor_kwargs={"device": "cuda"}), version=version, rule=rule) == []  # text-only

@@ -6,6 +6,8 @@ A text-only model ignores these options, and so do these rules; without a config
 Sources (every release unless said): `vllm/config/multimodal.py` `MultiModalConfig._validate_multimodal_config`
 and `get_mm_processor_device_type` (0.28.0+), `vllm/config/model.py` `ModelConfig.verify_with_parallel_config`,
 `vllm/config/vllm.py` `VllmConfig.__post_init__` (`--language-model-only`, 0.29.0+; torch_shm without spawn).
+The processor-on-the-GPU check (`validate_mm_processor_device`, 0.28.0+) is judged as on a CUDA host: vLLM skips it
+on a CPU-only platform, so the CPU oracle accepts what a GPU host refuses.
 The FP8 scale file checks read the serving host's file system and are left to vLLM.
 """
 
@@ -148,6 +150,61 @@ def processor_device(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             _refused(f, f"mm_processor_kwargs.device = {shown(device)}", message),
             f.loc("serve", "mm_processor_kwargs", "device") or f.locs("serve", "mm_processor_kwargs"),
             'name a torch device ("cpu", "cuda" or "cuda:0"), or remove "device"',
+            role=f.role.name,
+            order=PROCESSOR_DEVICE,
+        )
+    ]
+
+
+def _processor_device_type(f: RoleFacts) -> str | None:
+    """The torch device type the multimodal processor runs on, on a CUDA host; None: the default (CPU, or "auto")."""
+    kwargs = f.serve.get("mm_processor_kwargs")
+    device = kwargs.get("device") if isinstance(kwargs, dict) else None
+    if device is None:
+        # --mm-processor-device folds into the kwargs (MultiModalConfig.fold_mm_processor_device), but the catalogue,
+        # read on a CPU host, offers only auto and cpu (rules/options.py reports another value)
+        return None
+    if isinstance(device, int) and not isinstance(device, bool):
+        return "cuda" if device >= 0 else None
+    if isinstance(device, str) and _TORCH_DEVICE.fullmatch(device):
+        return device.split(":", 1)[0]
+    return None  # not a torch device: mm-processor-device-invalid
+
+
+def _encode_only(f: RoleFacts) -> bool:
+    """`ECTransferConfig.is_encode_only`: an EC producer that is not also a consumer."""
+    ec = f.serve.get("ec_transfer_config")
+    return isinstance(ec, dict) and ec.get("ec_connector") is not None and ec.get("ec_role") == "ec_producer"
+
+
+@rule(
+    "mm-processor-device-accelerator",
+    Severity.ERROR,
+    "the multimodal processor on the GPU on an instance that also runs the language model (not an EC producer)",
+    releases=">=0.28.0",
+    source="vllm/config/multimodal.py MultiModalConfig.validate_mm_processor_device",
+)
+def processor_on_accelerator(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    if not is_multimodal(f) or _processor_device_type(f) != "cuda" or _encode_only(f):
+        return []
+    message = (
+        "Cannot run the multi-modal processor on 'cuda': this instance also runs the language model. The processor "
+        "would share the device with the model's forward pass, so its transform kernels contend with that compute, "
+        "and because it runs in the API-server process its allocations are outside the memory the engine profiled "
+        "for its KV cache -- risking OOM or a silently shrunken cache. Accelerator preprocessing is only supported "
+        "on an encode-only instance of an encode/prefill/decode deployment (an EC producer that is not also a "
+        "consumer), which runs no forward pass and allocates no KV cache. Use --mm-processor-device=cpu, or drop "
+        '"device" from --mm-processor-kwargs.'
+    )
+    kwargs = f.serve.get("mm_processor_kwargs")
+    written = f"mm_processor_kwargs.device = {shown(kwargs['device'])}" if isinstance(kwargs, dict) else ""
+    return [
+        Hit(
+            "mm-processor-device-accelerator",
+            _refused(f, written + " on a GPU host", message),
+            f.loc("serve", "mm_processor_kwargs", "device") or f.locs("serve", "mm_processor_kwargs"),
+            'drop "device" from mm_processor_kwargs (or set it to "cpu"), or serve this role as an encoder: '
+            'ec_transfer_config.ec_role = "ec_producer"',
             role=f.role.name,
             order=PROCESSOR_DEVICE,
         )
