@@ -461,7 +461,13 @@ TABLE: list[tuple[str, str, str, str]] = [
         "modelled:mamba-block-size-prefix-caching",
         "",
     ),
-    (r".*_get_and_verify_max_len", r"User-specified max_model_len", "modelled:max-model-len-positions", ""),
+    # the raise's message is "{msg} To allow overriding ...", msg being "User-specified max_model_len ..."
+    (
+        r".*_get_and_verify_max_len",
+        r"User-specified max_model_len|To allow overriding this maximum",
+        "modelled:max-model-len-positions",
+        "",
+    ),
     (
         r"SpeculativeConfig\.__post_init__",
         r"provided but without speculative model",
