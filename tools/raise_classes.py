@@ -461,6 +461,11 @@ TABLE: list[tuple[str, str, str, str]] = [
         "modelled:mamba-block-size-prefix-caching",
         "",
     ),
+    # rules/modelfit.py
+    (r"_check_valid_dtype", r"does not support float16", "modelled:dtype-float16-model-type", ""),
+    (r"ModelConfig\.validate_model_config_after", r"encoder-decoder", "modelled:prompt-embeds-encoder-decoder", ""),
+    (r"EngineArgs\.create_engine_config", r"non multimodal model", "modelled:default-mm-loras-text-model", ""),
+    (r"LoRAConfig\.verify_with_model_config", r"INKLING_MULTIMEM_AR", "modelled:inkling-lora-multimem", ""),
     # the raise's message is "{msg} To allow overriding ...", msg being "User-specified max_model_len ..."
     (
         r".*_get_and_verify_max_len",

@@ -1,4 +1,6 @@
 """Options vLLM refuses for the model served: nvfp4 KV cache with MLA, offline data parallelism (rules/modelfit.py)."""
+"""Options against what the model's config.json says it is: float16 for Gemma 2/3 and GLM-4, prompt embeddings
+for an encoder-decoder model, modality LoRAs for a text-only model, LoRA on an Inkling model."""
 
 from __future__ import annotations
 
@@ -78,3 +80,89 @@ def test_offline_data_parallelism_without_the_config_json(check: Check) -> None:
         "profilekit could not run vLLM 0.33.0's checks of VLLM_DP_SIZE = \"4\" against the model's experts: they "
         "need the config.json of model 'dummy/LlamaForCausalLM', which profilekit does not have"
     ]
+from tests.rules.layers import RELEASES, at_least
+
+FLOAT16 = "The model type '{}' does not support float16. Reason: Numerical instability. Please use bfloat16 or float32 instead."
+PROMPT_EMBEDS = "--enable-prompt-embeds is not supported with encoder-decoder models."
+MM_LORAS = "Default modality-specific LoRA(s) were provided for a non multimodal model"
+INKLING = (
+    "Inkling LoRA requires INKLING_MULTIMEM_AR=0: the Lamport fused-collective path bypasses the LoRA-wrapped wo_ud "
+    "and dense down_proj layers on decode-sized batches, silently dropping their LoRA. Set INKLING_MULTIMEM_AR=0."
+)
+INKLING_CONFIG = {"architectures": ["InklingForCausalLM"]}
+
+
+@pytest.mark.parametrize("version", RELEASES)
+@pytest.mark.parametrize("model_type", ["gemma2", "gemma3", "gemma3_text", "glm4"])
+def test_float16_for_a_model_type_that_refuses_it(check: Check, version: str, model_type: str) -> None:
+    found = check(files(config={"model_type": model_type}, dtype="half"), version=version)
+    assert messages(found) == [
+        refuses(version, f'dtype = "half" for a model of type "{model_type}"', FLOAT16.format(model_type))
+    ]
+    assert found[0].rule == "dtype-float16-model-type"
+    assert found[0].fix == 'set dtype = "bfloat16" (or "auto", which picks it for this model type)'
+
+
+def test_float16_is_fine_for_other_model_types_and_other_dtypes(check: Check) -> None:
+    assert check(files(dtype="float16")) == []  # llama
+    assert check(files(config={"model_type": "gemma2"}, dtype="bfloat16")) == []
+    assert check(files(config={"model_type": "gemma2"}, dtype="auto")) == []
+    assert check(files(config={"model_type": "gemma2", "torch_dtype": "float16"})) == []  # auto skips float16
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_prompt_embeds_with_an_encoder_decoder_model(check: Check, version: str) -> None:
+    found = check(files(config={"is_encoder_decoder": True}, enable_prompt_embeds=True), version=version)
+    if not at_least(version, "0.29.0"):
+        assert found == []  # the check arrived in 0.29.0
+        return
+    assert messages(found) == [
+        refuses(
+            version,
+            "enable_prompt_embeds = true for an encoder-decoder model (is_encoder_decoder in its config.json)",
+            PROMPT_EMBEDS,
+        )
+    ]
+    assert found[0].rule == "prompt-embeds-encoder-decoder"
+
+
+def test_prompt_embeds_with_a_decoder_only_model_or_a_nested_encoder_decoder(check: Check) -> None:
+    assert check(files(enable_prompt_embeds=True)) == []
+    assert check(files(config={"is_encoder_decoder": True}, enable_prompt_embeds=False)) == []
+    nested = {"text_config": {"is_encoder_decoder": True}}
+    assert check(files(config=nested, enable_prompt_embeds=True), rule="prompt-embeds-encoder-decoder") != []
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_default_mm_loras_for_a_text_only_model(check: Check, version: str) -> None:
+    found = check(files(default_mm_loras={"image": "/srv/loras/vision"}), version=version)
+    assert messages(found) == [
+        refuses(version, "default_mm_loras for a LlamaForCausalLM model, which takes text only", MM_LORAS)
+    ]
+    assert found[0].rule == "default-mm-loras-text-model"
+    assert check(files(default_mm_loras={}), version=version) == []
+
+
+def test_default_mm_loras_for_an_architecture_profilekit_does_not_know(check: Check) -> None:
+    vl = {"architectures": ["Qwen2VLForConditionalGeneration"]}
+    assert (
+        check(files(config=vl, default_mm_loras={"image": "/srv/loras/vision"}), rule="default-mm-loras-text-model")
+        == []
+    )
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_lora_on_inkling_needs_the_multimem_all_reduce_off(check: Check, version: str) -> None:
+    found = check(files(config=INKLING_CONFIG, enable_lora=True), version=version)
+    assert messages(found) == [refuses(version, "enable_lora = true on an Inkling model (InklingForCausalLM)", INKLING)]
+    assert found[0].rule == "inkling-lora-multimem"
+    assert found[0].fix == 'set env INKLING_MULTIMEM_AR = "0", or enable_lora = false'
+    off = files(config=INKLING_CONFIG, env={"INKLING_MULTIMEM_AR": "0"}, enable_lora=True)
+    assert check(off, version=version) == []
+
+
+def test_inkling_without_lora_and_lora_elsewhere(check: Check) -> None:
+    assert check(files(config=INKLING_CONFIG)) == []
+    assert check(files(enable_lora=True)) == []
+    on = files(config=INKLING_CONFIG, env={"INKLING_MULTIMEM_AR": "1"}, enable_lora=True)
+    assert [f.rule for f in check(on)] == ["inkling-lora-multimem"]
