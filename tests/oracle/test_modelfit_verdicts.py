@@ -73,18 +73,21 @@ CASES = [
         releases=">=0.29.0",
     ),
     Case("prompt-embeds-decoder-only", None, LLAMA, {"enable_prompt_embeds": True}),
+    # ModelConfig.__post_init__: the pooling runner for a generative model, unconverted
+    Case("pooling-unconverted", "runner-pooling-convert-none", LLAMA, {"runner": "pooling", "convert": "none"}),
+    Case("pooling-embed", None, LLAMA, {"runner": "pooling", "convert": "embed"}),
     # EngineArgs.create_engine_config: modality LoRAs for a text-only model
     Case("mm-loras-text", "default-mm-loras-text-model", LLAMA, {"default_mm_loras": MM_LORAS}),
     Case("mm-loras-empty", None, LLAMA, {"default_mm_loras": {}}),
-    # LoRAConfig.verify_with_model_config: Inkling needs INKLING_MULTIMEM_AR=0. Before 0.31.0 vLLM's Inkling module
-    # imports numba, which a GPU host has and the CPU oracle lacks ("failed to be inspected"): judged from 0.31.0
+    # LoRAConfig.verify_with_model_config: Inkling needs INKLING_MULTIMEM_AR=0. Before 0.33.0 vLLM's Inkling model
+    # imports numba, which a GPU host has and the CPU oracle lacks ("failed to be inspected"): judged on 0.33.0
     Case(
         "inkling-lora",
         "inkling-lora-multimem",
         LLAMA,
         {"enable_lora": True},
         config={"architectures": ["InklingForCausalLM"]},
-        releases=">=0.31.0",
+        releases=">=0.33.0",
     ),
     Case(
         "inkling-lora-ar-off",
@@ -93,7 +96,7 @@ CASES = [
         {"enable_lora": True},
         env={"INKLING_MULTIMEM_AR": "0"},
         config={"architectures": ["InklingForCausalLM"]},
-        releases=">=0.31.0",
+        releases=">=0.33.0",
     ),
 ]
 

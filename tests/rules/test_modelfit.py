@@ -89,6 +89,10 @@ INKLING = (
     "Inkling LoRA requires INKLING_MULTIMEM_AR=0: the Lamport fused-collective path bypasses the LoRA-wrapped wo_ud "
     "and dense down_proj layers on decode-sized batches, silently dropping their LoRA. Set INKLING_MULTIMEM_AR=0."
 )
+POOLING = (
+    "This model does not support `--runner pooling`. You can pass `--convert <embed|classify> to adapt it into a "
+    "pooling model."
+)
 INKLING_CONFIG = {"architectures": ["InklingForCausalLM"]}
 
 
@@ -166,3 +170,26 @@ def test_inkling_without_lora_and_lora_elsewhere(check: Check) -> None:
     assert check(files(enable_lora=True)) == []
     on = files(config=INKLING_CONFIG, env={"INKLING_MULTIMEM_AR": "1"}, enable_lora=True)
     assert [f.rule for f in check(on)] == ["inkling-lora-multimem"]
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_the_pooling_runner_for_a_generative_model_left_unconverted(check: Check, version: str) -> None:
+    found = check(files(runner="pooling", convert="none"), version=version)
+    assert messages(found) == [
+        refuses(
+            version,
+            'runner = "pooling" with convert = "none" for a LlamaForCausalLM model, which generates text',
+            POOLING,
+        )
+    ]
+    assert (
+        found[0].fix
+        == 'set convert = "embed" or "classify" (or leave it "auto") to adapt the model into a pooling model'
+    )
+    assert check(files(runner="pooling", convert="embed"), version=version) == []
+
+
+def test_the_pooling_runner_for_an_architecture_profilekit_does_not_know(check: Check) -> None:
+    bert = {"architectures": ["BertModel"]}
+    assert check(files(config=bert, runner="pooling", convert="none"), rule="runner-pooling-convert-none") == []
+    assert check(files(runner="generate", convert="none")) == []

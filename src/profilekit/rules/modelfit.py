@@ -6,11 +6,13 @@ every release 0.27.0-0.33.0; 0.30.0 widens it to every `nvfp4*` cache dtype exce
 `vllm/config/parallel.py` `ParallelConfig.__post_init__` (no data-parallel size in the options: vLLM reads
 `VLLM_DP_SIZE` for the offline SPMD case and refuses it above 1 for a model without experts).
 """Options against what the model is, as its config.json says: float16 for a model type that refuses it,
-prompt embeddings for an encoder-decoder model, modality LoRAs for a text-only model, LoRA on Inkling.
+prompt embeddings for an encoder-decoder model, the pooling runner with `convert = "none"` for a generative
+model, modality LoRAs for a text-only model, LoRA on Inkling.
 
 Sources (every release 0.27.0-0.33.0 unless noted): `vllm/config/model.py` `_check_valid_dtype` (its
 `_FLOAT16_NOT_SUPPORTED_MODELS` is the same in every release), `ModelConfig.validate_model_config_after`
-(0.29.0 and later), `vllm/engine/arg_utils.py` `EngineArgs.create_engine_config` (default_mm_loras) and
+(0.29.0 and later), `ModelConfig.__post_init__` (the runner against the registry's model kinds;
+`_RUNNER_CONVERTS` is the same in every release), `vllm/engine/arg_utils.py` `EngineArgs.create_engine_config` (default_mm_loras) and
 `vllm/config/lora.py` `LoRAConfig.verify_with_model_config` (Inkling).
 """
 
@@ -94,12 +96,15 @@ from profilekit.rules.configs import _text_only
 from profilekit.rules.engine import STAGE_POST_INIT, Context, Hit, rule
 from profilekit.rules.facts import RoleFacts
 from profilekit.rules.modelcfg import DTYPES, shown
+from profilekit.rules.models import ARCHITECTURES
 
 # `_FLOAT16_NOT_SUPPORTED_MODELS`: model_type -> reason (the same four in every release 0.27.0-0.33.0)
 _UNSTABLE = "Numerical instability. Please use bfloat16 or float32 instead."
 FLOAT16_NOT_SUPPORTED = {"gemma2": _UNSTABLE, "gemma3": _UNSTABLE, "gemma3_text": _UNSTABLE, "glm4": _UNSTABLE}
 
-# ModelConfig.__post_init__: `_get_and_verify_dtype` runs after the runner checks, before the positions (0)
+# ModelConfig.__post_init__: the runner checks follow the registry's look-up of the architecture (-10)
+RUNNER_CHECK = -8
+# ... then `_get_and_verify_dtype`, before the positions (0)
 DTYPE_CHECK = -5
 # ModelConfig's model validator runs once __post_init__ has finished
 MODEL_VALIDATOR = 50
@@ -267,5 +272,34 @@ def inkling_lora_multimem(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             'set env INKLING_MULTIMEM_AR = "0", or enable_lora = false',
             role=f.role.name,
             order=(STAGE_POST_INIT, LORA_MODEL, 1),  # after the SupportsLoRA check of the same method
+        )
+    ]
+
+
+@rule(
+    "runner-pooling-convert-none",
+    Severity.ERROR,
+    'runner = "pooling" with convert = "none" for a generative model profilekit knows',
+    source="vllm/config/model.py ModelConfig.__post_init__",
+)
+def runner_pooling_convert_none(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    # every architecture of rules/models.py is a generative model without a pooling head (not is_pooling_model)
+    if f.serve.get("runner") != "pooling" or f.serve.get("convert") != "none":
+        return []
+    if f.model.architecture not in ARCHITECTURES:
+        return []
+    message = (
+        "This model does not support `--runner pooling`. You can pass `--convert <embed|classify> to adapt it into "
+        "a pooling model."
+    )
+    return [
+        Hit(
+            "runner-pooling-convert-none",
+            f'runner = "pooling" with convert = "none" for a {f.model.architecture} model, which generates text; '
+            f'vLLM {f.version} refuses to start: "{message}"',
+            [*f.loc("serve", "runner"), *f.loc("serve", "convert"), *f.model.locations],
+            'set convert = "embed" or "classify" (or leave it "auto") to adapt the model into a pooling model',
+            role=f.role.name,
+            order=order.built("ModelConfig", f.version, RUNNER_CHECK),
         )
     ]
