@@ -467,6 +467,7 @@ TABLE: list[tuple[str, str, str, str]] = [
     (r"EngineArgs\.create_engine_config", r"non multimodal model", "modelled:default-mm-loras-text-model", ""),
     (r"LoRAConfig\.verify_with_model_config", r"INKLING_MULTIMEM_AR", "modelled:inkling-lora-multimem", ""),
     (r"ModelConfig\.__post_init__", r"support `--runner pooling`", "modelled:runner-pooling-convert-none", ""),
+    (r"ModelConfig\.__post_init__", r"Embedding models do not support", "modelled:runner-embedding-model", ""),
     # the raise's message is "{msg} To allow overriding ...", msg being "User-specified max_model_len ..."
     (
         r".*_get_and_verify_max_len",

@@ -55,6 +55,8 @@ CASES = [
         config={"torch_dtype": "float32"},
 from tests.oracle.test_crossfield import LLAMA, Case, _verdicts
 
+# a BERT embedding model: the dummy Llama's sizes under BERT's names
+BERT = {"architectures": ["BertModel"], "model_type": "bert", "type_vocab_size": 2, "torch_dtype": "float32"}
 MM_LORAS = {"image": "/srv/loras/vision"}
 
 CASES = [
@@ -76,6 +78,9 @@ CASES = [
     # ModelConfig.__post_init__: the pooling runner for a generative model, unconverted
     Case("pooling-unconverted", "runner-pooling-convert-none", LLAMA, {"runner": "pooling", "convert": "none"}),
     Case("pooling-embed", None, LLAMA, {"runner": "pooling", "convert": "embed"}),
+    # ... and a generative runner for an embedding-only model
+    Case("bert-generate", "runner-embedding-model", LLAMA, {"runner": "generate"}, config=BERT),
+    Case("bert-pooling", None, LLAMA, {"runner": "pooling"}, config=BERT),
     # EngineArgs.create_engine_config: modality LoRAs for a text-only model
     Case("mm-loras-text", "default-mm-loras-text-model", LLAMA, {"default_mm_loras": MM_LORAS}),
     Case("mm-loras-empty", None, LLAMA, {"default_mm_loras": {}}),

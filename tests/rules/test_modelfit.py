@@ -193,3 +193,26 @@ def test_the_pooling_runner_for_an_architecture_profilekit_does_not_know(check: 
     bert = {"architectures": ["BertModel"]}
     assert check(files(config=bert, runner="pooling", convert="none"), rule="runner-pooling-convert-none") == []
     assert check(files(runner="generate", convert="none")) == []
+
+
+@pytest.mark.parametrize("version", RELEASES)
+@pytest.mark.parametrize("runner", ["generate", "draft"])
+def test_a_generative_runner_for_an_embedding_model(check: Check, version: str, runner: str) -> None:
+    bert = files(config={"architectures": ["BertModel"], "model_type": "bert"}, runner=runner)
+    found = check(bert, version=version, rule="runner-embedding-model")
+    assert messages(found) == [
+        refuses(
+            version,
+            f'runner = "{runner}" for a BertModel model, which only embeds',
+            f"Embedding models do not support `--runner {runner}`. Use `--runner pooling` or `--runner auto` for "
+            "embedding models.",
+        )
+    ]
+    assert found[0].fix == 'set runner = "pooling" (or "auto")'
+
+
+def test_the_pooling_runner_for_an_embedding_model_and_generate_for_llama(check: Check) -> None:
+    xlm = {"architectures": ["XLMRobertaModel"], "model_type": "xlm-roberta"}
+    assert check(files(config=xlm, runner="pooling")) == []
+    assert check(files(config=xlm), rule="runner-embedding-model") == []
+    assert check(files(runner="generate")) == []

@@ -303,3 +303,35 @@ def runner_pooling_convert_none(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             order=order.built("ModelConfig", f.version, RUNNER_CHECK),
         )
     ]
+
+
+# in `_EMBEDDING_MODELS` and not in `_TEXT_GENERATION_MODELS` of vllm/model_executor/models/registry.py, every
+# release 0.27.0-0.33.0: pooling-only models (is_pooling_model, not is_text_generation_model)
+POOLING_ONLY = frozenset({"BertModel", "RobertaModel", "XLMRobertaModel"})
+
+
+@rule(
+    "runner-embedding-model",
+    Severity.ERROR,
+    'runner = "generate" or "draft" for an embedding-only model (BERT, RoBERTa, XLM-RoBERTa)',
+    source="vllm/config/model.py ModelConfig.__post_init__",
+)
+def runner_embedding_model(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    runner = f.serve.get("runner")
+    if runner not in ("generate", "draft") or f.model.architecture not in POOLING_ONLY:
+        return []
+    message = (
+        f"Embedding models do not support `--runner {runner}`. Use `--runner pooling` or `--runner auto` for "
+        "embedding models."
+    )
+    return [
+        Hit(
+            "runner-embedding-model",
+            f'runner = "{runner}" for a {f.model.architecture} model, which only embeds; vLLM {f.version} refuses to '
+            f'start: "{message}"',
+            [*f.loc("serve", "runner"), *f.model.locations],
+            'set runner = "pooling" (or "auto")',
+            role=f.role.name,
+            order=order.built("ModelConfig", f.version, RUNNER_CHECK),
+        )
+    ]
