@@ -56,7 +56,7 @@ FAMILIES = {
     "proton": "The Proton profiler beside CUDA graphs (`rules/proton.py`)",
     "modelfit": "Options refused for the model served: nvfp4 KV cache with MLA, offline data parallelism (`rules/modelfit.py`)",
     "archsupport": "What the model's architecture supports: Transformers backend, LoRA, MoE backends (`rules/archsupport.py`)",
-    "modelfit": "Options against what the model is: float16, encoder-decoder, multimodal, Inkling LoRA (`rules/modelfit.py`)",
+    "modelkind": "Options against what the model is: float16, encoder-decoder, multimodal, Inkling LoRA, runner (`rules/modelkind.py`)",
 }
 
 # DESIGN section 6's order for the ReplaySSM family; others keep their registration order

@@ -461,7 +461,7 @@ TABLE: list[tuple[str, str, str, str]] = [
         "modelled:mamba-block-size-prefix-caching",
         "",
     ),
-    # rules/modelfit.py
+    # rules/modelkind.py
     (r"_check_valid_dtype", r"does not support float16", "modelled:dtype-float16-model-type", ""),
     (r"ModelConfig\.validate_model_config_after", r"encoder-decoder", "modelled:prompt-embeds-encoder-decoder", ""),
     (r"EngineArgs\.create_engine_config", r"non multimodal model", "modelled:default-mm-loras-text-model", ""),

@@ -331,7 +331,7 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     (r"data_parallel_external_lb can only be set when data_parallel_size > 1", "data-parallel-external-lb"),
     (r"User-specified max_model_len \(\d+\) is greater than the derived max_model_len", "max-model-len-positions"),
     (r"--mamba-block-size can only be set with --enable-prefix-caching", "mamba-block-size-prefix-caching"),
-    # rules/modelfit.py
+    # rules/modelkind.py
     (r"The model type '\w+' does not support float16", "dtype-float16-model-type"),
     (r"--enable-prompt-embeds is not supported with encoder-decoder models", "prompt-embeds-encoder-decoder"),
     (r"Default modality-specific LoRA\(s\) were provided for a non multimodal model", "default-mm-loras-text-model"),

@@ -32,6 +32,7 @@ from profilekit.rules import (  # noqa: F401 - they register
     microbatch,
     modelcfg,
     modelfit,
+    modelkind,
     moe_parallel,
     multimodal,
     observability,
