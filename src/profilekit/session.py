@@ -24,6 +24,8 @@ class Session:
     version: str
     layers: Catalog
     config_findings: list[Finding] = field(default_factory=list)
+    # warnings found while composing a stack named on the command line (an unset that removes nothing, ...)
+    _warnings: dict[str, list[Finding]] = field(default_factory=dict)
     _redactor: tuple[int, Redactor] | None = None
 
     @classmethod
@@ -44,7 +46,9 @@ class Session:
         return self.layers.catalogue
 
     def stack(self, spec: str) -> Stack:
-        """Compose `spec` named on the command line; problems inside its files stop the command (exit 1).
+        """Compose `spec` named on the command line; errors inside its files stop the command (exit 1).
+
+        Warnings found while composing do not stop it: `warnings` and `check` return them.
 
         Layer files in `spec` become layer names, so the stack is shown, and rendered to, by its names.
         """
@@ -54,9 +58,14 @@ class Session:
         if stack is not None and not problems:
             self._require_deployable(spec, names, stack)
         problems = list(self.config_findings) + problems
-        if problems or stack is None:
+        if stack is None or any(p.is_error for p in problems):
             raise FindingsError(problems)
+        self._warnings[stack.spec] = problems
         return stack
+
+    def warnings(self, stack: Stack) -> list[Finding]:
+        """The warnings found while composing `stack` with `stack()`."""
+        return list(self._warnings.get(stack.spec, []))
 
     def _require_deployable(self, spec: str, names: list[str], stack: Stack) -> None:
         """A stack naming only abstract layers is a usage error whose hint names a stack that works."""
@@ -138,4 +147,7 @@ class Session:
     def check(self, stack: Stack) -> list[Finding]:
         from profilekit.rules import check_stack
 
-        return check_stack(stack, version=self.version, catalogue=self.catalogue, root=self.root)
+        found = self.warnings(stack) + check_stack(
+            stack, version=self.version, catalogue=self.catalogue, root=self.root
+        )
+        return sorted(found, key=lambda f: f.sort_key())

@@ -109,6 +109,16 @@ def print_findings(findings: list[Finding], fmt: str = "text", *, version: str =
         out(summary_line(findings))
 
 
+def warn(findings: list[Finding]) -> None:
+    """Warnings of a command that reports no findings of its own (show, explain, diff): to stderr, redacted."""
+    if findings:
+        from profilekit.report import format_text, summary_line
+
+        found = redactor().findings(findings)
+        err(format_text(found))
+        err(summary_line(found))
+
+
 def command(fn: F) -> F:
     """Run a command; map domain errors to messages and exit codes, never to a traceback."""
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from profilekit.cli.app import G, app, check_format, command, open_session, out, redactor
+from profilekit.cli.app import G, app, check_format, command, open_session, out, redactor, warn
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 
 if TYPE_CHECKING:
@@ -45,6 +45,7 @@ def _stacks(session: Session, spec_a: str, spec_b: str, role: str | None, fmt: s
     session.layers.parse_stack(spec_a)  # both names are checked before either stack is composed
     session.layers.parse_stack(spec_b)
     a, b = session.stack(spec_a), session.stack(spec_b)
+    warn(session.warnings(a) + session.warnings(b))
     roles = pick_roles([a, b], role)
     diff = diff_stacks(a, b, version=session.version, catalogue=session.catalogue, roles=roles)
     redact = redactor()

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from profilekit.cli.app import app, check_format, command, open_session, out, redactor
+from profilekit.cli.app import app, check_format, command, open_session, out, redactor, warn
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK, ProfilekitError, UsageError
 from profilekit.tomlpos import format_key, parse_key
 
@@ -155,6 +155,7 @@ def explain(
     check_format(fmt, ("text", "json"))
     session = open_session()
     composed = session.stack(stack)
+    warn(session.warnings(composed))
     target = resolve_key(key, composed, session.catalogue) if key is not None else Target(())
     if target.role is not None:
         role = session.role_names(composed, target.role)[0] if role in (None, target.role) else role

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from profilekit.cli.app import app, check_format, command, open_session, out, redactor
+from profilekit.cli.app import app, check_format, command, open_session, out, redactor, warn
 from profilekit.errors import EXIT_OK
 
 if TYPE_CHECKING:
@@ -54,6 +54,7 @@ def show(
     views: list[dict[str, Any]] = []
     for spec in chosen_stacks(session, stacks or [], every=every):
         composed = session.stack(spec)
+        warn(session.warnings(composed))
         views.append(
             {
                 "stack": composed.spec,
