@@ -103,7 +103,7 @@ class Layer:
 def find_repo(start: Path | None, explicit: Path | None) -> Path:
     """The repository root: `--repo`, or the first folder upwards that holds profilekit.toml."""
     if explicit is not None:
-        root = explicit.expanduser().resolve()
+        root = Path(os.path.expanduser(explicit)).resolve()  # `~name` of no user stays as written
         if not (root / REPO_MARKER).is_file():
             raise UsageError(
                 f"no {REPO_MARKER} in {explicit}",

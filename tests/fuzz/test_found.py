@@ -44,3 +44,50 @@ def test_a_composition_error_still_stops_render(make_repo: MakeRepo, run: Run, t
     rendered = run("--repo", repo, "render", "a", "--out", out)
     assert rendered.code == 1, rendered
     assert not out.exists()
+
+
+def test_a_model_named_like_an_unknown_users_home_is_not_an_internal_error(make_repo: MakeRepo, run: Run) -> None:
+    # pathlib's expanduser raised RuntimeError on `~a` (no user `a`): exit 3
+    repo = make_repo({"a.toml": '[serve]\nmodel = "~a"\n'})
+    result = run("--repo", repo, "check", "a")
+    assert result.code == 0, result
+    assert result.out == "a: no problems found (vLLM 0.33.0)\n"
+
+
+def test_repo_under_an_unknown_users_home_is_a_usage_error(run: Run, tmp_path: Path) -> None:
+    result = run("--repo", "~no-such-user-here", "list", cwd=tmp_path)
+    assert result.code == 2, result
+    assert result.err == (
+        "profilekit: error: no profilekit.toml in ~no-such-user-here\n"
+        "  hint: pass the folder that holds profilekit.toml (the repository root)\n"
+    )
+
+
+RESERVED = {"a.toml": '[serve]\nmodel = "org/m"\n[env]\nUID = "1000"\nRANDOM = "4"\nOPTIONS = "x"\n'}
+
+
+def test_env_names_bash_keeps_for_itself_are_errors(make_repo: MakeRepo, run: Run, tmp_path: Path) -> None:
+    # `export UID=...` stopped the rendered script; RANDOM reached the process as a random number
+    repo = make_repo(RESERVED)
+    checked = run("--repo", repo, "check", "a")
+    assert checked.code == 1, checked
+    assert checked.out == (
+        "profiles/a.toml:4:1: error env-bash-reserved env.UID: UID is read-only in bash: exporting it stops the "
+        "launch script\n"
+        "    in stack a, role serve\n"
+        "    fix: rename UID: bash keeps it for itself, so no launch script can pass it to the process\n"
+        "profiles/a.toml:5:1: error env-bash-reserved env.RANDOM: RANDOM is set by bash itself: the process would "
+        "get bash's value, not this one\n"
+        "    in stack a, role serve\n"
+        "    fix: rename RANDOM: bash keeps it for itself, so no launch script can pass it to the process\n"
+        "2 errors, 0 warnings\n"
+    )
+    out = tmp_path / "out"
+    assert run("--repo", repo, "render", "a", "--out", out).code == 1
+    assert not out.exists()
+
+
+def test_env_names_bash_passes_through_are_fine(make_repo: MakeRepo, run: Run) -> None:
+    repo = make_repo({"a.toml": '[serve]\nmodel = "org/m"\n[env]\nPWD = "/srv"\nIFS = ":"\nHOME = "/h"\n'})
+    result = run("--repo", repo, "check", "a")
+    assert result.code == 0, result

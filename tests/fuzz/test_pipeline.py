@@ -280,7 +280,7 @@ def serve_entries(draw: st.DrawFn, *, model: bool, wild: bool, port: int | None 
 
 
 ENV_NAMES = ["A", "B_1", "VLLM_X", "HF_TOKEN", "API_KEY", "lower"]
-HOSTILE_ENV_NAMES = ["1BAD", "A-B", "FOO\n", "", "UID", "SHELLOPTS", "PWD", "IFS", "BASH_ENV"]
+HOSTILE_ENV_NAMES = ["1BAD", "A-B", "FOO\n", "", "UID", "SHELLOPTS", "RANDOM", "SHLVL", "_", "PWD", "IFS", "BASH_ENV"]
 
 
 def envs(wild: bool) -> st.SearchStrategy[dict[str, Any]]:

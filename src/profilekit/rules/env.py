@@ -19,6 +19,18 @@ if TYPE_CHECKING:
     from profilekit.compose import RoleConfig, Stack
     from profilekit.rules.facts import RoleFacts
 
+# Names bash keeps for itself (bash(1), "Shell Variables"): exporting one of the first kind stops the launch
+# script (`set -e`), and bash gives the process its own value for the second kind, or none at all, whatever the
+# layer wrote. Found by the pipeline fuzzer; each was tried with `bash -c "export NAME=v1; exec env"`.
+BASH_READONLY = frozenset({"BASHOPTS", "BASH_VERSINFO", "EUID", "PPID", "SHELLOPTS", "UID"})
+BASH_DYNAMIC = frozenset(
+    {
+        "_", "BASHPID", "BASH_ALIASES", "BASH_ARGC", "BASH_ARGV", "BASH_CMDS", "BASH_COMMAND", "BASH_LINENO",
+        "BASH_SOURCE", "BASH_SUBSHELL", "BASH_XTRACEFD", "DIRSTACK", "EPOCHREALTIME", "EPOCHSECONDS", "FUNCNAME",
+        "GROUPS", "HISTCMD", "LINENO", "OPTIND", "PIPESTATUS", "RANDOM", "SECONDS", "SHLVL", "SRANDOM",
+    }
+)  # fmt: skip
+
 # `validate_environ` is the first check of EngineArgs.create_engine_config, before any config object is built
 _VALIDATE_ENVIRON = (STAGE_CONFIG_OBJECTS, -1)
 
@@ -55,6 +67,39 @@ def _unrepresentable(role: RoleConfig) -> list[Hit]:
     return hits
 
 
+def _bash_reserved(role: RoleConfig) -> list[Hit]:
+    hits: list[Hit] = []
+    for name in role.env:
+        if name not in BASH_READONLY and name not in BASH_DYNAMIC:
+            continue
+        entry = role.entry("env", name)
+        why = (
+            "is read-only in bash: exporting it stops the launch script"
+            if name in BASH_READONLY
+            else "is set by bash itself: the process would get bash's value, not this one"
+        )
+        hits.append(
+            Hit(
+                "env-bash-reserved",
+                f"env.{name}: {name} {why}",
+                [entry.origin] if entry else [],
+                f"rename {name}: bash keeps it for itself, so no launch script can pass it to the process",
+                role=role.name,
+            )
+        )
+    return hits
+
+
+@stack_rule(
+    "env-bash-reserved",
+    Severity.ERROR,
+    "an env name bash keeps for itself (UID, RANDOM, SHLVL, ...): no launch script can pass its value",
+    source="bash(1) Shell Variables",
+)
+def env_bash_reserved(ctx: Context) -> Iterable[Hit]:
+    return [hit for role in ctx.stack.roles.values() for hit in _bash_reserved(role)]
+
+
 @stack_rule(
     "env-unrepresentable",
     Severity.ERROR,
@@ -66,11 +111,10 @@ def env_unrepresentable(ctx: Context) -> Iterable[Hit]:
 
 
 def env_findings(stack: Stack, role: RoleConfig) -> list[Finding]:
-    """`env-unrepresentable` for one role, as findings: what rendering checks before it writes env files."""
-    rule = RULES["env-unrepresentable"]
+    """`env-bash-reserved` and `env-unrepresentable` for one role: what rendering checks before it writes files."""
     return [
-        Finding(h.rule, rule.severity, h.message, h.locations, h.fix, stack=stack.spec, role=h.role)
-        for h in _unrepresentable(role)
+        Finding(h.rule, RULES[h.rule].severity, h.message, h.locations, h.fix, stack=stack.spec, role=h.role)
+        for h in _bash_reserved(role) + _unrepresentable(role)
     ]
 
 

@@ -8,6 +8,7 @@ in this order, from `[model] architecture`, from a local `config.json` (`[model]
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -206,6 +207,15 @@ def _read_config(path: Path) -> tuple[str | None, dict[str, Any] | None, str]:
     return None, raw, f"{path} has no `architectures` list"
 
 
+def _local_path(text: str) -> Path:
+    """`text` as a local path, `~` expanded as vLLM's `os.path.expanduser` does: `~name` of an unknown user
+    stays as written (pathlib's expanduser raises there), and so does a value no path can hold (a NUL)."""
+    try:
+        return Path(os.path.expanduser(text))
+    except ValueError:
+        return Path(text)
+
+
 def model_facts(role: RoleConfig, root: Path | None) -> ModelFacts:
     """Resolve a role's model, its architecture and, when there is one to read, its config.json; never raises.
 
@@ -224,7 +234,7 @@ def model_facts(role: RoleConfig, root: Path | None) -> ModelFacts:
     config_locs: tuple[Location, ...] = ()
     config = role.entry("model", "config")
     if config is not None and isinstance(config.value, str):
-        path = Path(config.value).expanduser()
+        path = _local_path(config.value)
         if not path.is_absolute() and root is not None:
             path = root / path
         if path.is_dir():
@@ -232,7 +242,7 @@ def model_facts(role: RoleConfig, root: Path | None) -> ModelFacts:
         arch, raw, problem = _read_config(path)
         config_locs = (config.origin,)
     elif model is not None:
-        folder = Path(model).expanduser()
+        folder = _local_path(model)
         if not folder.is_absolute() and root is not None and (root / folder).is_dir():
             folder = root / folder
         if folder.is_dir():
