@@ -13,10 +13,12 @@ The default run is bounded for CI; `PROFILEKIT_FUZZ_EXAMPLES=10000 pytest -m fuz
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -501,8 +503,15 @@ def assert_renders_faithfully(root: Path, out_dir: Path, spec: str, stubs: Path)
         assert seen == composed
         assert dotenv_values(out_dir / f"{role.name}.env") == plain
         assert {f"{role.name}.sh", f"{role.name}.env"} <= written
+    manifest = json.loads((out_dir / "manifest.json").read_text(encoding="utf-8"))
+    listed = {item["path"]: item["sha256"] for item in manifest["files"]}
+    assert set(listed) | {"manifest.json"} == written  # one consistent set, nothing else
     for path in out_dir.iterdir():
-        assert TOKEN not in path.read_text(encoding="utf-8"), f"{path.name} holds a secret"
+        data = path.read_bytes()
+        assert TOKEN.encode() not in data, f"{path.name} holds a secret"
+        if path.name != "manifest.json":
+            assert hashlib.sha256(data).hexdigest() == listed[path.name]
+            assert stat.S_IMODE(path.stat().st_mode) == (0o755 if path.suffix == ".sh" else 0o644)
 
 
 @settings(
