@@ -266,10 +266,11 @@ def chance(draw: st.DrawFn, wild: bool, one_in: int) -> bool:
 def serve_entries(draw: st.DrawFn, *, model: bool, wild: bool, port: int | None = None) -> dict[str, Any]:
     serve: dict[str, Any] = {}
     if model:
-        serve["model"] = draw(st.one_of(st.just("org/model"), plain_text, text))
+        serve["model"] = draw(st.one_of(st.just("org/model"), plain_text, text if wild else text.map("org/".__add__)))
     if port is not None:  # a role of its own: one port per role, as on one host
         serve["port"] = port
-        serve["served_model_name"] = draw(st.lists(text, min_size=1, max_size=2))
+        name = text if wild else text.map("name ".__add__)  # '' or a leading '-': vLLM cannot read it
+        serve["served_model_name"] = draw(st.lists(name, min_size=1, max_size=2))
     pool = FLAGS if wild else TAME
     for flag in draw(st.lists(st.sampled_from(pool), max_size=3, unique_by=lambda f: f.dest)):
         if flag.dest in serve or flag.dest in {"model", "host", "uds"}:
@@ -356,6 +357,8 @@ def layer_tables(draw: st.DrawFn, name: str, names: list[str], wild: bool) -> di
         data["serve"] = draw(serve_entries(model=name == "base", wild=wild))
     if draw(st.booleans()):
         data["env"] = draw(envs(wild))
+        if name == "base" and draw(st.booleans()):  # a reference every vLLM role of a tame stack resolves
+            data["env"]["VLLM_X"] = "model is ${serve.model}" + draw(text)
     if draw(st.integers(0, 2)) == 0:
         roles = draw(st.lists(role_names(wild), min_size=1, max_size=2, unique=True))
         data["roles"] = {role: draw(role_tables(wild, 8100 + sum(map(ord, role)) % 800)) for role in roles}
