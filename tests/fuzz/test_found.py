@@ -91,3 +91,17 @@ def test_env_names_bash_passes_through_are_fine(make_repo: MakeRepo, run: Run) -
     repo = make_repo({"a.toml": '[serve]\nmodel = "org/m"\n[env]\nPWD = "/srv"\nIFS = ":"\nHOME = "/h"\n'})
     result = run("--repo", repo, "check", "a")
     assert result.code == 0, result
+
+
+def test_a_secret_named_like_a_variable_bash_sets_is_an_error(make_repo: MakeRepo, run: Run) -> None:
+    # bash sets PWD when it starts: the process got the folder, not the secret from the launching environment
+    repo = make_repo({"a.toml": '[serve]\nmodel = "org/m"\n[env]\nPWD = { secret = true }\n'})
+    result = run("--repo", repo, "check", "a")
+    assert result.code == 1, result
+    assert result.out == (
+        "profiles/a.toml:4:9: error env-bash-reserved env.PWD: PWD is set by bash itself: the process would get "
+        "bash's value, not the secret\n"
+        "    in stack a, role serve\n"
+        "    fix: rename PWD: bash keeps it for itself, so no launch script can pass it to the process\n"
+        "1 error, 0 warnings\n"
+    )

@@ -30,6 +30,9 @@ BASH_DYNAMIC = frozenset(
         "GROUPS", "HISTCMD", "LINENO", "OPTIND", "PIPESTATUS", "RANDOM", "SECONDS", "SHLVL", "SRANDOM",
     }
 )  # fmt: skip
+# Names bash does not take over from the environment it starts in (it sets its own): a secret of one of these
+# names, passed on from the launching environment, would reach the process with bash's value.
+BASH_NOT_INHERITED = frozenset({"BASH", "BASH_VERSION", "COMP_WORDBREAKS", "IFS", "OLDPWD", "OPTERR", "PS4", "PWD"})
 
 # `validate_environ` is the first check of EngineArgs.create_engine_config, before any config object is built
 _VALIDATE_ENVIRON = (STAGE_CONFIG_OBJECTS, -1)
@@ -69,20 +72,21 @@ def _unrepresentable(role: RoleConfig) -> list[Hit]:
 
 def _bash_reserved(role: RoleConfig) -> list[Hit]:
     hits: list[Hit] = []
-    for name in role.env:
-        if name not in BASH_READONLY and name not in BASH_DYNAMIC:
+    for name, value in role.env.items():
+        if name in BASH_READONLY:
+            why = "is read-only in bash: exporting it stops the launch script"
+        elif name in BASH_DYNAMIC:
+            why = "is set by bash itself: the process would get bash's value, not this one"
+        elif name in BASH_NOT_INHERITED and isinstance(value, dict):
+            why = "is set by bash itself: the process would get bash's value, not the secret"
+        else:
             continue
-        entry = role.entry("env", name)
-        why = (
-            "is read-only in bash: exporting it stops the launch script"
-            if name in BASH_READONLY
-            else "is set by bash itself: the process would get bash's value, not this one"
-        )
+        origins = role.origins("env", name)  # a secret's origin is its `{ secret = true }` table's key
         hits.append(
             Hit(
                 "env-bash-reserved",
                 f"env.{name}: {name} {why}",
-                [entry.origin] if entry else [],
+                origins[:1],
                 f"rename {name}: bash keeps it for itself, so no launch script can pass it to the process",
                 role=role.name,
             )
