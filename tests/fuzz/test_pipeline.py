@@ -206,10 +206,11 @@ TAME = [CATALOGUE.flags[dest] for dest in TAME_FLAGS if dest in CATALOGUE.flags]
 
 # ---------------------------------------------------------------------------------------------- values
 
-# characters a shell, an env file or TOML could misread (no NUL yet: a NUL inside a `serve` value is still
-# accepted and bash drops it; the hostile-load share refuses it, and then "\x00" belongs in this list)
+# characters a shell, an env file or TOML could misread, and a NUL (refused at load: bash would drop it)
 _HOSTILE_CHARS = st.sampled_from(
-    list("abcXYZ019 _-./=:,@%+") + list("'\"`$\\;&|<>(){}[]*?!~#^\t\n\r") + ["é", "中", "\u2028", "\x7f", "\x01"]
+    list("abcXYZ019 _-./=:,@%+")
+    + list("'\"`$\\;&|<>(){}[]*?!~#^\t\n\r")
+    + ["é", "中", "\u2028", "\x7f", "\x01", "\x00"]
 )
 _FRAGMENTS = st.sampled_from(["$${literal}", "$${env.A}", "$HOME", "$(id)", "`id`", "-x", "--y", "'$x'", '\\"'])
 # references that may name nothing, and broken ones
