@@ -125,5 +125,5 @@ def test_no_markdown_link_points_outside_the_repository() -> None:
 
 def test_the_link_check_sees_a_link_that_leaves(tmp_path: Path) -> None:
     page = tmp_path / "x.md"
-    page.write_text("The contract is [DESIGN.md](../shared/DESIGN.md), see `[no](../code)`.\n", encoding="utf-8")
-    assert _links(page) == ["../shared/DESIGN.md"]
+    page.write_text("The contract is [CONTRACT.md](../elsewhere/CONTRACT.md), see `[no](../code)`.\n", encoding="utf-8")
+    assert _links(page) == ["../elsewhere/CONTRACT.md"]

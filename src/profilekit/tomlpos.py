@@ -229,8 +229,8 @@ class _Scanner:
             self.read_value((*path, index))
             index += 1
 
-    def record_keys(self, table: Path, parts: list[str], start: int) -> None:
-        """A key and the implicit tables of its dotted parts, all at the key's start."""
+    def record_keys(self, table: Path, parts: Path | list[str], start: int) -> None:
+        """A key (or a header's path) and the implicit tables of its dotted parts below `table`, all at its start."""
         for depth in range(1, len(parts) + 1):
             self.record((*table, *parts[:depth]), start)
 
@@ -275,8 +275,7 @@ class _Scanner:
             path: Path = (*array_path, index)
         else:
             path = self.concrete(parts)
-        for depth in range(1, len(path) + 1):
-            self.record(path[:depth], start)
+        self.record_keys((), path, start)
         return path
 
     def scan(self) -> dict[Path, Pos]:
@@ -317,8 +316,7 @@ class _Scanner:
     def simple_header(self, m: re.Match[str]) -> Path:
         """A `[a.b]` header matched whole (`scan`'s fast path): as `read_header` records it."""
         path = self.concrete(_DOT.split(m.group(1)))
-        for depth in range(1, len(path) + 1):
-            self.record(path[:depth], m.start())
+        self.record_keys((), path, m.start())
         self.i = m.end()
         return path
 
