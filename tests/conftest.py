@@ -15,6 +15,14 @@ from profilekit.cli import main
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The `profilekit` processes tests start keep their cache in a folder of the test session, not the user's."""
+    import os
+
+    os.environ["PROFILEKIT_CACHE_DIR"] = str(tmp_path_factory.mktemp("profilekit-cache"))
+
+
 @dataclass
 class Result:
     code: int

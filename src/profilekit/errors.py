@@ -10,6 +10,8 @@ EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
+# 128 + SIGPIPE: the status a shell reports for a command whose reader closed the pipe
+EXIT_BROKEN_PIPE = 141
 
 
 class Severity(enum.StrEnum):

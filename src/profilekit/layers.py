@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 # compiled (about 3x faster than tomllib), and lint parses every layer of a repository
 import tomli
 
+from profilekit.cache.record import probe
 from profilekit.errors import Finding, Location, Severity, UsageError
 from profilekit.guards import (
     content_findings,
@@ -104,6 +105,7 @@ def find_repo(start: Path | None, explicit: Path | None) -> Path:
     """The repository root: `--repo`, or the first folder upwards that holds profilekit.toml."""
     if explicit is not None:
         root = Path(os.path.expanduser(explicit)).resolve()  # `~name` of no user stays as written
+        probe(root / REPO_MARKER)
         if not (root / REPO_MARKER).is_file():
             raise UsageError(
                 f"no {REPO_MARKER} in {explicit}",
@@ -112,6 +114,7 @@ def find_repo(start: Path | None, explicit: Path | None) -> Path:
         return root
     here = (start or Path.cwd()).resolve()
     for folder in (here, *here.parents):
+        probe(folder / REPO_MARKER)
         if (folder / REPO_MARKER).is_file():
             return folder
     raise UsageError(

@@ -9,10 +9,20 @@ import os
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from profilekit.errors import UsageError
-from profilekit.render import MANIFEST, Rendered
+
+MANIFEST = "manifest.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """One output file: its text and its mode."""
+
+    text: str
+    mode: int = 0o644
 
 
 def _previous_files(out_dir: Path) -> set[str]:
@@ -80,6 +90,14 @@ def write_outputs(out_dir: Path, files: dict[str, Rendered], *, partial: bool = 
     leave one complete set. A `partial` render (one role) removes nothing and keeps the other files in the
     manifest. A symlink planted in the folder is replaced, never followed.
     """
+    from profilekit.cache import record, replay
+
+    replay.note_write(str(out_dir), {name: (item.text, item.mode) for name, item in files.items()}, partial)
+    with record.paused():  # the folder a render replaces is its output, not its input
+        return _write_outputs(out_dir, files, partial=partial)
+
+
+def _write_outputs(out_dir: Path, files: dict[str, Rendered], *, partial: bool) -> list[Path]:
     bad = [name for name in files if not _plain_name(name)]
     if bad:
         raise UsageError(

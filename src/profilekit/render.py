@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from profilekit import __version__
 from profilekit.errors import Finding
+from profilekit.output import MANIFEST, Rendered
 from profilekit.quoting import comment_text, env_file_value, shell_quote
 from profilekit.rules.env import env_findings, split_env
 from profilekit.vllm.argv import render_argv
@@ -19,18 +19,11 @@ if TYPE_CHECKING:
     from profilekit.templating import Sandbox
     from profilekit.vllm.catalogue import Catalogue
 
-MANIFEST = "manifest.json"
 DEFAULT_TARGETS = ("script", "env")
 TEMPLATE_FILES = {"script": "launch.sh.j2", "env": "role.env.j2", "up": "up.sh.j2"}
 UP_SCRIPT = "up.sh"
 DEFAULT_HTTP_PORT = 8000  # vLLM's `--port` default in every supported release
 _WILDCARD = {"", "0.0.0.0", "::", "[::]", "*"}
-
-
-@dataclass(frozen=True, slots=True)
-class Rendered:
-    text: str
-    mode: int = 0o644
 
 
 def builtin_templates() -> Path:

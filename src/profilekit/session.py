@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from profilekit.cache.record import listed
 from profilekit.compose import Catalog, Stack, compose_layers, linearise, require_deployable
 from profilekit.errors import Finding, FindingsError, Severity, UsageError
 from profilekit.layers import find_repo, load_repo_config
@@ -128,6 +129,7 @@ class Session:
         if not name:
             return None
         folder = (self.root / name).resolve()
+        listed(folder)  # a team template added later replaces a built-in one: the folder's names are an input
         if not folder.is_dir():
             raise UsageError(
                 f"templates folder {name!r} named in profilekit.toml does not exist",

@@ -363,8 +363,7 @@ def test_stack_spec_with_line_breaks_stays_in_the_comment_of_every_output(tmp_pa
 @pytest.mark.parametrize("name", ["../escape.sh", "sub/escape.sh", "..", ".hidden.sh", "a\nb.sh", ""])
 def test_outputs_are_plain_names_inside_out(tmp_path: Path, name: str) -> None:
     from profilekit.errors import UsageError
-    from profilekit.output import write_outputs
-    from profilekit.render import Rendered
+    from profilekit.output import Rendered, write_outputs
 
     with pytest.raises(UsageError) as caught:
         write_outputs(tmp_path / "out", {name: Rendered("x\n"), "manifest.json": Rendered("{}\n")})

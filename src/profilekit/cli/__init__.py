@@ -1,28 +1,66 @@
 """The command line: options in, pipeline calls, text out, exit code out. The only package that prints.
 
 `app` holds the typer app and what every command shares; one module per command family registers its commands
-(in the order `--help` lists them).
+(in the order `--help` lists them). Importing this package loads none of them: `main` answers a repeat run
+from the cache (`profilekit.cache.replay`) before typer, pydantic or jinja2 are imported.
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
 
-from profilekit.cli.app import app
-from profilekit.errors import EXIT_OK
+# not `typing.TYPE_CHECKING`: importing typing (and re with it) is a fifth of a warm run; mypy knows this name
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from typer import Typer
+
+EXIT_OK = 0  # profilekit.errors.EXIT_OK, without importing that module (dataclasses, enum) on the warm path
 
 __all__ = ["app", "main"]
 
 # each module registers its commands with `app`, in the order `--help` lists them
 COMMAND_MODULES = ("listing", "show", "explain", "checking", "render", "diff", "importing", "flags")
-for _module in COMMAND_MODULES:
-    importlib.import_module(f"{__name__}.{_module}")
+
+
+def _app() -> Typer:
+    from profilekit.cli.app import app
+
+    for module in COMMAND_MODULES:
+        importlib.import_module(f"{__name__}.{module}")
+    return app
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        return _app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the `profilekit` command and `python -m profilekit`."""
+    """Entry point of the `profilekit` command and `python -m profilekit`.
+
+    A run from the command line (`argv` None) may be answered from the cache; a call with `argv` (tests,
+    embedding programs) always runs.
+    """
+    if argv is not None:
+        return _run(argv)
+    args = sys.argv[1:]
+    if args == ["--version"]:
+        from profilekit import __version__
+
+        sys.stdout.write(f"profilekit {__version__}\n")
+        return EXIT_OK
+    from profilekit.cache.replay import cached_run
+
+    return cached_run(args, _run)
+
+
+def _run(args: list[str]) -> int:
     try:
-        app(args=argv, prog_name="profilekit", standalone_mode=True)
+        _app()(args=args, prog_name="profilekit", standalone_mode=True)
     except SystemExit as exc:
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 1)

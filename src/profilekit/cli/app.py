@@ -12,7 +12,15 @@ import typer
 from typer.core import TyperGroup
 
 from profilekit import __version__
-from profilekit.errors import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_OK, Finding, FindingsError, ProfilekitError
+from profilekit.errors import (
+    EXIT_BROKEN_PIPE,
+    EXIT_FINDINGS,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    Finding,
+    FindingsError,
+    ProfilekitError,
+)
 from profilekit.redact import Redactor
 
 if TYPE_CHECKING:
@@ -20,7 +28,7 @@ if TYPE_CHECKING:
 
 # global options a user may also write after the command (`profilekit check STACK --repo R`)
 GLOBAL_VALUED = ("--repo", "--vllm-version")
-GLOBAL_FLAGS = ("--debug",)
+GLOBAL_FLAGS = ("--debug", "--no-cache")
 
 
 def hoist_global_options(args: list[str]) -> list[str]:
@@ -66,8 +74,6 @@ app = typer.Typer(
     "--repo, --vllm-version and --debug may also follow the command.",
 )
 
-# 128 + SIGPIPE: the status a shell reports for a command whose reader closed the pipe
-EXIT_BROKEN_PIPE = 141
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -75,6 +81,7 @@ class _Globals:
     repo: Path | None = None
     vllm_version: str | None = None
     debug: bool = False
+    no_cache: bool = False  # also read before typer runs: profilekit.cache.replay.command_of
     session: Session | None = None  # the repository the command opened, once it has
 
 
@@ -178,11 +185,14 @@ def main_options(
         str | None, typer.Option("--vllm-version", help="Target vLLM release (default: [vllm] version).")
     ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks of internal errors.")] = False,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Neither read nor write the cache (PROFILEKIT_CACHE_DIR).")
+    ] = False,
     version: Annotated[
         bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Print the version and exit.")
     ] = False,
 ) -> None:
-    G.repo, G.vllm_version, G.debug, G.session = repo, vllm_version, debug, None
+    G.repo, G.vllm_version, G.debug, G.no_cache, G.session = repo, vllm_version, debug, no_cache, None
 
 
 def open_session() -> Session:

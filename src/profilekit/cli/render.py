@@ -12,7 +12,7 @@ from profilekit.errors import EXIT_FINDINGS, EXIT_OK, Finding, UsageError
 
 if TYPE_CHECKING:
     from profilekit.compose import Stack
-    from profilekit.render import Rendered
+    from profilekit.output import Rendered
     from profilekit.session import Session
 
 OUT_HELP = "Output folder (default: build/STACK; with several stacks, one folder per stack inside it)."

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from profilekit.cache.record import probe
 from profilekit.vllm.versions import version_key
 
 if TYPE_CHECKING:
@@ -237,14 +238,18 @@ def model_facts(role: RoleConfig, root: Path | None) -> ModelFacts:
         path = _local_path(config.value)
         if not path.is_absolute() and root is not None:
             path = root / path
+        probe(path)
         if path.is_dir():
             path = path / "config.json"
         arch, raw, problem = _read_config(path)
         config_locs = (config.origin,)
     elif model is not None:
         folder = _local_path(model)
-        if not folder.is_absolute() and root is not None and (root / folder).is_dir():
-            folder = root / folder
+        if not folder.is_absolute() and root is not None:
+            probe(root / folder)
+            if (root / folder).is_dir():
+                folder = root / folder
+        probe(folder)
         if folder.is_dir():
             arch, raw, problem = _read_config(folder / "config.json")
             config_locs = model_locs

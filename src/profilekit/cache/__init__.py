@@ -1,0 +1,149 @@
+"""profilekit's cache of derived data, the way ruff and mypy keep one: never trusted blindly, never needed.
+
+Entries live in the user cache folder (`PROFILEKIT_CACHE_DIR`, else platformdirs' `user_cache_dir`), one
+file each, written whole under a temporary name and renamed into place, so concurrent runs never see half an
+entry. Each file starts with the SHA-256 of the rest and names its own key and format: a damaged, truncated
+or foreign entry is ignored (and removed), and the run derives everything again. `--no-cache` turns it off.
+
+What is cached is derived from the inputs it names (file contents, folder listings, profilekit's own code),
+all checked again before an entry is used. Secrets never reach it: it holds what profilekit printed or
+rendered, which is redacted, and digests of files, never their values.
+
+This package imports nothing heavy: a warm run is answered from here before typer, pydantic or jinja2 load.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+
+from profilekit import __version__
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see profilekit.cli)
+if TYPE_CHECKING:
+    from typing import Any
+
+FORMAT = 1
+ENV_DIR = "PROFILEKIT_CACHE_DIR"
+# an input changed this close to (or after) the start of a run may have been read before or after the change:
+# what the run derived from it is not stored (git's "racily clean" rule)
+RACY_NS = 50_000_000
+
+
+def cache_dir() -> str:
+    """The cache folder: `PROFILEKIT_CACHE_DIR`, else the platform's user cache folder for profilekit.
+
+    Paths here are strings: pathlib (with re and urllib under it) would cost a warm run a tenth of its time.
+    """
+    given = os.environ.get(ENV_DIR)
+    if given:
+        return os.path.abspath(given)
+    import platformdirs
+
+    return platformdirs.user_cache_dir("profilekit", appauthor=False)
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def file_digest(path: str) -> str | None:
+    """The SHA-256 of a file's bytes; None when it cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            return digest(handle.read())
+    except OSError:
+        return None
+
+
+def code_stamp() -> str:
+    """A digest of profilekit's own files (code, templates, flag catalogues) and of the installed libraries.
+
+    An editable install changes under the cache's feet; a library upgrade may change what profilekit derives.
+    Sizes and modification times say so for the cost of a `stat` a file.
+    """
+    package = os.path.dirname(os.path.abspath(__file__ + "/.."))
+    parts: list[str] = [__version__, sys.version]
+    roots = [package, os.path.join(os.path.dirname(os.path.dirname(package)), "templates")]
+    for root in roots:
+        _stat_tree(root, parts)
+    here = os.getcwd()
+    for entry in sys.path:  # a package installed or removed changes its site folder's listing, and so its mtime
+        if entry and os.path.isdir(entry) and os.path.abspath(entry) != here:
+            parts.append(f"{entry}:{os.stat(entry).st_mtime_ns}")
+    return digest("\n".join(parts).encode("utf-8", "surrogateescape"))
+
+
+def _stat_tree(root: str, parts: list[str]) -> None:
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name == "__pycache__" or entry.name.startswith("."):
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            _stat_tree(entry.path, parts)
+        elif entry.name.endswith((".py", ".j2", ".json", ".toml", ".txt")):
+            st = entry.stat()
+            parts.append(f"{entry.path}:{st.st_size}:{st.st_mtime_ns}")
+
+
+def entry_path(kind: str, key: str) -> str:
+    return os.path.join(cache_dir(), kind, key[:2], key)
+
+
+def read_entry(kind: str, key: str) -> dict[str, Any] | None:
+    """The entry stored under `key`; None when there is none, or it is damaged or not ours (then removed)."""
+    path = entry_path(kind, key)
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except OSError:
+        return None
+    head, _, body = raw.partition(b"\n")
+    try:
+        if head.decode("ascii") != digest(body):
+            raise ValueError("checksum")
+        data = json.loads(body)
+        if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("key") != key:
+            raise ValueError("foreign")
+    except ValueError:  # UnicodeDecodeError and json's errors are ValueErrors
+        _discard(path)
+        return None
+    return data
+
+
+def write_entry(kind: str, key: str, data: dict[str, Any]) -> None:
+    """Store `data` under `key`, whole or not at all; a cache that cannot be written is no error."""
+    body = json.dumps({**data, "format": FORMAT, "key": key}, ensure_ascii=False, separators=(",", ":")).encode(
+        "utf-8", "surrogateescape"
+    )
+    import tempfile
+
+    path = entry_path(kind, key)
+    try:
+        folder = os.path.dirname(path)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".entry.", dir=folder)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(digest(body).encode("ascii") + b"\n" + body)
+            os.replace(tmp, path)
+        except BaseException:
+            _discard(tmp)
+            raise
+    except OSError:
+        return
+
+
+def _discard(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        return
+
+
+__all__ = ["ENV_DIR", "FORMAT", "RACY_NS", "cache_dir", "code_stamp", "digest", "file_digest", "read_entry"]

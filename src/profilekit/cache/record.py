@@ -1,0 +1,141 @@
+"""What a run read: every file it opened, every folder it listed, every path it only looked at.
+
+Files opened for reading and folders listed are seen through Python's audit hooks ("open", "os.scandir",
+"os.listdir"), so a reader added anywhere (a team template, a model's config.json) is a dependency without
+anyone remembering to say so. A path that is only tested (`is_file()`, `is_dir()`: a `stat`, which raises no
+audit event) is named with `probe()` by the code that tests it. profilekit's own files and the interpreter's
+are left out: `code_stamp()` covers them.
+
+Nothing is recorded unless a recording is running, and the hook, once installed, costs one comparison.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see profilekit.cli)
+if TYPE_CHECKING:
+    from typing import Any
+
+_READ_ONLY = os.O_RDONLY
+_ACCESS = os.O_ACCMODE
+
+
+class Recording:
+    """The inputs of one run, as absolute paths."""
+
+    def __init__(self, ignored: tuple[str, ...]) -> None:
+        self.files: dict[str, None] = {}
+        self.folders: dict[str, None] = {}
+        self.probes: dict[str, None] = {}
+        self.ignored = ignored
+        self.paused = 0
+
+    def _keep(self, path: Any) -> str | None:
+        if isinstance(path, int) or self.paused:  # a file descriptor: its file was opened (and seen) before
+            return None
+        try:
+            absolute = os.path.abspath(os.fsdecode(path))
+        except (TypeError, ValueError):
+            return None
+        return None if (absolute + os.sep).startswith(self.ignored) else absolute
+
+    def opened(self, path: Any, mode: Any, flags: Any) -> None:
+        if isinstance(mode, str):
+            if not mode.startswith("r") or "+" in mode:
+                return
+        elif not isinstance(flags, int) or flags & _ACCESS != _READ_ONLY:
+            return
+        kept = self._keep(path)
+        if kept is not None:
+            self.files[kept] = None
+
+    def listed(self, path: Any) -> None:
+        kept = self._keep("." if path is None else path)
+        if kept is not None:
+            self.folders[kept] = None
+
+    def probed(self, path: Any) -> None:
+        kept = self._keep(path)
+        if kept is not None:
+            self.probes[kept] = None
+
+
+_IMPORTLIB = f"{os.sep}importlib{os.sep}"
+_EVENTS = frozenset({"open", "os.scandir", "os.listdir"})
+
+
+class _State:
+    recording: Recording | None = None
+    hooked = False
+
+
+_STATE = _State()
+
+
+def _hook(event: str, args: tuple[Any, ...]) -> None:
+    recording = _STATE.recording
+    if recording is None or event not in _EVENTS:
+        return
+    caller = sys._getframe(1).f_code.co_filename
+    if caller.startswith("<frozen importlib") or _IMPORTLIB in caller:
+        return  # the import system looking for modules or metadata on `sys.path` (which may hold the working folder)
+    if event == "open":
+        recording.opened(*args[:3])
+    elif event in ("os.scandir", "os.listdir"):
+        recording.listed(args[0] if args else None)
+
+
+def start(ignored: tuple[str, ...]) -> Recording:
+    """Record what this process reads from now on (until `stop`)."""
+    if not _STATE.hooked:
+        sys.addaudithook(_hook)  # for the life of the process: a hook cannot be removed
+        _STATE.hooked = True
+    _STATE.recording = Recording(ignored)
+    return _STATE.recording
+
+
+def stop() -> None:
+    _STATE.recording = None
+
+
+def probe(path: Any) -> None:
+    """Say that the run looked at `path` (whether it exists, is a file or a folder) without reading it."""
+    if _STATE.recording is not None:
+        _STATE.recording.probed(path)
+
+
+def listed(path: Any) -> None:
+    """Say that the run depends on the names in folder `path` (it looked files up there by name)."""
+    if _STATE.recording is not None:
+        _STATE.recording.listed(path)
+
+
+class paused:
+    """What is read inside is no input of the run (the output folder a render replaces, say)."""
+
+    def __enter__(self) -> None:
+        if _STATE.recording is not None:
+            _STATE.recording.paused += 1
+
+    def __exit__(self, *_exc: object) -> None:
+        if _STATE.recording is not None:
+            _STATE.recording.paused -= 1
+
+
+def kind(path: str) -> str:
+    """What is at `path` now: file, folder, other or nothing."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return "absent"
+    return "file" if stat.S_ISREG(mode) else "folder" if stat.S_ISDIR(mode) else "other"
+
+
+def listing(path: str) -> list[str] | None:
+    try:
+        return sorted(os.listdir(path))
+    except (OSError, ValueError):
+        return None
