@@ -255,6 +255,14 @@ class Catalog:
             self._provided = found
         return self._provided
 
+    def seed_provided(self, provides: dict[str, list[str]]) -> None:
+        """What `provided` answers, from each layer's `provides` as known without reading it (lint's cache)."""
+        found: dict[str, list[str]] = {}
+        for name in self.files:
+            for cap in provides.get(name, []):
+                found.setdefault(cap, []).append(name)
+        self._provided = found
+
     def loaded_layers(self) -> list[Layer]:
         """Every layer read so far that loaded."""
         return [layer for layer, _ in self._loaded.values() if layer is not None]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from profilekit.errors import Finding, Location, Severity
 from profilekit.layers import REPO_MARKER
@@ -17,8 +17,8 @@ from profilekit.rules.declared import group_clashes, layer_head, named_conflicts
 from profilekit.tomlpos import locate_keys
 
 if TYPE_CHECKING:
-    from profilekit.compose import Stack
     from profilekit.layers import Layer
+    from profilekit.lintcache import LintCache
     from profilekit.session import Session
 
 # rules whose findings mean the layers were declared exclusive: a combination that gives them is not linted
@@ -64,49 +64,58 @@ class LintReport:
 
 
 class _Checker:
-    """Composes and checks stacks of one session; each distinct stack once."""
+    """Composes and checks stacks of one session; each distinct stack once, and with a `LintCache`, only the
+    stacks whose layers changed since the last lint. A result is (whether the stack composed, its findings)."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, units: LintCache | None, facts: dict[str, dict[str, Any]]) -> None:
         self.session = session
-        self.results: dict[tuple[str, ...], tuple[Stack | None, list[Finding]]] = {}
+        self.units = units
+        self.facts = facts
+        self.results: dict[tuple[str, ...], tuple[bool, list[Finding]]] = {}
 
-    def run(self, names: list[str], spec: str | None = None) -> tuple[Stack | None, list[Finding]]:
+    def run(self, names: list[str], spec: str | None = None) -> tuple[bool, list[Finding]]:
         key = tuple(names)
         if key not in self.results:
-            self.results[key] = self._run(names, spec or "+".join(names))
+            self.results[key] = self._settled(names, spec or "+".join(names))
         return self.results[key]
 
-    def _run(self, names: list[str], spec: str) -> tuple[Stack | None, list[Finding]]:
+    def _settled(self, names: list[str], spec: str) -> tuple[bool, list[Finding]]:
+        if self.units is None:
+            return self._run(names, spec)
+        key = self.units.stack_key(names, spec, self.facts)
+        known = self.units.stack(key)
+        if known is None:
+            known = self._run(names, spec)
+            self.units.put_stack(key, *known)
+        return known
+
+    def _run(self, names: list[str], spec: str) -> tuple[bool, list[Finding]]:
         stack, problems = self.session.compose(names, spec)
         if problems or stack is None:
             for finding in problems:
                 finding.stack = spec
-            return stack, problems
-        return stack, self.session.check(stack)
+            return stack is not None, problems
+        return True, self.session.check(stack)
 
 
-def lint_repository(session: Session, *, combinations: str | None = None) -> LintReport:
-    """Every finding of the repository of `session`, deduplicated and sorted by file and line."""
+def lint_repository(session: Session, *, combinations: str | None = None, units: LintCache | None = None) -> LintReport:
+    """Every finding of the repository of `session`, deduplicated and sorted by file and line.
+
+    With `units` (the cache of the last lint), a file or stack whose inputs did not change is not checked again;
+    the report is the same.
+    """
     catalog = session.layers
     findings: list[Finding] = list(session.config_findings)
-    checker = _Checker(session)
-    layers: dict[str, Layer] = {}
+    facts = _facts(session, units)
+    checker = _Checker(session, units, facts)
 
     # 1. every file parses and matches the schema
     for name in catalog.files:
-        layer, problems = catalog.get(name)
-        findings += problems
-        if layer is not None:
-            layers[name] = layer
-            findings += reference_findings(catalog, layer)
-            if session.catalogue is not None:
-                from profilekit.rules.options import layer_option_findings
-
-                findings += layer_option_findings(layer, session.catalogue)
+        findings += _file_findings(session, name, facts[name], units)
 
     stacks: list[str] = []
     # 2. every non-abstract layer, composed with its extends
-    deployable = [name for name, layer in layers.items() if not layer.data.layer.abstract]
+    deployable = [name for name, f in facts.items() if f["loaded"] and not f["abstract"]]
     for name in deployable:
         stacks.append(name)
         findings += checker.run([name])[1]
@@ -128,7 +137,42 @@ def lint_repository(session: Session, *, combinations: str | None = None) -> Lin
         found, checked = _combinations(checker, deployable, pairs, all_subsets=mode == "all")
         findings += found
 
+    if units is not None:
+        units.save()
     return LintReport(_dedupe(findings), len(catalog.files), stacks, checked, mode, deployable, pairs)
+
+
+def _facts(session: Session, units: LintCache | None) -> dict[str, dict[str, Any]]:
+    """What lint needs of every file (extends, provides, loaded, abstract): stored, or read from it."""
+    from profilekit.lintcache import layer_facts
+
+    facts: dict[str, dict[str, Any]] = {}
+    for name in session.layers.files:
+        known = units.known_facts(name) if units is not None else None
+        facts[name] = known if known is not None else layer_facts(session.layers.get(name)[0])
+    if units is not None:
+        units.set_scope(facts)
+        # the capabilities every layer provides, known without reading the files that did not change
+        session.layers.seed_provided({n: f["provides"] for n, f in facts.items()})
+    return facts
+
+
+def _file_findings(session: Session, name: str, facts: dict[str, Any], units: LintCache | None) -> list[Finding]:
+    """A file's own problems: syntax and schema, names it refers to, options the release does not have."""
+    known = units.file_findings(name) if units is not None else None
+    if known is not None:
+        return known
+    layer, found = session.layers.get(name)
+    found = list(found)
+    if layer is not None:
+        found += reference_findings(session.layers, layer)
+        if session.catalogue is not None:
+            from profilekit.rules.options import layer_option_findings
+
+            found += layer_option_findings(layer, session.catalogue)
+    if units is not None:
+        units.put_file(name, facts, found)
+    return found
 
 
 def _parse_listed(session: Session, index: int, spec: str) -> tuple[list[str], Finding | None]:
@@ -202,10 +246,10 @@ def _combinations(
             exclusive.add(frozenset((a, b)))
             pairs[a, b] = Pair("exclusive", reasons)
             continue
-        stack, found = checker.run([a, b])
-        if stack is None or any(f.rule in _EXCLUSIVE for f in found):
+        composed, found = checker.run([a, b])
+        if not composed or any(f.rule in _EXCLUSIVE for f in found):
             exclusive.add(frozenset((a, b)))
-            pairs[a, b] = _exclusive_pair(checker, found) if stack is not None else Pair("broken")
+            pairs[a, b] = _exclusive_pair(checker, found) if composed else Pair("broken")
             continue
         legal_pairs.append((a, b))
         new = _new_errors(checker, [a, b], found)
@@ -217,9 +261,9 @@ def _combinations(
             compatible[a].add(b)
             compatible[b].add(a)
         for subset in _cliques(deployable, compatible, minimum=3):
-            stack, found = checker.run(subset)
+            composed, found = checker.run(subset)
             checked += 1
-            if stack is None or any(f.rule in _EXCLUSIVE for f in found):
+            if not composed or any(f.rule in _EXCLUSIVE for f in found):
                 continue
             findings += _undeclared(checker, subset, _new_errors(checker, subset, found))
     return findings, checked

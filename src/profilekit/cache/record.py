@@ -68,7 +68,7 @@ _EVENTS = frozenset({"open", "os.scandir", "os.listdir"})
 
 
 class _State:
-    recording: Recording | None = None
+    recordings: tuple[Recording, ...] = ()  # a lint records its checks' reads while the whole run is recorded
     hooked = False
 
 
@@ -76,16 +76,16 @@ _STATE = _State()
 
 
 def _hook(event: str, args: tuple[Any, ...]) -> None:
-    recording = _STATE.recording
-    if recording is None or event not in _EVENTS:
+    if not _STATE.recordings or event not in _EVENTS:
         return
     caller = sys._getframe(1).f_code.co_filename
     if caller.startswith("<frozen importlib") or _IMPORTLIB in caller:
         return  # the import system looking for modules or metadata on `sys.path` (which may hold the working folder)
-    if event == "open":
-        recording.opened(*args[:3])
-    elif event in ("os.scandir", "os.listdir"):
-        recording.listed(args[0] if args else None)
+    for recording in _STATE.recordings:
+        if event == "open":
+            recording.opened(*args[:3])
+        else:
+            recording.listed(args[0] if args else None)
 
 
 def start(ignored: tuple[str, ...]) -> Recording:
@@ -93,36 +93,37 @@ def start(ignored: tuple[str, ...]) -> Recording:
     if not _STATE.hooked:
         sys.addaudithook(_hook)  # for the life of the process: a hook cannot be removed
         _STATE.hooked = True
-    _STATE.recording = Recording(ignored)
-    return _STATE.recording
+    recording = Recording(ignored)
+    _STATE.recordings = (*_STATE.recordings, recording)
+    return recording
 
 
-def stop() -> None:
-    _STATE.recording = None
+def stop(recording: Recording) -> None:
+    _STATE.recordings = tuple(r for r in _STATE.recordings if r is not recording)
 
 
 def probe(path: Any) -> None:
     """Say that the run looked at `path` (whether it exists, is a file or a folder) without reading it."""
-    if _STATE.recording is not None:
-        _STATE.recording.probed(path)
+    for recording in _STATE.recordings:
+        recording.probed(path)
 
 
 def listed(path: Any) -> None:
     """Say that the run depends on the names in folder `path` (it looked files up there by name)."""
-    if _STATE.recording is not None:
-        _STATE.recording.listed(path)
+    for recording in _STATE.recordings:
+        recording.listed(path)
 
 
 class paused:
     """What is read inside is no input of the run (the output folder a render replaces, say)."""
 
     def __enter__(self) -> None:
-        if _STATE.recording is not None:
-            _STATE.recording.paused += 1
+        for recording in _STATE.recordings:
+            recording.paused += 1
 
     def __exit__(self, *_exc: object) -> None:
-        if _STATE.recording is not None:
-            _STATE.recording.paused -= 1
+        for recording in _STATE.recordings:
+            recording.paused -= 1
 
 
 def kind(path: str) -> str:

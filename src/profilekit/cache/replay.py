@@ -198,7 +198,7 @@ def _record(key: str, args: list[str], run: Callable[[list[str]], int]) -> int:
         code = run(args)
     finally:
         sys.stdout, sys.stderr = real
-        record.stop()
+        record.stop(recording)
         _WRITES.made = None
     if code in (0, 1):
         _store(key, code, printed=printed, writes=writes, recording=recording, started=started)

@@ -43,10 +43,10 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the `profilekit` command and `python -m profilekit`.
 
     A run from the command line (`argv` None) may be answered from the cache; a call with `argv` (tests,
-    embedding programs) always runs.
+    embedding programs) neither reads nor writes it, as with `--no-cache`.
     """
     if argv is not None:
-        return _run(argv)
+        return _run(["--no-cache", *argv] if argv else [])
     args = sys.argv[1:]
     if args == ["--version"]:
         from profilekit import __version__

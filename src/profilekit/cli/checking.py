@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from profilekit.cli.app import app, check_format, command, exit_for, open_session, out, print_findings, redactor
+from profilekit.cli.app import G, app, check_format, command, exit_for, open_session, out, print_findings, redactor
 from profilekit.errors import EXIT_FINDINGS, Finding, FindingsError
 
 FORMAT_HELP = (
@@ -93,7 +93,12 @@ def lint(
         findings = sorted(exc.findings, key=lambda f: f.sort_key())
         print_findings(findings, fmt, version="")
         return EXIT_FINDINGS
-    report = lint_repository(session, combinations=combinations)
+    units = None
+    if not G.no_cache:
+        from profilekit.lintcache import LintCache
+
+        units = LintCache(session)
+    report = lint_repository(session, combinations=combinations, units=units)
     if fmt == "markdown":
         from profilekit.markdown import format_lint
 
