@@ -260,3 +260,27 @@ def test_no_secret_reaches_the_cache(repo: Path, cache: Path) -> None:
     assert entries(cache)
     for entry in entries(cache):
         assert token.encode() not in entry.read_bytes()
+
+
+def test_an_entry_another_user_owns_or_could_write_is_not_trusted(repo: Path, cache: Path) -> None:
+    """A replayed entry says what to print and what to write where: only the user's own entries count."""
+    import hashlib
+
+    first = pk(repo, cache, "render", "small", "--print")
+    [entry] = entries(cache)
+    body = entry.read_bytes().partition(b"\n")[2].replace(b"exec vllm serve", b"exec evil serve")
+    forged = hashlib.sha256(body).hexdigest().encode() + b"\n" + body  # valid checksum, right key
+    entry.write_bytes(forged)
+    entry.chmod(0o666)
+    assert pk(repo, cache, "render", "small", "--print").stdout == first.stdout
+    entry.write_bytes(forged)
+    entry.chmod(0o600)
+    if os.getuid() == 0:  # root can give the file away to test the owner check
+        os.chown(entry, 65534, 65534)
+        assert pk(repo, cache, "render", "small", "--print").stdout == first.stdout
+    entry.write_bytes(forged)
+    if os.getuid() == 0:
+        os.chown(entry, 0, 0)
+    entry.chmod(0o600)
+    # the same bytes as the user's own private file are used: the owner and mode checks are what refused them above
+    assert "exec evil serve" in pk(repo, cache, "render", "small", "--print").stdout

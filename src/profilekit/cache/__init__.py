@@ -3,7 +3,8 @@
 Entries live in the user cache folder (`PROFILEKIT_CACHE_DIR`, else platformdirs' `user_cache_dir`), one
 file each, written whole under a temporary name and renamed into place, so concurrent runs never see half an
 entry. Each file starts with the SHA-256 of the rest and names its own key and format: a damaged, truncated
-or foreign entry is ignored (and removed), and the run derives everything again. `--no-cache` turns it off.
+or foreign entry is ignored (and removed), and the run derives everything again; so is one that another user
+owns or could have written (a replayed render writes files: its entry must be the user's own). `--no-cache` turns it off.
 
 What is cached is derived from the inputs it names (file contents, folder listings, profilekit's own code),
 all checked again before an entry is used. Secrets never reach it: it holds what profilekit printed or
@@ -100,6 +101,9 @@ def read_entry(kind: str, key: str) -> dict[str, Any] | None:
     path = entry_path(kind, key)
     try:
         with open(path, "rb") as handle:
+            st = os.fstat(handle.fileno())
+            if st.st_uid != os.getuid() or st.st_mode & 0o022:
+                return None  # written by someone else, or writable by others: an entry may say what to write where
             raw = handle.read()
     except OSError:
         return None
