@@ -284,3 +284,17 @@ def test_an_entry_another_user_owns_or_could_write_is_not_trusted(repo: Path, ca
     entry.chmod(0o600)
     # the same bytes as the user's own private file are used: the owner and mode checks are what refused them above
     assert "exec evil serve" in pk(repo, cache, "render", "small", "--print").stdout
+
+
+@pytest.mark.parametrize("xdg", [None, "", "  ", "/srv/cache"])
+def test_the_default_folder_is_the_one_platformdirs_names(xdg: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    import platformdirs
+
+    from profilekit.cache import cache_dir
+
+    monkeypatch.delenv("PROFILEKIT_CACHE_DIR", raising=False)
+    if xdg is None:
+        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    else:
+        monkeypatch.setenv("XDG_CACHE_HOME", xdg)
+    assert cache_dir() == platformdirs.user_cache_dir("profilekit", appauthor=False)
