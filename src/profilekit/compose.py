@@ -255,6 +255,11 @@ class Catalog:
             self._provided = found
         return self._provided
 
+    def use(self, name: str, layer: Layer) -> None:
+        """Take `layer` as the layer `name` from now on (`set --check` composes an edit before it is written)."""
+        self._loaded[name] = (layer, [])
+        self._provided = None
+
     def seed_provided(self, provides: dict[str, list[str]]) -> None:
         """What `provided` answers, from each layer's `provides` as known without reading it (lint's cache)."""
         found: dict[str, list[str]] = {}

@@ -22,7 +22,7 @@ EXIT_OK = 0  # profilekit.errors.EXIT_OK, without importing that module (datacla
 __all__ = ["app", "main"]
 
 # each module registers its commands with `app`, in the order `--help` lists them
-COMMAND_MODULES = ("listing", "show", "explain", "checking", "render", "diff", "importing", "flags")
+COMMAND_MODULES = ("listing", "show", "explain", "checking", "render", "diff", "importing", "editing", "flags")
 
 
 def _app() -> Typer:
