@@ -297,6 +297,17 @@ CASES = [
         seconds=60,
     ),
     Case(
+        "list-extends-cycle-5000",  # the cycle once, not once per layer in it (that was 80 s and 1.4 MB)
+        lambda: chain(5000, cycle=True),
+        ("list",),
+        1,
+        (
+            "profiles/c4999.toml:2:12: error extends-cycle extends forms a cycle: c0 -> c1 -> c2 -> c3 -> c4 -> c5 -> ... (4989 more layers) -> c4995 -> c4996 -> c4997 -> c4998 -> c4999 -> c0",
+            "1 error, 0 warnings",
+        ),
+        seconds=60,
+    ),
+    Case(
         "import-json-5000-deep",
         layer(MODEL),
         ("import", "--name", "deep", "--", "vllm", "serve", "m", "--kv-transfer-config", nested(5000, '{"a": ', "}")),

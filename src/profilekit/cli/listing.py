@@ -15,15 +15,9 @@ if TYPE_CHECKING:
     from profilekit.session import Session
 
 
-def _file_problems(session: Session, layer: Layer, *, extends_clean: bool) -> list[Finding]:
+def _file_problems(session: Session, layer: Layer) -> list[Finding]:
     """What is wrong inside one layer file, as `lint` reports it before composing anything: names that match
-    no layer, `serve` keys the target release does not have, and `extends` cycles (the rules are lint's).
-
-    `extends_clean`: every layer's `extends` were found to load and close without a cycle (one pass over the
-    whole repository); else each layer's own `extends` are walked, so each cycle is reported from each layer
-    in it, as lint does.
-    """
-    from profilekit.compose import linearise
+    no layer and `serve` keys the target release does not have (the rules are lint's)."""
     from profilekit.rules.declared import reference_findings
 
     problems = reference_findings(session.layers, layer)
@@ -31,10 +25,10 @@ def _file_problems(session: Session, layer: Layer, *, extends_clean: bool) -> li
         from profilekit.rules.options import layer_option_findings
 
         problems += layer_option_findings(layer, session.catalogue)
-    if extends_clean:
-        return problems
-    _order, found = linearise(session.layers, [layer.name])
-    return problems + found
+    return problems
+
+
+_EXTENDS_RULES = ("extends-cycle", "unknown-layer")
 
 
 @app.command("list")
@@ -51,16 +45,17 @@ def list_layers(
     problems: list[Finding] = list(session.config_findings)
     from profilekit.compose import linearise
 
-    # one walk over every layer's `extends` (linear in the repository); walking each layer's own would be
-    # quadratic in a long chain (5,000 layers: minutes)
+    # one walk over every layer's `extends`, linear in the repository: each cycle and each unknown name is
+    # reported once. Walking each layer's own would be quadratic in a long chain, and would report an n-layer
+    # cycle n times (5,000 layers: 80 s and 1.4 MB of findings).
     _order, found = linearise(session.layers, list(session.layers.files))
-    extends_clean = not found
+    problems += [f for f in found if f.rule in _EXTENDS_RULES]  # a file's own problems are added below
     for name in session.layers.files:
         layer, findings = session.layers.get(name)
         problems += findings
         if layer is None:
             continue
-        problems += _file_problems(session, layer, extends_clean=extends_clean)
+        problems += _file_problems(session, layer)
         meta = layer.data.layer
         rows.append(
             {
