@@ -53,6 +53,13 @@ def main(argv: list[str] | None = None) -> int:
 
         sys.stdout.write(f"profilekit {__version__}\n")
         return EXIT_OK
+    if args in (["--help"], ["-h"]):
+        from profilekit.cli.helptext import static_help
+
+        text = static_help()
+        if text is not None:
+            sys.stdout.write(text)
+            return EXIT_OK
     from profilekit.cache.replay import cached_run
 
     return cached_run(args, _run)
