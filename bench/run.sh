@@ -2,7 +2,7 @@
 # Cold-start benchmark of profilekit beside Hydra and the other layered-config tools, using the
 # shared runner (../shared/bench/bench.py). Builds its own venv with the measured versions of the
 # other tools plus this checkout of profilekit, then prints a markdown table (and keeps raw JSON).
-#   bash bench/run.sh [RUNS]      # default 20 runs per workload
+#   bash bench/run.sh [RUNS]      # default 20 runs per workload; then bench/startup.py (both cache states)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
@@ -25,3 +25,9 @@ cd "$shared"
   --extra-raw "profilekit lint=$pk lint" \
   --extra-raw "profilekit --help=$venv/bin/profilekit --help" \
   --json "$here/results.json"
+
+# Both cache states beside Hydra, interleaved rounds, ratios to Hydra's compose (the speed issue's targets):
+# writes bench/startup-results.md and .json.
+cd "$repo"
+"$venv/bin/python" -m compileall -q "$("$venv/bin/python" -c 'import os, profilekit; print(os.path.dirname(profilekit.__file__))')"
+"$venv/bin/python" bench/startup.py --python "$venv/bin/python" --shared "$shared" --runs "$runs"
