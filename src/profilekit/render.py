@@ -16,10 +16,14 @@ from profilekit.vllm.argv import render_argv
 
 if TYPE_CHECKING:
     from profilekit.compose import RoleConfig, Stack
+    from profilekit.models import K8sSection
     from profilekit.templating import Sandbox
     from profilekit.vllm.catalogue import Catalogue
 
 DEFAULT_TARGETS = ("script", "env")
+TARGETS = (*DEFAULT_TARGETS, "k8s")
+# targets that run every role in its own pod: the one-host rules (rules/host.py ONE_HOST_RULES) do not apply
+POD_TARGETS = frozenset({"k8s"})
 TEMPLATE_FILES = {"script": "launch.sh.j2", "env": "role.env.j2", "up": "up.sh.j2"}
 UP_SCRIPT = "up.sh"
 DEFAULT_HTTP_PORT = 8000  # vLLM's `--port` default in every supported release
@@ -68,10 +72,12 @@ def render_stack(
     targets: tuple[str, ...] = DEFAULT_TARGETS,
     team_templates: Path | None = None,
     root: Path | None = None,
+    k8s: K8sSection | None = None,
 ) -> tuple[dict[str, Rendered], list[Finding]]:
     """Every output file of the stack; findings instead of files when a value or a template cannot be written.
 
-    `root` is the repository's: a failing team template is named by its file relative to it.
+    `root` is the repository's: a failing team template is named by its file relative to it. `k8s` is the
+    repository's `[render.k8s]` table.
     """
     from profilekit.templating import TemplateFailure
 
@@ -87,7 +93,28 @@ def render_stack(
         )
     except TemplateFailure as failure:
         return {}, [failure.finding]
+    if "k8s" in targets:
+        files = _with_k8s(files, stack, chosen, version=version, catalogue=catalogue, settings=k8s, root=root)
     return files, []
+
+
+def _with_k8s(
+    files: dict[str, Rendered],
+    stack: Stack,
+    chosen: list[RoleConfig],
+    *,
+    version: str,
+    catalogue: Catalogue | None,
+    settings: K8sSection | None,
+    root: Path | None,
+) -> dict[str, Rendered]:
+    """`files` with the k8s target's manifests, and a manifest.json that lists them."""
+    from profilekit.models import K8sSection
+    from profilekit.targets.k8s import render_k8s
+
+    k8s = render_k8s(stack, chosen, version=version, catalogue=catalogue, settings=settings or K8sSection(), root=root)
+    merged = {**{path: item for path, item in files.items() if path != MANIFEST}, **k8s}
+    return {**merged, MANIFEST: Rendered(manifest(stack, version=version, files=merged))}
 
 
 def _files(

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from profilekit.session import Session
 
 OUT_HELP = "Output folder (default: build/STACK; with several stacks, one folder per stack inside it)."
-TARGET_HELP = "script, env: repeatable or comma-separated (default: both)"
+TARGET_HELP = "script, env, k8s: repeatable or comma-separated (default: script and env)"
 
 
 def _folder_name(spec: str) -> str:
@@ -27,12 +27,16 @@ def _folder_name(spec: str) -> str:
 
 def _targets(given: list[str] | None) -> tuple[str, ...]:
     """`--target script,env` and `--target script --target env` alike."""
-    from profilekit.render import DEFAULT_TARGETS
+    import difflib
+
+    from profilekit.render import DEFAULT_TARGETS, TARGETS
 
     targets = [t.strip() for value in given or [] for t in value.split(",") if t.strip()]
     for t in targets:
-        if t not in DEFAULT_TARGETS:
-            raise UsageError(f"unknown render target {t!r}", hint="targets: " + ", ".join(DEFAULT_TARGETS))
+        if t not in TARGETS:
+            close = difflib.get_close_matches(t, TARGETS, n=1)
+            hint = (f"did you mean {close[0]!r}? " if close else "") + "targets: " + ", ".join(TARGETS)
+            raise UsageError(f"unknown render target {t!r}", hint=hint)
     return tuple(dict.fromkeys(targets)) or DEFAULT_TARGETS
 
 
@@ -68,7 +72,7 @@ def render(
                 f"--print needs --role: stack {stack.spec!r} has roles " + ", ".join(roles),
                 hint=f"add --role {roles[0]}",
             )
-    if not _checks_pass(session, composed):
+    if not _checks_pass(session, composed, ("script",) if print_ else targets):
         return EXIT_FINDINGS
     rendered: list[tuple[Stack, dict[str, Rendered]]] = []
     for stack in composed:
@@ -88,9 +92,25 @@ def render(
     return EXIT_OK
 
 
-def _checks_pass(session: Session, stacks: list[Stack]) -> bool:
-    """Check every stack before anything is written: errors in one leave every output folder as it was."""
+def _checks_pass(session: Session, stacks: list[Stack], targets: tuple[str, ...]) -> bool:
+    """Check every stack before anything is written: errors in one leave every output folder as it was.
+
+    Rendered only to targets that give each role its own pod, a stack's one-host findings do not apply.
+    """
+    from profilekit.render import POD_TARGETS
+    from profilekit.rules.host import ONE_HOST_RULES
+
     findings = [(stack, session.check(stack)) for stack in stacks]
+    if set(targets) <= POD_TARGETS:
+        waived = [f for _stack, found in findings for f in found if f.rule in ONE_HOST_RULES]
+        findings = [(stack, [f for f in found if f.rule not in ONE_HOST_RULES]) for stack, found in findings]
+        if waived:
+            shown = ", ".join(dict.fromkeys(f.rule for f in waived))
+            err(
+                f"note: {len(waived)} one-host finding{'s' if len(waived) > 1 else ''} ({shown}) "
+                f"not applied to --target {','.join(targets)}: each role runs in its own pod; "
+                "`check` reports them for the script target"
+            )
     failed = [stack.spec for stack, found in findings if any(f.is_error for f in found)]
     everything = [f for _stack, found in findings for f in found]
     if failed:
@@ -117,6 +137,7 @@ def _render(
         targets=targets,
         team_templates=session.templates_dir(),
         root=session.root,
+        k8s=session.config.render.k8s,
     )
 
 

@@ -35,6 +35,9 @@ if TYPE_CHECKING:
     from profilekit.compose import RoleConfig
 
 DEFAULT_HTTP_PORT = 8000
+# Findings that hold only where roles share a host (and its CUDA_VISIBLE_DEVICES numbering): `check` reports
+# them, for the script target; `render` to targets that give each role its own pod (k8s) does not apply them.
+ONE_HOST_RULES = frozenset({"host-port-shared", "host-gpu-shared", "host-gpu-count", "pd-side-channel-port"})
 DEVICES = "CUDA_VISIBLE_DEVICES"
 _WILDCARD = frozenset({"", "0.0.0.0", "::", "[::]", "*"})
 _ADDRESS_IN_USE = '"[Errno 98] Address already in use"'
@@ -79,7 +82,7 @@ def same_host(a: RoleConfig, b: RoleConfig) -> bool:
     return host_a is None or host_b is None or host_a == host_b
 
 
-def _option_word(command: list[str], option: str) -> tuple[int, str] | None:
+def option_word(command: list[str], option: str) -> tuple[int, str] | None:
     """The value of `--option V` or `--option=V` in a command (the last one wins, as argparse does)."""
     found: tuple[int, str] | None = None
     for index, word in enumerate(command):
@@ -137,10 +140,10 @@ def _http_bind(ctx: Context, role: RoleConfig) -> Bind | None:
             fix=f"set serve.port = {{port}} on {role.name}",
         )
     command = role.command or []
-    found = _option_word(command, "--port")
+    found = option_word(command, "--port")
     if found is None or not found[1].isdigit():
         return None
-    host = _option_word(command, "--host")
+    host = option_word(command, "--host")
     return Bind(
         role,
         (int(found[1]),),
