@@ -318,11 +318,73 @@ def test_one_host_findings_stop_the_script_target_but_not_k8s(make_repo: MakeRep
     result = run("--repo", repo, "render", "pd", "--out", tmp_path / "k8s", "--target", "k8s")
     assert result.code == 0, result
     assert result.err == (
-        "note: 2 one-host findings (host-port-shared, pd-side-channel-port) not applied to --target k8s: "
-        "each role runs in its own pod; `check` reports them for the script target\n"
+        "note: 2 findings (host-port-shared, pd-side-channel-port) not applied to --target k8s: each role runs "
+        "in its own pod and no shell reads its env; `check` reports them for the script and env targets\n"
     )
     objects = _validate_all(tmp_path / "k8s")
     assert [o["spec"]["ports"][0]["port"] for o in objects if o["kind"] == "Service"] == [8000, 8000]
+
+
+def kubelet_expand(text: str, env: dict[str, str]) -> str:
+    """What the kubelet makes of a value, command word or arg: `$(NAME)` from the container's env, `$$` a `$`.
+
+    A transcription of kubernetes/kubernetes third_party/forked/golang/expansion/expand.go (`Expand`).
+    """
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        if text[i] == "$" and i + 1 < len(text):
+            nxt = text[i + 1]
+            if nxt == "$":
+                out.append("$")
+                i += 2
+                continue
+            if nxt == "(":
+                end = text.find(")", i + 2)
+                if end != -1:
+                    name = text[i + 2 : end]
+                    out.append(env.get(name, f"$({name})"))
+                    i = end + 1
+                    continue
+                out.append("$(")
+                i += 2
+                continue
+            out.append("$" + nxt)
+            i += 2
+            continue
+        out.append(text[i])
+        i += 1
+    return "".join(out)
+
+
+HOSTILE_ENV = "it's $HOME $(HF_TOKEN) $$ $(UNSET) $( $"
+
+
+def test_values_reach_the_process_unexpanded(make_repo: MakeRepo, run: Run, tmp_path: Path) -> None:
+    """A value no env file can hold goes to k8s as is; the kubelet's `$(NAME)` expansion leaves it as composed."""
+    layer = f"""
+        [serve]
+        model = "Qwen/Qwen3-0.6B"
+        served_model_name = {json.dumps(HOSTILE_ENV)}
+
+        [env]
+        HF_TOKEN = {{ secret = true }}
+        GREETING = {json.dumps(HOSTILE_ENV)}
+    """
+    repo = make_repo({"app.toml": layer})
+    script = run("--repo", repo, "render", "app", "--out", tmp_path / "script")
+    assert script.code == 1, script
+    assert "env-unrepresentable" in script.out
+    _render(run, repo, "app", tmp_path / "k8s")
+    (deployment, _service) = _validate_all(tmp_path / "k8s")
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    seen = {"HF_TOKEN": "hf_from_the_secret"}
+    for item in container["env"]:
+        if "value" in item:
+            seen[item["name"]] = kubelet_expand(item["value"], seen)
+    assert seen["GREETING"] == HOSTILE_ENV
+    args = [kubelet_expand(word, seen) for word in container["args"]]
+    assert args[args.index("--served-model-name") + 1] == HOSTILE_ENV
 
 
 def test_an_unknown_target_names_the_closest(run: Run, tmp_path: Path) -> None:

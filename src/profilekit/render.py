@@ -11,7 +11,8 @@ from profilekit import __version__
 from profilekit.errors import Finding
 from profilekit.output import MANIFEST, Rendered
 from profilekit.quoting import comment_text, env_file_value, shell_quote
-from profilekit.rules.env import env_findings, split_env
+from profilekit.rules.env import ENV_FILE_RULES, env_findings, split_env
+from profilekit.rules.host import ONE_HOST_RULES
 from profilekit.vllm.argv import render_argv
 
 if TYPE_CHECKING:
@@ -22,8 +23,9 @@ if TYPE_CHECKING:
 
 DEFAULT_TARGETS = ("script", "env")
 TARGETS = (*DEFAULT_TARGETS, "k8s")
-# targets that run every role in its own pod: the one-host rules (rules/host.py ONE_HOST_RULES) do not apply
-POD_TARGETS = frozenset({"k8s"})
+# rules whose findings do not hold on a target: on k8s every role is its own pod (rules/host.py) and no bash or
+# env file reads the env (rules/env.py). `check` knows no target and reports them all.
+WAIVED_RULES = {"k8s": ONE_HOST_RULES | ENV_FILE_RULES}
 TEMPLATE_FILES = {"script": "launch.sh.j2", "env": "role.env.j2", "up": "up.sh.j2"}
 UP_SCRIPT = "up.sh"
 DEFAULT_HTTP_PORT = 8000  # vLLM's `--port` default in every supported release
@@ -84,7 +86,7 @@ def render_stack(
     findings: list[Finding] = []
     chosen = [stack.roles[name] for name in (roles or list(stack.roles))]
     for role in chosen:
-        findings += env_findings(stack, role)
+        findings += [f for f in env_findings(stack, role) if not waived(f, targets)]
     if findings:
         return {}, findings
     try:
@@ -96,6 +98,11 @@ def render_stack(
     if "k8s" in targets:
         files = _with_k8s(files, stack, chosen, version=version, catalogue=catalogue, settings=k8s, root=root)
     return files, []
+
+
+def waived(finding: Finding, targets: tuple[str, ...]) -> bool:
+    """Whether every target rendered waives the finding's rule (WAIVED_RULES): then it does not stop render."""
+    return bool(targets) and all(finding.rule in WAIVED_RULES.get(target, ()) for target in targets)
 
 
 def _with_k8s(

@@ -95,22 +95,21 @@ def render(
 def _checks_pass(session: Session, stacks: list[Stack], targets: tuple[str, ...]) -> bool:
     """Check every stack before anything is written: errors in one leave every output folder as it was.
 
-    Rendered only to targets that give each role its own pod, a stack's one-host findings do not apply.
+    The findings that every chosen target waives (render.WAIVED_RULES: on k8s, roles sharing one host) are
+    named in a note instead.
     """
-    from profilekit.render import POD_TARGETS
-    from profilekit.rules.host import ONE_HOST_RULES
+    from profilekit.render import waived
 
     findings = [(stack, session.check(stack)) for stack in stacks]
-    if set(targets) <= POD_TARGETS:
-        waived = [f for _stack, found in findings for f in found if f.rule in ONE_HOST_RULES]
-        findings = [(stack, [f for f in found if f.rule not in ONE_HOST_RULES]) for stack, found in findings]
-        if waived:
-            shown = ", ".join(dict.fromkeys(f.rule for f in waived))
-            err(
-                f"note: {len(waived)} one-host finding{'s' if len(waived) > 1 else ''} ({shown}) "
-                f"not applied to --target {','.join(targets)}: each role runs in its own pod; "
-                "`check` reports them for the script target"
-            )
+    skipped = [f for _stack, found in findings for f in found if waived(f, targets)]
+    findings = [(stack, [f for f in found if not waived(f, targets)]) for stack, found in findings]
+    if skipped:
+        shown = ", ".join(dict.fromkeys(f.rule for f in skipped))
+        err(
+            f"note: {len(skipped)} finding{'s' if len(skipped) > 1 else ''} ({shown}) not applied to --target "
+            f"{','.join(targets)}: each role runs in its own pod and no shell reads its env; `check` reports "
+            "them for the script and env targets"
+        )
     failed = [stack.spec for stack, found in findings if any(f.is_error for f in found)]
     everything = [f for _stack, found in findings for f in found]
     if failed:

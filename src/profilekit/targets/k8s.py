@@ -9,6 +9,7 @@ Each role runs in its own pod, so what ties a stack to one host in the script ta
 - a loopback address (`127.0.0.1`, `localhost`, `[::1]`) followed by the port of another role names that role's
   Service, and a loopback bind (`--host 127.0.0.1`) becomes `0.0.0.0`: in a pod, loopback is the pod itself.
 Secrets are `secretKeyRef`s to one Secret (`[render.k8s]` in profilekit.toml); their values never exist here.
+Every `$` of a value is written `$$`, so the kubelet's `$(NAME)` expansion hands the process the value as composed.
 """
 
 from __future__ import annotations
@@ -228,6 +229,12 @@ def gpu_count(role: RoleConfig) -> int:
     return count
 
 
+def literal(text: str) -> str:
+    """`text` as Kubernetes must be given it to pass it on unchanged: the kubelet expands `$(NAME)` in env values,
+    command and args, and reads `$$` as `$`, so every `$` is doubled."""
+    return text.replace("$", "$$")
+
+
 def _env(pod: _Pod, secret: str, keys: dict[str, str]) -> list[dict[str, Any]]:
     env: list[dict[str, Any]] = []
     for name, value in pod.role.env.items():
@@ -236,7 +243,7 @@ def _env(pod: _Pod, secret: str, keys: dict[str, str]) -> list[dict[str, Any]]:
         if isinstance(value, dict):  # { secret = true }
             env.append({"name": name, "valueFrom": {"secretKeyRef": {"name": secret, "key": keys.get(name, name)}}})
         else:
-            env.append({"name": name, "value": value})
+            env.append({"name": name, "value": literal(value)})
     if pod.side_channel:
         env.append({"name": SIDE_CHANNEL_HOST, "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}})
     return env
@@ -246,8 +253,8 @@ def _container(pod: _Pod, *, image: str, secret: str, keys: dict[str, str]) -> d
     container: dict[str, Any] = {
         "name": dns_name(pod.role.name),
         "image": image,
-        "command": pod.argv[:1],
-        "args": pod.argv[1:],
+        "command": [literal(word) for word in pod.argv[:1]],
+        "args": [literal(word) for word in pod.argv[1:]],
     }
     env = _env(pod, secret, keys)
     if env:
