@@ -393,3 +393,53 @@ def test_an_unknown_target_names_the_closest(run: Run, tmp_path: Path) -> None:
     assert result.err == (
         "profilekit: error: unknown render target 'k8'\n  hint: did you mean 'k8s'? targets: script, env, k8s\n"
     )
+
+
+EDGE_LAYERS = {
+    "edge.toml": """
+        [serve]
+        model = "Qwen/Qwen3-0.6B"
+
+        [roles.local.serve]
+        host = "127.0.0.1"
+        port = 8300
+
+        [roles.socket.serve]
+        uds = "/tmp/vllm.sock"
+
+        [roles.worker]
+        command = ["python", "-m", "worker", "--target", "http://localhost:8300/v1"]
+    """,
+}
+
+
+def test_roles_without_a_tcp_port_get_no_service_and_loopback_binds_open(
+    make_repo: MakeRepo, run: Run, tmp_path: Path
+) -> None:
+    _render(run, make_repo(EDGE_LAYERS), "edge", tmp_path)
+    docs = _documents(tmp_path)
+    assert [doc["kind"] for doc in docs["socket.k8s.yaml"]] == ["Deployment"]
+    assert [doc["kind"] for doc in docs["worker.k8s.yaml"]] == ["Deployment"]
+    socket = docs["socket.k8s.yaml"][0]["spec"]["template"]["spec"]["containers"][0]
+    assert "readinessProbe" not in socket and "ports" not in socket
+    local = docs["local.k8s.yaml"][0]["spec"]["template"]["spec"]["containers"][0]
+    assert local["args"][local["args"].index("--host") + 1] == "0.0.0.0"
+    worker = docs["worker.k8s.yaml"][0]["spec"]["template"]["spec"]["containers"][0]
+    assert worker["args"] == ["-m", "worker", "--target", "http://edge-local:8300/v1"]
+    header = (tmp_path / "worker.k8s.yaml").read_text(encoding="utf-8").split("---", 1)[0]
+    assert header.splitlines()[2:] == [
+        "# no Service: the command names no --port",
+        "# localhost:8300 written as edge-local:8300: role local",
+        "# the vLLM image runs this command: set images.worker in [render.k8s] for another",
+    ]
+    _validate_all(tmp_path)
+
+
+def test_k8s_and_script_targets_render_together(run: Run, tmp_path: Path) -> None:
+    _render(run, REPO_ROOT, "qwen-offload", tmp_path, "--target", "script")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "kustomization.yaml",
+        "manifest.json",
+        "serve.k8s.yaml",
+        "serve.sh",
+    ]
