@@ -125,6 +125,10 @@ def test_a_pd_role_advertises_its_pod_ip_and_leaves_out_the_host_gpu_numbering(r
     ]
     assert container["volumeMounts"] == [{"name": "dshm", "mountPath": "/dev/shm"}]
     assert deployment["spec"]["template"]["spec"]["volumes"] == [{"name": "dshm", "emptyDir": {"medium": "Memory"}}]
+    assert deployment["spec"]["strategy"] == {"type": "Recreate"}  # the new pod needs the old one's GPU
+    assert (
+        deployment["spec"]["template"]["spec"]["enableServiceLinks"] is False
+    )  # no VLLM_PORT=tcp://... from a Service
     assert container["image"] == "vllm/vllm-openai:v0.33.0"
     assert container["command"] == ["vllm"]
     assert container["args"][:2] == ["serve", "Qwen/Qwen3-0.6B"]

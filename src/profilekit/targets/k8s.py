@@ -288,10 +288,15 @@ def _documents(stack: Stack, pod: _Pod, *, version: str, settings: K8sSection) -
         "metadata": metadata,
         "spec": {
             "replicas": 1,
+            # a rolling update starts the new pod first, and it would wait for GPUs the old one holds
+            "strategy": {"type": "Recreate"},
             "selector": {"matchLabels": pod.labels},
             "template": {
                 "metadata": {"labels": pod.labels},
                 "spec": {
+                    # Service links put `<SERVICE>_PORT=tcp://...` into the env: a Service named `vllm` sets
+                    # VLLM_PORT, which vLLM reads (vllm/envs.py get_vllm_port refuses a URI); the DNS names suffice
+                    "enableServiceLinks": False,
                     "containers": [_container(pod, image=image, secret=secret, keys=settings.secret_keys)],
                     # vLLM's workers share tensors through /dev/shm; a container's default is 64 MiB
                     "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory"}}],
