@@ -447,3 +447,20 @@ def test_k8s_and_script_targets_render_together(run: Run, tmp_path: Path) -> Non
         "serve.k8s.yaml",
         "serve.sh",
     ]
+
+
+def test_a_misspelt_role_or_secret_in_the_k8s_table_is_named(make_repo: MakeRepo, run: Run, tmp_path: Path) -> None:
+    config = (
+        '[vllm]\nversion = "0.33.0"\n\n[render.k8s]\nimages = { serv = "mine:1", other = "theirs:1" }\n'
+        'secret_keys = { HF_TOKN = "hf", API_KEY = "api" }\n'
+    )
+    result = run(
+        "--repo", make_repo(SECRET_LAYERS, config=config), "render", "app", "--out", tmp_path, "--target", "k8s"
+    )
+    assert result.code == 0, result
+    assert result.err.splitlines(keepends=True)[-2:] == [
+        "note: profilekit.toml: [render.k8s] images.serv names no role of stack app; did you mean serve?\n",
+        "note: profilekit.toml: [render.k8s] secret_keys.HF_TOKN names no secret of stack app; did you mean HF_TOKEN?\n",
+    ]  # before them: the stack's warning that profilekit has no config.json for the model
+    container = _documents(tmp_path)["serve.k8s.yaml"][0]["spec"]["template"]["spec"]["containers"][0]
+    assert container["image"] == "vllm/vllm-openai:v0.33.0"

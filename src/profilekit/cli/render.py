@@ -89,6 +89,8 @@ def render(
         _write(session, stack, files, out_dir, several=len(rendered) > 1, role=role)
         if "script" in targets and role is None:
             _note_several_hosts(stack)
+        if "k8s" in targets:
+            _note_misspelt_k8s_settings(session, stack)
     return EXIT_OK
 
 
@@ -164,6 +166,13 @@ def _note_several_hosts(stack: Stack) -> None:
 
     note = several_hosts(list(stack.roles.values())) if len(stack.roles) > 1 else None
     if note:
+        err(f"note: {note}")
+
+
+def _note_misspelt_k8s_settings(session: Session, stack: Stack) -> None:
+    from profilekit.targets.k8s import misspelt_settings
+
+    for note in misspelt_settings(stack, session.config.render.k8s):
         err(f"note: {note}")
 
 

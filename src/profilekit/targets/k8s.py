@@ -119,6 +119,27 @@ def render_k8s(
     return files
 
 
+def misspelt_settings(stack: Stack, settings: K8sSection) -> list[str]:
+    """`[render.k8s]` keys that name no role (images) or secret (secret_keys) of the stack but one close to it.
+
+    The table serves every stack of the repository, so a name another stack has is not reported; only a near
+    miss of this stack's names, which is most likely a typo.
+    """
+    import difflib
+
+    secrets = {name for role in stack.roles.values() for name, value in role.env.items() if isinstance(value, dict)}
+    notes: list[str] = []
+    for table, names, what in (("images", set(stack.roles), "role"), ("secret_keys", secrets, "secret")):
+        for key in getattr(settings, table):
+            close = difflib.get_close_matches(key, sorted(names), n=1)
+            if key not in names and close:
+                notes.append(
+                    f"profilekit.toml: [render.k8s] {table}.{key} names no {what} of stack {stack.spec}; "
+                    f"did you mean {close[0]}?"
+                )
+    return notes
+
+
 def _dump(docs: list[dict[str, Any]]) -> str:
     import yaml
 
