@@ -464,3 +464,26 @@ def test_a_misspelt_role_or_secret_in_the_k8s_table_is_named(make_repo: MakeRepo
     ]  # before them: the stack's warning that profilekit has no config.json for the model
     container = _documents(tmp_path)["serve.k8s.yaml"][0]["spec"]["template"]["spec"]["containers"][0]
     assert container["image"] == "vllm/vllm-openai:v0.33.0"
+
+
+def test_one_role_binding_a_port_twice_stops_k8s_too(make_repo: MakeRepo, run: Run, tmp_path: Path) -> None:
+    """prefill's HTTP port is its own side channel: that clash is inside one pod."""
+    layer = """
+        [serve]
+        model = "Qwen/Qwen3-0.6B"
+
+        [roles.prefill.serve]
+        port = 5600
+        kv_transfer_config = { kv_connector = "NixlConnector", kv_role = "kv_producer" }
+
+        [roles.decode.serve]
+        kv_transfer_config = { kv_connector = "NixlConnector", kv_role = "kv_consumer" }
+
+        [roles.decode.env]
+        VLLM_NIXL_SIDE_CHANNEL_PORT = "5700"
+    """
+    out = tmp_path / "out"
+    result = run("--repo", make_repo({"pd.toml": layer}), "render", "pd", "--out", out, "--target", "k8s")
+    assert result.code == 1, result
+    assert "error host-port-shared role prefill binds TCP port 5600 twice" in result.out
+    assert not out.exists()

@@ -12,7 +12,7 @@ from profilekit.errors import Finding
 from profilekit.output import MANIFEST, Rendered
 from profilekit.quoting import comment_text, env_file_value, shell_quote
 from profilekit.rules.env import ENV_FILE_RULES, env_findings, split_env
-from profilekit.rules.host import ONE_HOST_RULES
+from profilekit.rules.host import one_host_only
 from profilekit.vllm.argv import render_argv
 
 if TYPE_CHECKING:
@@ -23,9 +23,8 @@ if TYPE_CHECKING:
 
 DEFAULT_TARGETS = ("script", "env")
 TARGETS = (*DEFAULT_TARGETS, "k8s")
-# rules whose findings do not hold on a target: on k8s every role is its own pod (rules/host.py) and no bash or
-# env file reads the env (rules/env.py). `check` knows no target and reports them all.
-WAIVED_RULES = {"k8s": ONE_HOST_RULES | ENV_FILE_RULES}
+# targets that run every role in a pod of its own, whose env no bash and no env file reads
+POD_TARGETS = frozenset({"k8s"})
 TEMPLATE_FILES = {"script": "launch.sh.j2", "env": "role.env.j2", "up": "up.sh.j2"}
 UP_SCRIPT = "up.sh"
 DEFAULT_HTTP_PORT = 8000  # vLLM's `--port` default in every supported release
@@ -101,8 +100,11 @@ def render_stack(
 
 
 def waived(finding: Finding, targets: tuple[str, ...]) -> bool:
-    """Whether every target rendered waives the finding's rule (WAIVED_RULES): then it does not stop render."""
-    return bool(targets) and all(finding.rule in WAIVED_RULES.get(target, ()) for target in targets)
+    """Whether no target rendered needs the finding: then it does not stop render (`check` knows no target and
+    reports it). On pod targets every role is its own pod (rules/host.py `one_host_only`) and no bash or env
+    file reads the env (rules/env.py `ENV_FILE_RULES`)."""
+    pods = bool(targets) and set(targets) <= POD_TARGETS
+    return pods and (one_host_only(finding) or finding.rule in ENV_FILE_RULES)
 
 
 def _with_k8s(

@@ -97,8 +97,8 @@ def render(
 def _checks_pass(session: Session, stacks: list[Stack], targets: tuple[str, ...]) -> bool:
     """Check every stack before anything is written: errors in one leave every output folder as it was.
 
-    The findings that every chosen target waives (render.WAIVED_RULES: on k8s, roles sharing one host) are
-    named in a note instead.
+    The findings no chosen target needs (`render.waived`: on k8s, roles sharing one host) are named in a note
+    instead.
     """
     from profilekit.render import waived
 

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from profilekit.errors import Location, Severity
+from profilekit.errors import Finding, Location, Severity
 from profilekit.rules.engine import Context, Hit, stack_rule
 from profilekit.rules.facts import NIXL_CONNECTORS
 from profilekit.rules.pd import DEFAULT_SIDE_CHANNEL_PORT, pd_connector
@@ -69,6 +69,16 @@ def _role_loc(ctx: Context, role: RoleConfig) -> list[Location]:
         if role.name in layer.data.roles:
             return [layer.location(("roles", role.name))]
     return []
+
+
+def one_host_only(finding: Finding) -> bool:
+    """Whether a finding holds only because the roles share one host, so not where each role has a pod of its own.
+
+    A role that binds one port twice (a `host-port-shared` finding of that role) clashes in any pod.
+    """
+    if finding.rule == "host-port-shared":
+        return finding.role is None
+    return finding.rule in ONE_HOST_RULES
 
 
 def host_of(role: RoleConfig) -> str | None:
@@ -223,8 +233,9 @@ def host_port_shared(ctx: Context) -> Iterable[Hit]:
         shown = ", ".join(map(str, ports))
         roles = list(dict.fromkeys(bind.role.name for bind in clash))
         listed = ", ".join(f"{bind.role.name} {bind.what}" for bind in clash)
-        if len(roles) == 1:
-            head = f"role {roles[0]} binds TCP port {shown} twice ({listed})"
+        role = roles[0] if len(roles) == 1 else None  # one role's clash with itself: in a pod of its own too
+        if role is not None:
+            head = f"role {role} binds TCP port {shown} twice ({listed})"
         else:
             head = f"roles {_and(roles)} run on one host and bind TCP port {shown} ({listed})"
         moves = []
@@ -238,6 +249,7 @@ def host_port_shared(ctx: Context) -> Iterable[Hit]:
                 f"{head}; all but the first to start fail with {_ADDRESS_IN_USE}",
                 [loc for bind in clash for loc in bind.locations],
                 "; ".join(moves) + ": every process on a host needs its own ports",
+                role=role,
             )
         )
     return hits
