@@ -487,3 +487,11 @@ def test_one_role_binding_a_port_twice_stops_k8s_too(make_repo: MakeRepo, run: R
     assert result.code == 1, result
     assert "error host-port-shared role prefill binds TCP port 5600 twice" in result.out
     assert not out.exists()
+
+
+def test_local_data_parallel_ranks_multiply_the_gpu_limit(make_repo: MakeRepo, run: Run, tmp_path: Path) -> None:
+    """vLLM starts data_parallel_size ranks of TP x PP GPUs each on the host (the pod), as host-gpu-count counts."""
+    layer = '[serve]\nmodel = "Qwen/Qwen3-0.6B"\ntensor_parallel_size = 2\ndata_parallel_size = 3\n'
+    _render(run, make_repo({"dp.toml": layer}), "dp", tmp_path)
+    container = _documents(tmp_path)["serve.k8s.yaml"][0]["spec"]["template"]["spec"]["containers"][0]
+    assert container["resources"] == {"limits": {"nvidia.com/gpu": 6}}

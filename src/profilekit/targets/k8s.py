@@ -157,7 +157,8 @@ def _header(stack: Stack, pod: _Pod, version: str) -> str:
     lines = [
         f"# profilekit {__version__}: role {comment_text(pod.role.name)} of stack {comment_text(stack.spec)} "
         f"(vLLM {version})",
-        "# regenerate with `profilekit render --target k8s`; change it with a kustomize overlay, not by hand",
+        f"# regenerate with `profilekit render {comment_text(stack.spec)} --target k8s`; change it with a kustomize "
+        "overlay, not by hand",
         *(f"# {comment_text(note)}" for note in pod.notes),
     ]
     return "\n".join(lines) + "\n"
