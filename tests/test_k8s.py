@@ -495,3 +495,21 @@ def test_local_data_parallel_ranks_multiply_the_gpu_limit(make_repo: MakeRepo, r
     _render(run, make_repo({"dp.toml": layer}), "dp", tmp_path)
     container = _documents(tmp_path)["serve.k8s.yaml"][0]["spec"]["template"]["spec"]["containers"][0]
     assert container["resources"] == {"limits": {"nvidia.com/gpu": 6}}
+
+
+def test_a_written_side_channel_host_becomes_the_pod_ip(make_repo: MakeRepo, run: Run, tmp_path: Path) -> None:
+    layer = (
+        ONE_HOST_LAYERS["pd.toml"]
+        + """
+        [roles.prefill.env]
+        VLLM_NIXL_SIDE_CHANNEL_HOST = "10.0.0.1"
+    """
+    )
+    _render(run, make_repo({"pd.toml": layer}), "pd", tmp_path)
+    text = (tmp_path / "prefill.k8s.yaml").read_text(encoding="utf-8")
+    assert "10.0.0.1" not in text.split("---", 1)[1]
+    assert "# VLLM_NIXL_SIDE_CHANNEL_HOST written as the pod's IP (status.podIP): each role is its own pod\n" in text
+    container = next(yaml.safe_load_all(text))["spec"]["template"]["spec"]["containers"][0]
+    assert [item for item in container["env"] if item["name"] == "VLLM_NIXL_SIDE_CHANNEL_HOST"] == [
+        {"name": "VLLM_NIXL_SIDE_CHANNEL_HOST", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}
+    ]

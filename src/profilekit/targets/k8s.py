@@ -178,6 +178,8 @@ def _pod(stack: Stack, role: RoleConfig, *, version: str, catalogue: Catalogue |
         else:
             pod.port, pod.scheme = int(port), kind.upper()
         pod.side_channel = _side_channel_ports(role, version, root)
+        if pod.side_channel and SIDE_CHANNEL_HOST in role.env:
+            pod.notes.append(f"{SIDE_CHANNEL_HOST} written as the pod's IP (status.podIP): each role is its own pod")
     else:
         found = option_word(pod.argv, "--port")
         if found is not None and found[1].isdigit():
