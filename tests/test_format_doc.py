@@ -10,7 +10,7 @@ import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from profilekit.models import LayerFile, LayerMeta, RepoConfig
+from profilekit.models import K8sSection, LayerFile, LayerMeta, RepoConfig
 from tests.conftest import Run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,6 +58,7 @@ def test_the_annotated_layer_uses_every_table_and_key_of_the_format() -> None:
     assert {section: set(keys) for section, keys in config.items()} == {
         name: set(field.annotation.model_fields) for name, field in RepoConfig.model_fields.items()
     }
+    assert set(config["render"]["k8s"]) == set(K8sSection.model_fields)
     text = files["profiles/qwen-pd.toml"]
     assert "${roles.prefill.serve.port}" in text  # references, with their own section of the page
     assert "\nabstract = true" in files["profiles/base.toml"]

@@ -279,6 +279,10 @@ def _bad_reference(loc: tuple[Any, ...], name: str) -> str:
         return f"{name!r} is not a layer name (site/h100) or a capability (@kv-connector)"
     if field == "provides":
         return f"{name!r} is not a capability name: letters, digits, '_', '.' and '-', without the '@'"
+    if loc[:3] == ("render", "k8s", "secret_name"):
+        return f"{name!r} is not a Kubernetes Secret name: lowercase letters, digits, '-' and '.', at most 253"
+    if loc[:3] == ("render", "k8s", "secret_keys"):
+        return f"{name!r} is not a key of a Kubernetes Secret: letters, digits, '-', '_' and '.'"
     return f"{name!r} is not a valid name"
 
 

@@ -19,6 +19,11 @@ RoleName = Annotated[str, StringConstraints(pattern=ROLE_NAME)]
 EnvName = Annotated[str, StringConstraints(pattern=ENV_NAME)]
 LayerRef = Annotated[str, StringConstraints(pattern=REFERENCE)]
 Capability = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
+# Kubernetes: a Secret's name is a DNS-1123 subdomain, a key in it letters, digits, '-', '_' and '.'
+SecretName = Annotated[
+    str, StringConstraints(max_length=253, pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+]
+SecretKey = Annotated[str, StringConstraints(max_length=253, pattern=r"^[-._a-zA-Z0-9]+$")]
 
 
 class Secret(BaseModel):
@@ -92,9 +97,20 @@ class LintSection(BaseModel):
     combinations: Literal["none", "pairs", "all"] = "pairs"
 
 
+class K8sSection(BaseModel):
+    """`[render.k8s]`: what `render --target k8s` cannot read from the layers (docs/FORMAT.md)."""
+
+    model_config = _STRICT
+    image: str | None = None  # the vLLM roles' image; None: vllm/vllm-openai:v<release>
+    images: dict[RoleName, str] = Field(default_factory=dict)  # per role (a command role needs its own)
+    secret_name: SecretName | None = None  # the Secret every secretKeyRef names; None: <stack>-secrets
+    secret_keys: dict[EnvName, SecretKey] = Field(default_factory=dict)  # env name -> key in that Secret
+
+
 class RenderSection(BaseModel):
     model_config = _STRICT
     templates: str | None = None
+    k8s: K8sSection = Field(default_factory=K8sSection)
 
 
 class RepoConfig(BaseModel):

@@ -11,15 +11,20 @@ from profilekit import __version__
 from profilekit.errors import Finding
 from profilekit.output import MANIFEST, Rendered
 from profilekit.quoting import comment_text, env_file_value, shell_quote
-from profilekit.rules.env import env_findings, split_env
+from profilekit.rules.env import ENV_FILE_RULES, env_findings, split_env
+from profilekit.rules.host import one_host_only
 from profilekit.vllm.argv import render_argv
 
 if TYPE_CHECKING:
     from profilekit.compose import RoleConfig, Stack
+    from profilekit.models import K8sSection
     from profilekit.templating import Sandbox
     from profilekit.vllm.catalogue import Catalogue
 
 DEFAULT_TARGETS = ("script", "env")
+TARGETS = (*DEFAULT_TARGETS, "k8s")
+# targets that run every role in a pod of its own, whose env no bash and no env file reads
+POD_TARGETS = frozenset({"k8s"})
 TEMPLATE_FILES = {"script": "launch.sh.j2", "env": "role.env.j2", "up": "up.sh.j2"}
 UP_SCRIPT = "up.sh"
 DEFAULT_HTTP_PORT = 8000  # vLLM's `--port` default in every supported release
@@ -68,17 +73,19 @@ def render_stack(
     targets: tuple[str, ...] = DEFAULT_TARGETS,
     team_templates: Path | None = None,
     root: Path | None = None,
+    k8s: K8sSection | None = None,
 ) -> tuple[dict[str, Rendered], list[Finding]]:
     """Every output file of the stack; findings instead of files when a value or a template cannot be written.
 
-    `root` is the repository's: a failing team template is named by its file relative to it.
+    `root` is the repository's: a failing team template is named by its file relative to it. `k8s` is the
+    repository's `[render.k8s]` table.
     """
     from profilekit.templating import TemplateFailure
 
     findings: list[Finding] = []
     chosen = [stack.roles[name] for name in (roles or list(stack.roles))]
     for role in chosen:
-        findings += env_findings(stack, role)
+        findings += [f for f in env_findings(stack, role) if not waived(f, targets)]
     if findings:
         return {}, findings
     try:
@@ -87,7 +94,36 @@ def render_stack(
         )
     except TemplateFailure as failure:
         return {}, [failure.finding]
+    if "k8s" in targets:
+        files = _with_k8s(files, stack, chosen, version=version, catalogue=catalogue, settings=k8s, root=root)
     return files, []
+
+
+def waived(finding: Finding, targets: tuple[str, ...]) -> bool:
+    """Whether no target rendered needs the finding: then it does not stop render (`check` knows no target and
+    reports it). On pod targets every role is its own pod (rules/host.py `one_host_only`) and no bash or env
+    file reads the env (rules/env.py `ENV_FILE_RULES`)."""
+    pods = bool(targets) and set(targets) <= POD_TARGETS
+    return pods and (one_host_only(finding) or finding.rule in ENV_FILE_RULES)
+
+
+def _with_k8s(
+    files: dict[str, Rendered],
+    stack: Stack,
+    chosen: list[RoleConfig],
+    *,
+    version: str,
+    catalogue: Catalogue | None,
+    settings: K8sSection | None,
+    root: Path | None,
+) -> dict[str, Rendered]:
+    """`files` with the k8s target's manifests, and a manifest.json that lists them."""
+    from profilekit.models import K8sSection
+    from profilekit.targets.k8s import render_k8s
+
+    k8s = render_k8s(stack, chosen, version=version, catalogue=catalogue, settings=settings or K8sSection(), root=root)
+    merged = {**{path: item for path, item in files.items() if path != MANIFEST}, **k8s}
+    return {**merged, MANIFEST: Rendered(manifest(stack, version=version, files=merged))}
 
 
 def _files(

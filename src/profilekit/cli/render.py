@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from profilekit.session import Session
 
 OUT_HELP = "Output folder (default: build/STACK; with several stacks, one folder per stack inside it)."
-TARGET_HELP = "script, env: repeatable or comma-separated (default: both)"
+TARGET_HELP = "script, env, k8s: repeatable or comma-separated (default: script and env)"
 
 
 def _folder_name(spec: str) -> str:
@@ -27,12 +27,16 @@ def _folder_name(spec: str) -> str:
 
 def _targets(given: list[str] | None) -> tuple[str, ...]:
     """`--target script,env` and `--target script --target env` alike."""
-    from profilekit.render import DEFAULT_TARGETS
+    import difflib
+
+    from profilekit.render import DEFAULT_TARGETS, TARGETS
 
     targets = [t.strip() for value in given or [] for t in value.split(",") if t.strip()]
     for t in targets:
-        if t not in DEFAULT_TARGETS:
-            raise UsageError(f"unknown render target {t!r}", hint="targets: " + ", ".join(DEFAULT_TARGETS))
+        if t not in TARGETS:
+            close = difflib.get_close_matches(t, TARGETS, n=1)
+            hint = (f"did you mean {close[0]!r}? " if close else "") + "targets: " + ", ".join(TARGETS)
+            raise UsageError(f"unknown render target {t!r}", hint=hint)
     return tuple(dict.fromkeys(targets)) or DEFAULT_TARGETS
 
 
@@ -68,7 +72,7 @@ def render(
                 f"--print needs --role: stack {stack.spec!r} has roles " + ", ".join(roles),
                 hint=f"add --role {roles[0]}",
             )
-    if not _checks_pass(session, composed):
+    if not _checks_pass(session, composed, ("script",) if print_ else targets):
         return EXIT_FINDINGS
     rendered: list[tuple[Stack, dict[str, Rendered]]] = []
     for stack in composed:
@@ -85,12 +89,29 @@ def render(
         _write(session, stack, files, out_dir, several=len(rendered) > 1, role=role)
         if "script" in targets and role is None:
             _note_several_hosts(stack)
+        if "k8s" in targets:
+            _note_misspelt_k8s_settings(session, stack)
     return EXIT_OK
 
 
-def _checks_pass(session: Session, stacks: list[Stack]) -> bool:
-    """Check every stack before anything is written: errors in one leave every output folder as it was."""
+def _checks_pass(session: Session, stacks: list[Stack], targets: tuple[str, ...]) -> bool:
+    """Check every stack before anything is written: errors in one leave every output folder as it was.
+
+    The findings no chosen target needs (`render.waived`: on k8s, roles sharing one host) are named in a note
+    instead.
+    """
+    from profilekit.render import waived
+
     findings = [(stack, session.check(stack)) for stack in stacks]
+    skipped = [f for _stack, found in findings for f in found if waived(f, targets)]
+    findings = [(stack, [f for f in found if not waived(f, targets)]) for stack, found in findings]
+    if skipped:
+        shown = ", ".join(dict.fromkeys(f.rule for f in skipped))
+        err(
+            f"note: {len(skipped)} finding{'s' if len(skipped) > 1 else ''} ({shown}) not applied to --target "
+            f"{','.join(targets)}: each role runs in its own pod and no shell reads its env; `check` reports "
+            "them for the script and env targets"
+        )
     failed = [stack.spec for stack, found in findings if any(f.is_error for f in found)]
     everything = [f for _stack, found in findings for f in found]
     if failed:
@@ -117,6 +138,7 @@ def _render(
         targets=targets,
         team_templates=session.templates_dir(),
         root=session.root,
+        k8s=session.config.render.k8s,
     )
 
 
@@ -144,6 +166,13 @@ def _note_several_hosts(stack: Stack) -> None:
 
     note = several_hosts(list(stack.roles.values())) if len(stack.roles) > 1 else None
     if note:
+        err(f"note: {note}")
+
+
+def _note_misspelt_k8s_settings(session: Session, stack: Stack) -> None:
+    from profilekit.targets.k8s import misspelt_settings
+
+    for note in misspelt_settings(stack, session.config.render.k8s):
         err(f"note: {note}")
 
 

@@ -114,6 +114,10 @@ def env_unrepresentable(ctx: Context) -> Iterable[Hit]:
     return [hit for role in ctx.stack.roles.values() for hit in _unrepresentable(role)]
 
 
+# what only a launch script (bash) and an env file (bash and python-dotenv) cannot carry: other targets waive them
+ENV_FILE_RULES = frozenset({"env-bash-reserved", "env-unrepresentable"})
+
+
 def env_findings(stack: Stack, role: RoleConfig) -> list[Finding]:
     """`env-bash-reserved` and `env-unrepresentable` for one role: what rendering checks before it writes files."""
     return [

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from profilekit.errors import Location, Severity
+from profilekit.errors import Finding, Location, Severity
 from profilekit.rules.engine import Context, Hit, stack_rule
 from profilekit.rules.facts import NIXL_CONNECTORS
 from profilekit.rules.pd import DEFAULT_SIDE_CHANNEL_PORT, pd_connector
@@ -35,6 +35,9 @@ if TYPE_CHECKING:
     from profilekit.compose import RoleConfig
 
 DEFAULT_HTTP_PORT = 8000
+# Findings that hold only where roles share a host (and its CUDA_VISIBLE_DEVICES numbering): `check` reports
+# them, for the script target; `render` to targets that give each role its own pod (k8s) does not apply them.
+ONE_HOST_RULES = frozenset({"host-port-shared", "host-gpu-shared", "host-gpu-count", "pd-side-channel-port"})
 DEVICES = "CUDA_VISIBLE_DEVICES"
 _WILDCARD = frozenset({"", "0.0.0.0", "::", "[::]", "*"})
 _ADDRESS_IN_USE = '"[Errno 98] Address already in use"'
@@ -68,6 +71,16 @@ def _role_loc(ctx: Context, role: RoleConfig) -> list[Location]:
     return []
 
 
+def one_host_only(finding: Finding) -> bool:
+    """Whether a finding holds only because the roles share one host, so not where each role has a pod of its own.
+
+    A role that binds one port twice (a `host-port-shared` finding of that role) clashes in any pod.
+    """
+    if finding.rule == "host-port-shared":
+        return finding.role is None
+    return finding.rule in ONE_HOST_RULES
+
+
 def host_of(role: RoleConfig) -> str | None:
     """The host a role names for itself (its NIXL side-channel address), or None: the stack's one host."""
     value = role.env.get("VLLM_NIXL_SIDE_CHANNEL_HOST")
@@ -79,7 +92,7 @@ def same_host(a: RoleConfig, b: RoleConfig) -> bool:
     return host_a is None or host_b is None or host_a == host_b
 
 
-def _option_word(command: list[str], option: str) -> tuple[int, str] | None:
+def option_word(command: list[str], option: str) -> tuple[int, str] | None:
     """The value of `--option V` or `--option=V` in a command (the last one wins, as argparse does)."""
     found: tuple[int, str] | None = None
     for index, word in enumerate(command):
@@ -137,10 +150,10 @@ def _http_bind(ctx: Context, role: RoleConfig) -> Bind | None:
             fix=f"set serve.port = {{port}} on {role.name}",
         )
     command = role.command or []
-    found = _option_word(command, "--port")
+    found = option_word(command, "--port")
     if found is None or not found[1].isdigit():
         return None
-    host = _option_word(command, "--host")
+    host = option_word(command, "--host")
     return Bind(
         role,
         (int(found[1]),),
@@ -220,8 +233,9 @@ def host_port_shared(ctx: Context) -> Iterable[Hit]:
         shown = ", ".join(map(str, ports))
         roles = list(dict.fromkeys(bind.role.name for bind in clash))
         listed = ", ".join(f"{bind.role.name} {bind.what}" for bind in clash)
-        if len(roles) == 1:
-            head = f"role {roles[0]} binds TCP port {shown} twice ({listed})"
+        role = roles[0] if len(roles) == 1 else None  # one role's clash with itself: in a pod of its own too
+        if role is not None:
+            head = f"role {role} binds TCP port {shown} twice ({listed})"
         else:
             head = f"roles {_and(roles)} run on one host and bind TCP port {shown} ({listed})"
         moves = []
@@ -235,6 +249,7 @@ def host_port_shared(ctx: Context) -> Iterable[Hit]:
                 f"{head}; all but the first to start fail with {_ADDRESS_IN_USE}",
                 [loc for bind in clash for loc in bind.locations],
                 "; ".join(moves) + ": every process on a host needs its own ports",
+                role=role,
             )
         )
     return hits

@@ -1,0 +1,1 @@
+"""Render targets beyond the launch scripts and env files, one module per target."""

@@ -1,0 +1,342 @@
+"""The `k8s` render target: per role a Deployment and a Service (`R.k8s.yaml`), and a `kustomization.yaml`.
+
+Each role runs in its own pod, so what ties a stack to one host in the script target changes here (README,
+"Kubernetes manifests"):
+- the pod's GPUs come from the `nvidia.com/gpu` limit (the GPUs vLLM starts on one host, as rules/host.py counts
+  them: tensor x pipeline parallel size, times the prefill context parallel size and the local data-parallel
+  ranks when set), so `CUDA_VISIBLE_DEVICES` is left out;
+- a NIXL role advertises its pod's IP as `VLLM_NIXL_SIDE_CHANNEL_HOST` (`fieldRef status.podIP`);
+- a loopback address (`127.0.0.1`, `localhost`, `[::1]`) followed by the port of another role names that role's
+  Service, and a loopback bind (`--host 127.0.0.1`) becomes `0.0.0.0`: in a pod, loopback is the pod itself.
+Secrets are `secretKeyRef`s to one Secret (`[render.k8s]` in profilekit.toml); their values never exist here.
+Every `$` of a value is written `$$`, so the kubelet's `$(NAME)` expansion hands the process the value as composed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from profilekit import __version__
+from profilekit.output import Rendered
+from profilekit.quoting import comment_text
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from profilekit.compose import RoleConfig, Stack
+    from profilekit.models import K8sSection
+    from profilekit.vllm.catalogue import Catalogue
+
+KUSTOMIZATION = "kustomization.yaml"
+GPU_RESOURCE = "nvidia.com/gpu"
+SIDE_CHANNEL_HOST = "VLLM_NIXL_SIDE_CHANNEL_HOST"
+SIDE_CHANNEL_PORT = "VLLM_NIXL_SIDE_CHANNEL_PORT"
+DEVICES = "CUDA_VISIBLE_DEVICES"
+PART_OF = "app.kubernetes.io/part-of"
+COMPONENT = "app.kubernetes.io/component"
+MANAGED_BY = "app.kubernetes.io/managed-by"
+STACK_ANNOTATION = "profilekit/stack"
+_LOOPBACK = ("127.0.0.1", "localhost", "[::1]", "::1")
+_LOOPBACK_PORT = re.compile(r"(?<![\w.\-])(127\.0\.0\.1|localhost|\[::1\]):(\d+)(?!\d)")
+_LIMIT = 63  # a DNS label, and a label value, hold at most 63 characters
+_NOT_DNS = re.compile(r"[^a-z0-9-]+")
+_DNS = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")  # DNS-1035: Service names start with a letter
+_NOT_LABEL = re.compile(r"[^A-Za-z0-9._-]+")
+_LABEL = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
+_STARTUP_SECONDS = 1800  # model download and load: the liveness probe waits this long for the first /health
+
+
+def file_name(role: str) -> str:
+    return f"{role}.k8s.yaml"
+
+
+def _fit(text: str, *, bad: re.Pattern[str], good: re.Pattern[str], lower: bool) -> str:
+    """`text` when it is already valid, else its valid characters plus a hash of `text`: deterministic, and two
+    texts that differ only in what was replaced (`a+b`, `a/b`) still get different names."""
+    if len(text) <= _LIMIT and good.match(text):
+        return text
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+    base = bad.sub("-", text.lower() if lower else text).strip("-._")
+    base = base[: _LIMIT - len(digest) - 1].rstrip("-._")
+    if lower and not base[:1].isalpha():
+        base = ("x-" + base).rstrip("-")[: _LIMIT - len(digest) - 1].rstrip("-")
+    return f"{base}-{digest}" if base else f"x{digest}" if lower else digest
+
+
+def dns_name(text: str) -> str:
+    """`text` as a DNS-1035 label (the strictest name a Deployment, Service or container takes)."""
+    return _fit(text, bad=_NOT_DNS, good=_DNS, lower=True)
+
+
+def label_value(text: str) -> str:
+    """`text` as a Kubernetes label value: at most 63 of `[A-Za-z0-9._-]`, starting and ending alphanumeric."""
+    return _fit(text, bad=_NOT_LABEL, good=_LABEL, lower=False)
+
+
+@dataclass(slots=True)
+class _Pod:
+    """What one role's manifests are built from."""
+
+    role: RoleConfig
+    name: str  # the Deployment's and the Service's
+    labels: dict[str, str]
+    argv: list[str]
+    port: int | None  # the TCP port of its HTTP server (vLLM) or of its command's --port
+    scheme: str = "HTTP"
+    side_channel: list[int] = field(default_factory=list)  # NIXL side-channel ports (one per data-parallel rank)
+    notes: list[str] = field(default_factory=list)
+
+
+def render_k8s(
+    stack: Stack,
+    chosen: list[RoleConfig],
+    *,
+    version: str,
+    catalogue: Catalogue | None,
+    settings: K8sSection,
+    root: Path | None,
+) -> dict[str, Rendered]:
+    """`R.k8s.yaml` per chosen role, and `kustomization.yaml` when every role of the stack is chosen."""
+    pods = {
+        role.name: _pod(stack, role, version=version, catalogue=catalogue, root=root) for role in stack.roles.values()
+    }
+    _point_at_services(pods)
+    files: dict[str, Rendered] = {}
+    for role in chosen:
+        docs = _documents(stack, pods[role.name], version=version, settings=settings)
+        files[file_name(role.name)] = Rendered(_header(stack, pods[role.name], version) + _dump(docs))
+    if len(chosen) == len(stack.roles):
+        kustomization = {
+            "apiVersion": "kustomize.config.k8s.io/v1beta1",
+            "kind": "Kustomization",
+            "resources": [file_name(name) for name in sorted(stack.roles)],
+        }
+        head = f"# profilekit {__version__}: the manifests of stack {comment_text(stack.spec)}; overlay them here\n"
+        files[KUSTOMIZATION] = Rendered(head + _dump([kustomization]))
+    return files
+
+
+def misspelt_settings(stack: Stack, settings: K8sSection) -> list[str]:
+    """`[render.k8s]` keys that name no role (images) or secret (secret_keys) of the stack but one close to it.
+
+    The table serves every stack of the repository, so a name another stack has is not reported; only a near
+    miss of this stack's names, which is most likely a typo.
+    """
+    import difflib
+
+    secrets = {name for role in stack.roles.values() for name, value in role.env.items() if isinstance(value, dict)}
+    notes: list[str] = []
+    for table, names, what in (("images", set(stack.roles), "role"), ("secret_keys", secrets, "secret")):
+        for key in getattr(settings, table):
+            close = difflib.get_close_matches(key, sorted(names), n=1)
+            if key not in names and close:
+                notes.append(
+                    f"profilekit.toml: [render.k8s] {table}.{key} names no {what} of stack {stack.spec}; "
+                    f"did you mean {close[0]}?"
+                )
+    return notes
+
+
+def _dump(docs: list[dict[str, Any]]) -> str:
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        def ignore_aliases(self, data: Any) -> bool:
+            return True  # the labels repeat in full: no `&id001` anchors for a reader to chase
+
+    text: str = yaml.dump_all(
+        docs, Dumper=Dumper, sort_keys=False, allow_unicode=True, width=1 << 20, explicit_start=True
+    )
+    return text
+
+
+def _header(stack: Stack, pod: _Pod, version: str) -> str:
+    lines = [
+        f"# profilekit {__version__}: role {comment_text(pod.role.name)} of stack {comment_text(stack.spec)} "
+        f"(vLLM {version})",
+        f"# regenerate with `profilekit render {comment_text(stack.spec)} --target k8s`; change it with a kustomize "
+        "overlay, not by hand",
+        *(f"# {comment_text(note)}" for note in pod.notes),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _pod(stack: Stack, role: RoleConfig, *, version: str, catalogue: Catalogue | None, root: Path | None) -> _Pod:
+    from profilekit.render import health_probe, role_argv
+    from profilekit.rules.host import option_word
+
+    stack_label = label_value(stack.spec)
+    labels = {PART_OF: stack_label, COMPONENT: label_value(role.name), MANAGED_BY: "profilekit"}
+    pod = _Pod(role, dns_name(f"{stack.spec}-{role.name}"), labels, role_argv(role, catalogue), None)
+    if role.is_vllm:
+        kind, _address, port = health_probe(role, catalogue)
+        if kind == "unix":
+            pod.notes.append("no Service and no probes: serve.uds puts the API server on a Unix socket")
+        else:
+            pod.port, pod.scheme = int(port), kind.upper()
+        pod.side_channel = _side_channel_ports(role, version, root)
+        if pod.side_channel and SIDE_CHANNEL_HOST in role.env:
+            pod.notes.append(f"{SIDE_CHANNEL_HOST} written as the pod's IP (status.podIP): each role is its own pod")
+    else:
+        found = option_word(pod.argv, "--port")
+        if found is not None and found[1].isdigit():
+            pod.port = int(found[1])
+        else:
+            pod.notes.append("no Service: the command names no --port")
+    _bind_every_address(pod)
+    if DEVICES in role.env:
+        pod.notes.append(f"{DEVICES} left out: the pod gets its GPUs from the {GPU_RESOURCE} limit")
+    return pod
+
+
+def _side_channel_ports(role: RoleConfig, version: str, root: Path | None) -> list[int]:
+    """The NIXL side-channel ports of a role with a NIXL connector (base + data-parallel rank), else []."""
+    from profilekit.rules.facts import NIXL_CONNECTORS, role_facts
+    from profilekit.rules.pd import DEFAULT_SIDE_CHANNEL_PORT, pd_connector
+
+    connector = pd_connector(role_facts(role, version, root))
+    if connector is None or connector.name not in NIXL_CONNECTORS:
+        return []
+    raw = role.env.get(SIDE_CHANNEL_PORT)
+    base = int(raw) if isinstance(raw, str) and raw.strip().isdigit() else DEFAULT_SIDE_CHANNEL_PORT
+    dp = role.serve.get("data_parallel_size", 1)
+    ranks = dp if isinstance(dp, int) and not isinstance(dp, bool) and dp > 0 else 1
+    return list(range(base, base + ranks))
+
+
+def _bind_every_address(pod: _Pod) -> None:
+    """`--host 127.0.0.1` binds the pod's loopback, where neither the Service nor the probes reach: bind all."""
+    for index, word in enumerate(pod.argv):
+        if word == "--host" and index + 1 < len(pod.argv) and pod.argv[index + 1] in _LOOPBACK:
+            pod.notes.append(f"--host {pod.argv[index + 1]} written as --host 0.0.0.0: the Service reaches the pod")
+            pod.argv[index + 1] = "0.0.0.0"
+        elif word.startswith("--host=") and word[len("--host=") :] in _LOOPBACK:
+            pod.notes.append(f"{word} written as --host=0.0.0.0: the Service reaches the pod")
+            pod.argv[index] = "--host=0.0.0.0"
+
+
+def _point_at_services(pods: dict[str, _Pod]) -> None:
+    """A loopback `host:PORT` in a role's argv, PORT another role's port, becomes that role's Service name."""
+    by_port: dict[int, list[_Pod]] = {}
+    for pod in pods.values():
+        if pod.port is not None:
+            by_port.setdefault(pod.port, []).append(pod)
+    for pod in pods.values():
+
+        def service(match: re.Match[str], pod: _Pod = pod) -> str:
+            port = int(match.group(2))
+            others = [other for other in by_port.get(port, []) if other is not pod]
+            if len(others) != 1:
+                return match.group(0)
+            pod.notes.append(f"{match.group(0)} written as {others[0].name}:{port}: role {others[0].role.name}")
+            return f"{others[0].name}:{port}"
+
+        pod.argv = [_LOOPBACK_PORT.sub(service, word) for word in pod.argv]
+
+
+def gpu_count(role: RoleConfig) -> int:
+    """The GPUs a vLLM role's pod asks for (0 for a command role)."""
+    from profilekit.rules.host import gpu_need
+
+    if not role.is_vllm:
+        return 0
+    need = gpu_need(role)
+    if need is not None:
+        return need.count
+    count = 1
+    for dest in ("tensor_parallel_size", "pipeline_parallel_size"):
+        value = role.serve.get(dest, 1)
+        count *= value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 1
+    return count
+
+
+def literal(text: str) -> str:
+    """`text` as Kubernetes must be given it to pass it on unchanged: the kubelet expands `$(NAME)` in env values,
+    command and args, and reads `$$` as `$`, so every `$` is doubled."""
+    return text.replace("$", "$$")
+
+
+def _env(pod: _Pod, secret: str, keys: dict[str, str]) -> list[dict[str, Any]]:
+    env: list[dict[str, Any]] = []
+    for name, value in pod.role.env.items():
+        if name == DEVICES or (pod.side_channel and name == SIDE_CHANNEL_HOST):
+            continue
+        if isinstance(value, dict):  # { secret = true }
+            env.append({"name": name, "valueFrom": {"secretKeyRef": {"name": secret, "key": keys.get(name, name)}}})
+        else:
+            env.append({"name": name, "value": literal(value)})
+    if pod.side_channel:
+        env.append({"name": SIDE_CHANNEL_HOST, "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}})
+    return env
+
+
+def _container(pod: _Pod, *, image: str, secret: str, keys: dict[str, str]) -> dict[str, Any]:
+    container: dict[str, Any] = {
+        "name": dns_name(pod.role.name),
+        "image": image,
+        "command": [literal(word) for word in pod.argv[:1]],
+        "args": [literal(word) for word in pod.argv[1:]],
+    }
+    env = _env(pod, secret, keys)
+    if env:
+        container["env"] = env
+    ports = [{"name": "http", "containerPort": pod.port, "protocol": "TCP"}] if pod.port is not None else []
+    for rank, port in enumerate(pod.side_channel):
+        ports.append({"name": "nixl" if rank == 0 else f"nixl-{rank}", "containerPort": port, "protocol": "TCP"})
+    if ports:
+        container["ports"] = ports
+    gpus = gpu_count(pod.role)
+    if gpus:
+        container["resources"] = {"limits": {GPU_RESOURCE: gpus}}
+    if pod.role.is_vllm and pod.port is not None:
+        get = {"path": "/health", "port": "http", "scheme": pod.scheme}
+        container["startupProbe"] = {"httpGet": get, "periodSeconds": 10, "failureThreshold": _STARTUP_SECONDS // 10}
+        container["readinessProbe"] = {"httpGet": get, "periodSeconds": 5, "failureThreshold": 3}
+        container["livenessProbe"] = {"httpGet": get, "periodSeconds": 10, "failureThreshold": 3}
+    container["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}]
+    return container
+
+
+def _documents(stack: Stack, pod: _Pod, *, version: str, settings: K8sSection) -> list[dict[str, Any]]:
+    image = settings.images.get(pod.role.name) or settings.image or f"vllm/vllm-openai:v{version}"
+    if not pod.role.is_vllm and pod.role.name not in settings.images:
+        pod.notes.append(f"the vLLM image runs this command: set images.{pod.role.name} in [render.k8s] for another")
+    secret = settings.secret_name or dns_name(f"{stack.spec}-secrets")
+    metadata = {"name": pod.name, "labels": pod.labels, "annotations": {STACK_ANNOTATION: stack.spec}}
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": metadata,
+        "spec": {
+            "replicas": 1,
+            # a rolling update starts the new pod first, and it would wait for GPUs the old one holds
+            "strategy": {"type": "Recreate"},
+            "selector": {"matchLabels": pod.labels},
+            "template": {
+                "metadata": {"labels": pod.labels},
+                "spec": {
+                    # Service links put `<SERVICE>_PORT=tcp://...` into the env: a Service named `vllm` sets
+                    # VLLM_PORT, which vLLM reads (vllm/envs.py get_vllm_port refuses a URI); the DNS names suffice
+                    "enableServiceLinks": False,
+                    "containers": [_container(pod, image=image, secret=secret, keys=settings.secret_keys)],
+                    # vLLM's workers share tensors through /dev/shm; a container's default is 64 MiB
+                    "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory"}}],
+                },
+            },
+        },
+    }
+    if pod.port is None:
+        return [deployment]
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": metadata,
+        "spec": {
+            "selector": pod.labels,
+            "ports": [{"name": "http", "port": pod.port, "targetPort": "http", "protocol": "TCP"}],
+        },
+    }
+    return [deployment, service]
