@@ -107,10 +107,24 @@ class K8sSection(BaseModel):
     secret_keys: dict[EnvName, SecretKey] = Field(default_factory=dict)  # env name -> key in that Secret
 
 
+# what an `#SBATCH --option=value` line carries unquoted: sbatch splits it at spaces
+SbatchWord = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.,:+-]+$")]
+
+
+class SlurmSection(BaseModel):
+    """`[render.slurm]`: the `#SBATCH` lines of `render --target slurm` that a site decides (docs/FORMAT.md)."""
+
+    model_config = _STRICT
+    partition: SbatchWord | None = None
+    time: SbatchWord | None = None  # --time: `MINUTES`, `HH:MM:SS`, `DAYS-HH`...
+    account: SbatchWord | None = None
+
+
 class RenderSection(BaseModel):
     model_config = _STRICT
     templates: str | None = None
     k8s: K8sSection = Field(default_factory=K8sSection)
+    slurm: SlurmSection = Field(default_factory=SlurmSection)
 
 
 class RepoConfig(BaseModel):

@@ -17,14 +17,16 @@ from profilekit.vllm.argv import render_argv
 
 if TYPE_CHECKING:
     from profilekit.compose import RoleConfig, Stack
-    from profilekit.models import K8sSection
+    from profilekit.models import K8sSection, SlurmSection
     from profilekit.templating import Sandbox
     from profilekit.vllm.catalogue import Catalogue
 
 DEFAULT_TARGETS = ("script", "env")
-TARGETS = (*DEFAULT_TARGETS, "k8s")
+TARGETS = (*DEFAULT_TARGETS, "k8s", "slurm")
 # targets that run every role in a pod of its own, whose env no bash and no env file reads
 POD_TARGETS = frozenset({"k8s"})
+# targets that run every role on a host of its own (a pod, a SLURM node)
+SEPARATE_HOST_TARGETS = POD_TARGETS | {"slurm"}
 TEMPLATE_FILES = {"script": "launch.sh.j2", "env": "role.env.j2", "up": "up.sh.j2"}
 UP_SCRIPT = "up.sh"
 DEFAULT_HTTP_PORT = 8000  # vLLM's `--port` default in every supported release
@@ -74,11 +76,12 @@ def render_stack(
     team_templates: Path | None = None,
     root: Path | None = None,
     k8s: K8sSection | None = None,
+    slurm: SlurmSection | None = None,
 ) -> tuple[dict[str, Rendered], list[Finding]]:
     """Every output file of the stack; findings instead of files when a value or a template cannot be written.
 
-    `root` is the repository's: a failing team template is named by its file relative to it. `k8s` is the
-    repository's `[render.k8s]` table.
+    `root` is the repository's: a failing team template is named by its file relative to it. `k8s` and `slurm`
+    are the repository's `[render.k8s]` and `[render.slurm]` tables.
     """
     from profilekit.templating import TemplateFailure
 
@@ -96,15 +99,21 @@ def render_stack(
         return {}, [failure.finding]
     if "k8s" in targets:
         files = _with_k8s(files, stack, chosen, version=version, catalogue=catalogue, settings=k8s, root=root)
+    if "slurm" in targets and len(chosen) == len(stack.roles):
+        files = _with_slurm(files, stack, version=version, catalogue=catalogue, settings=slurm, root=root)
     return files, []
 
 
 def waived(finding: Finding, targets: tuple[str, ...]) -> bool:
     """Whether no target rendered needs the finding: then it does not stop render (`check` knows no target and
     reports it). On pod targets every role is its own pod (rules/host.py `one_host_only`) and no bash or env
-    file reads the env (rules/env.py `ENV_FILE_RULES`)."""
-    pods = bool(targets) and set(targets) <= POD_TARGETS
-    return pods and (one_host_only(finding) or finding.rule in ENV_FILE_RULES)
+    file reads the env (rules/env.py `ENV_FILE_RULES`); on slurm every role has a node, but bash reads its env."""
+    chosen = set(targets)
+    if not chosen:
+        return False
+    if chosen <= POD_TARGETS and finding.rule in ENV_FILE_RULES:
+        return True
+    return chosen <= SEPARATE_HOST_TARGETS and one_host_only(finding)
 
 
 def _with_k8s(
@@ -122,7 +131,30 @@ def _with_k8s(
     from profilekit.targets.k8s import render_k8s
 
     k8s = render_k8s(stack, chosen, version=version, catalogue=catalogue, settings=settings or K8sSection(), root=root)
-    merged = {**{path: item for path, item in files.items() if path != MANIFEST}, **k8s}
+    return _with_files(files, k8s, stack, version=version)
+
+
+def _with_slurm(
+    files: dict[str, Rendered],
+    stack: Stack,
+    *,
+    version: str,
+    catalogue: Catalogue | None,
+    settings: SlurmSection | None,
+    root: Path | None,
+) -> dict[str, Rendered]:
+    """`files` with the slurm target's `job.sbatch` (every role of the stack), and a manifest.json that lists it."""
+    from profilekit.models import SlurmSection
+    from profilekit.targets.slurm import render_slurm
+
+    job = render_slurm(stack, version=version, catalogue=catalogue, settings=settings or SlurmSection(), root=root)
+    return _with_files(files, job, stack, version=version)
+
+
+def _with_files(
+    files: dict[str, Rendered], extra: dict[str, Rendered], stack: Stack, *, version: str
+) -> dict[str, Rendered]:
+    merged = {**{path: item for path, item in files.items() if path != MANIFEST}, **extra}
     return {**merged, MANIFEST: Rendered(manifest(stack, version=version, files=merged))}
 
 

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from profilekit.session import Session
 
 OUT_HELP = "Output folder (default: build/STACK; with several stacks, one folder per stack inside it)."
-TARGET_HELP = "script, env, k8s: repeatable or comma-separated (default: script and env)"
+TARGET_HELP = "script, env, k8s, slurm: repeatable or comma-separated (default: script and env)"
 
 
 def _folder_name(spec: str) -> str:
@@ -100,17 +100,21 @@ def _checks_pass(session: Session, stacks: list[Stack], targets: tuple[str, ...]
     The findings no chosen target needs (`render.waived`: on k8s, roles sharing one host) are named in a note
     instead.
     """
-    from profilekit.render import waived
+    from profilekit.render import POD_TARGETS, waived
 
     findings = [(stack, session.check(stack)) for stack in stacks]
     skipped = [f for _stack, found in findings for f in found if waived(f, targets)]
     findings = [(stack, [f for f in found if not waived(f, targets)]) for stack, found in findings]
     if skipped:
         shown = ", ".join(dict.fromkeys(f.rule for f in skipped))
+        why = (
+            "each role runs in its own pod and no shell reads its env"
+            if set(targets) <= POD_TARGETS
+            else "each role runs on a host of its own"
+        )
         err(
             f"note: {len(skipped)} finding{'s' if len(skipped) > 1 else ''} ({shown}) not applied to --target "
-            f"{','.join(targets)}: each role runs in its own pod and no shell reads its env; `check` reports "
-            "them for the script and env targets"
+            f"{','.join(targets)}: {why}; `check` reports them for the script and env targets"
         )
     failed = [stack.spec for stack, found in findings if any(f.is_error for f in found)]
     everything = [f for _stack, found in findings for f in found]
@@ -139,6 +143,7 @@ def _render(
         team_templates=session.templates_dir(),
         root=session.root,
         k8s=session.config.render.k8s,
+        slurm=session.config.render.slurm,
     )
 
 

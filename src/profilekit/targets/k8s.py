@@ -40,7 +40,7 @@ COMPONENT = "app.kubernetes.io/component"
 MANAGED_BY = "app.kubernetes.io/managed-by"
 STACK_ANNOTATION = "profilekit/stack"
 _LOOPBACK = ("127.0.0.1", "localhost", "[::1]", "::1")
-_LOOPBACK_PORT = re.compile(r"(?<![\w.\-])(127\.0\.0\.1|localhost|\[::1\]):(\d+)(?!\d)")
+LOOPBACK_PORT = re.compile(r"(?<![\w.\-])(127\.0\.0\.1|localhost|\[::1\]):(\d+)(?!\d)")
 _LIMIT = 63  # a DNS label, and a label value, hold at most 63 characters
 _NOT_DNS = re.compile(r"[^a-z0-9-]+")
 _DNS = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")  # DNS-1035: Service names start with a letter
@@ -177,7 +177,7 @@ def _pod(stack: Stack, role: RoleConfig, *, version: str, catalogue: Catalogue |
             pod.notes.append("no Service and no probes: serve.uds puts the API server on a Unix socket")
         else:
             pod.port, pod.scheme = int(port), kind.upper()
-        pod.side_channel = _side_channel_ports(role, version, root)
+        pod.side_channel = side_channel_ports(role, version, root)
         if pod.side_channel and SIDE_CHANNEL_HOST in role.env:
             pod.notes.append(f"{SIDE_CHANNEL_HOST} written as the pod's IP (status.podIP): each role is its own pod")
     else:
@@ -186,13 +186,13 @@ def _pod(stack: Stack, role: RoleConfig, *, version: str, catalogue: Catalogue |
             pod.port = int(found[1])
         else:
             pod.notes.append("no Service: the command names no --port")
-    _bind_every_address(pod)
+    bind_every_address(pod.argv, pod.notes, "the Service reaches the pod")
     if DEVICES in role.env:
         pod.notes.append(f"{DEVICES} left out: the pod gets its GPUs from the {GPU_RESOURCE} limit")
     return pod
 
 
-def _side_channel_ports(role: RoleConfig, version: str, root: Path | None) -> list[int]:
+def side_channel_ports(role: RoleConfig, version: str, root: Path | None) -> list[int]:
     """The NIXL side-channel ports of a role with a NIXL connector (base + data-parallel rank), else []."""
     from profilekit.rules.facts import NIXL_CONNECTORS, role_facts
     from profilekit.rules.pd import DEFAULT_SIDE_CHANNEL_PORT, pd_connector
@@ -207,15 +207,15 @@ def _side_channel_ports(role: RoleConfig, version: str, root: Path | None) -> li
     return list(range(base, base + ranks))
 
 
-def _bind_every_address(pod: _Pod) -> None:
-    """`--host 127.0.0.1` binds the pod's loopback, where neither the Service nor the probes reach: bind all."""
-    for index, word in enumerate(pod.argv):
-        if word == "--host" and index + 1 < len(pod.argv) and pod.argv[index + 1] in _LOOPBACK:
-            pod.notes.append(f"--host {pod.argv[index + 1]} written as --host 0.0.0.0: the Service reaches the pod")
-            pod.argv[index + 1] = "0.0.0.0"
+def bind_every_address(argv: list[str], notes: list[str], why: str) -> None:
+    """`--host 127.0.0.1` binds the loopback of the pod or node, where no other reaches: bind every address."""
+    for index, word in enumerate(argv):
+        if word == "--host" and index + 1 < len(argv) and argv[index + 1] in _LOOPBACK:
+            notes.append(f"--host {argv[index + 1]} written as --host 0.0.0.0: {why}")
+            argv[index + 1] = "0.0.0.0"
         elif word.startswith("--host=") and word[len("--host=") :] in _LOOPBACK:
-            pod.notes.append(f"{word} written as --host=0.0.0.0: the Service reaches the pod")
-            pod.argv[index] = "--host=0.0.0.0"
+            notes.append(f"{word} written as --host=0.0.0.0: {why}")
+            argv[index] = "--host=0.0.0.0"
 
 
 def _point_at_services(pods: dict[str, _Pod]) -> None:
@@ -234,7 +234,7 @@ def _point_at_services(pods: dict[str, _Pod]) -> None:
             pod.notes.append(f"{match.group(0)} written as {others[0].name}:{port}: role {others[0].role.name}")
             return f"{others[0].name}:{port}"
 
-        pod.argv = [_LOOPBACK_PORT.sub(service, word) for word in pod.argv]
+        pod.argv = [LOOPBACK_PORT.sub(service, word) for word in pod.argv]
 
 
 def gpu_count(role: RoleConfig) -> int:

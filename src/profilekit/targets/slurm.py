@@ -1,0 +1,285 @@
+"""The `slurm` render target: `job.sbatch`, one batch job that starts every role of the stack with `srun`.
+
+The job asks for one node per role (`--nodes` = `--ntasks` = the number of roles) and runs role i on node
+i of `scontrol show hostnames "$SLURM_JOB_NODELIST"` (modulo the nodes it got: `sbatch --nodes=1` packs every
+role onto one node). A homogeneous job, not a heterogeneous one: a one-node cluster (CI) never schedules a
+heterogeneous job whose components share the node. What ties a stack to one host in the script target changes
+here as in k8s (README, "SLURM batch job"):
+- a role's GPUs are its step's `--gres=gpu:N` (N as rules/host.py `gpu_need` counts them, k8s `gpu_count`); the
+  job asks for the largest N per node; SLURM sets `CUDA_VISIBLE_DEVICES`, so a written one is left out;
+- a node's address is its `NodeAddr` (as `scontrol show node` reports it), resolved to an IPv4 address when it
+  resolves to one; a NIXL role gets it as `VLLM_NIXL_SIDE_CHANNEL_HOST` (replacing a written one);
+- a loopback `host:PORT` whose PORT is another role's port becomes that role's node address at run time, and a
+  loopback bind (`--host 127.0.0.1`) becomes `0.0.0.0`, so roles on other nodes reach it.
+Every value is one single-quoted bash word (quoting.py), handed to the step as an argument of a fixed launcher
+(`export "$1"` per env entry, then `exec "$@"`): nothing in it is expanded by any shell. Secrets come from the
+environment `sbatch` runs in (`--export=ALL`); the job stops before starting anything when one is missing.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from profilekit import __version__
+from profilekit.output import Rendered
+from profilekit.quoting import comment_text, shell_quote
+from profilekit.targets.k8s import DEVICES, LOOPBACK_PORT, SIDE_CHANNEL_HOST, bind_every_address, gpu_count
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from profilekit.compose import RoleConfig, Stack
+    from profilekit.models import SlurmSection
+    from profilekit.vllm.catalogue import Catalogue
+
+JOB_FILE = "job.sbatch"
+HEALTH_TIMEOUT = 1800  # seconds: model download and load, as the k8s startup probe waits
+_NOT_JOB_NAME = re.compile(r"[^A-Za-z0-9._+-]+")
+
+# What every job runs after its roles' lines: the launcher each step execs, and the wait for /health.
+_RUNTIME = r"""
+# The launcher each step runs: `bash -c "$launch" ROLE NAME=VALUE... -- COMMAND...` exports each NAME=VALUE
+# as given (no expansion: they are arguments, not code), then execs COMMAND.
+launch='while [[ $1 != -- ]]; do export "$1"; shift; done; shift; exec "$@"'
+
+mapfile -t nodes < <(scontrol show hostnames "$SLURM_JOB_NODELIST")
+node_of() { # node_of INDEX: the node role INDEX runs on (round robin over the job's nodes)
+  printf '%s' "${nodes[$1 % ${#nodes[@]}]}"
+}
+address_of() { # address_of NODE: its NodeAddr, as an IPv4 address where it resolves to one
+  local addr resolved
+  addr=$(scontrol show node -o "$1" | sed -n 's/.*NodeAddr=\([^ ]*\).*/\1/p')
+  addr=${addr:-$1}
+  resolved=$(getent ahostsv4 "$addr" | awk 'NR == 1 { print $1 }') || true
+  printf '%s' "${resolved:-$addr}"
+}
+healthy() { # healthy ADDRESS PORT: whether GET /health answers 200
+  (
+    exec 3<>"/dev/tcp/$1/$2" || exit 1
+    printf 'GET /health HTTP/1.0\r\nHost: %s\r\n\r\n' "$1" >&3
+    IFS= read -r -t 5 status <&3 && [[ $status == "HTTP/1."?" 200"* ]]
+  ) 2>/dev/null
+}
+say() { printf '%s: %s\n' "$job" "$*" >&2; }
+health_timeout=${PROFILEKIT_SLURM_HEALTH_TIMEOUT:-__HEALTH_TIMEOUT__}
+if ! [[ $health_timeout =~ ^[0-9]+$ ]]; then
+  say "PROFILEKIT_SLURM_HEALTH_TIMEOUT must be a whole number of seconds, not '$health_timeout'"
+  exit 2
+fi
+"""
+
+_WAIT = r"""
+deadline=$((SECONDS + health_timeout))
+for index in "${!probe_ports[@]}"; do
+  until healthy "${address[index]}" "${probe_ports[index]}"; do
+    if ! kill -0 "${pids[index]}" 2>/dev/null; then
+      status=0
+      wait "${pids[index]}" || status=$?
+      say "${names[index]} exited with status $status before answering /health"
+      exit "$status"
+    fi
+    if ((SECONDS >= deadline)); then
+      say "${names[index]} gave no answer on /health within ${health_timeout} s (PROFILEKIT_SLURM_HEALTH_TIMEOUT)"
+      exit 124
+    fi
+    sleep 1
+  done
+  say "${names[index]} is healthy on ${address[index]}:${probe_ports[index]}"
+done
+"""
+
+_END = r"""
+say "every role started: ${names[*]}"
+# the job ends when one role ends, with its status; SLURM then stops the other steps
+status=0
+wait -n "${pids[@]}" || status=$?
+say "a role exited with status $status: ending the job"
+exit "$status"
+"""
+
+
+def job_name(spec: str) -> str:
+    """The stack as a job name: what `squeue` shows, without characters a shell or SLURM could trip on."""
+    return _NOT_JOB_NAME.sub("_", spec)
+
+
+def render_slurm(
+    stack: Stack,
+    *,
+    version: str,
+    catalogue: Catalogue | None,
+    settings: SlurmSection,
+    root: Path | None,
+) -> dict[str, Rendered]:
+    """`job.sbatch` for every role of the stack."""
+    roles = list(stack.roles.values())
+    steps = [_Step(index, role, version=version, catalogue=catalogue, root=root) for index, role in enumerate(roles)]
+    _point_at_nodes(steps)
+    return {JOB_FILE: Rendered(_script(stack, steps, version=version, settings=settings), 0o755)}
+
+
+class _Step:
+    """One role's `srun` line and what the job needs to know of it."""
+
+    def __init__(
+        self, index: int, role: RoleConfig, *, version: str, catalogue: Catalogue | None, root: Path | None
+    ) -> None:
+        from profilekit.render import health_probe, role_argv
+        from profilekit.rules.host import option_word
+        from profilekit.targets.k8s import side_channel_ports
+
+        self.index, self.role = index, role
+        self.argv: list[str] = role_argv(role, catalogue)
+        self.notes: list[str] = []
+        self.port: int | None = None
+        self.probe = False  # the job waits for its /health before starting the command roles
+        self.side_channel = bool(side_channel_ports(role, version, root))
+        self.gpus = gpu_count(role)
+        # each word of the argv as bash pieces: a quoted literal, or a reference to another role's address
+        self.words: list[str] = []
+        if role.is_vllm:
+            kind, _address, port = health_probe(role, catalogue)
+            if kind == "http":
+                self.port, self.probe = int(port), True
+            elif kind == "https":
+                self.port = int(port)
+                self.notes.append("not waited for: its /health is on TLS (ssl_certfile); bash asks plain HTTP only")
+            else:
+                self.notes.append("not waited for: serve.uds puts its API server on a Unix socket")
+            if self.side_channel and SIDE_CHANNEL_HOST in role.env:
+                self.notes.append(f"{SIDE_CHANNEL_HOST} written as the address of its node, at run time")
+        else:
+            found = option_word(self.argv, "--port")
+            if found is not None and found[1].isdigit():
+                self.port = int(found[1])
+        bind_every_address(self.argv, self.notes, "roles on other nodes reach it")
+        if DEVICES in role.env:
+            self.notes.append(f"{DEVICES} left out: SLURM sets it to the GPUs of the step's --gres")
+
+    def env_words(self) -> list[str]:
+        words: list[str] = []
+        for name, value in self.role.env.items():
+            if isinstance(value, dict) or name == DEVICES or (self.side_channel and name == SIDE_CHANNEL_HOST):
+                continue  # a secret comes from the job's environment
+            words.append(shell_quote(f"{name}={value}"))
+        if self.side_channel:
+            words.append(f'{SIDE_CHANNEL_HOST}="${{address[{self.index}]}}"')
+        return words
+
+
+def _point_at_nodes(steps: list[_Step]) -> None:
+    """A loopback `host:PORT` in a role's argv, PORT the port of exactly one other role: that role's address."""
+    by_port: dict[int, list[_Step]] = {}
+    for step in steps:
+        if step.port is not None:
+            by_port.setdefault(step.port, []).append(step)
+    for step in steps:
+        for word in step.argv:
+            pieces: list[str] = []
+            last = 0
+            for match in LOOPBACK_PORT.finditer(word):
+                port = int(match.group(2))
+                others = [other for other in by_port.get(port, []) if other is not step]
+                if len(others) != 1:
+                    continue
+                other = others[0]
+                pieces += [shell_quote(word[last : match.start()]) if match.start() > last else ""]
+                pieces.append(f'"${{address[{other.index}]}}"' + shell_quote(f":{port}"))
+                step.notes.append(f"{match.group(0)} written as the address of role {other.role.name}:{port}")
+                last = match.end()
+            if last == 0:
+                step.words.append(shell_quote(word))
+            else:
+                step.words.append("".join(pieces) + (shell_quote(word[last:]) if last < len(word) else ""))
+
+
+def _script(stack: Stack, steps: list[_Step], *, version: str, settings: SlurmSection) -> str:
+    spec = comment_text(stack.spec)
+    gpus = max(step.gpus for step in steps)
+    header = [
+        "#!/usr/bin/env bash",
+        f"#SBATCH --job-name={job_name(stack.spec)}",
+        f"#SBATCH --nodes={len(steps)}",
+        f"#SBATCH --ntasks={len(steps)}",
+        *([f"#SBATCH --gres=gpu:{gpus}"] if gpus else []),
+        "#SBATCH --export=ALL",
+        *(f"#SBATCH --{option}={value}" for option, value in _settings(settings)),
+        f"# Generated by profilekit {__version__}: stack {spec}, vLLM {version}.",
+        f"# Do not edit by hand: change the layers and run `profilekit render {spec} --target slurm` again.",
+        "# Submit it with `sbatch job.sbatch` (every role on a node of its own; `sbatch --nodes=1 --gres=gpu:N",
+        "# job.sbatch` runs them all on one node, N the sum of their GPUs). Secrets come from the environment",
+        "# sbatch runs in. The vLLM roles start first; the command roles once each answers /health (up to",
+        f"# PROFILEKIT_SLURM_HEALTH_TIMEOUT seconds, default {HEALTH_TIMEOUT}). The job ends when one role ends.",
+    ]
+    for step in steps:
+        kind = f"vLLM, {step.gpus} GPU{'s' if step.gpus != 1 else ''}" if step.role.is_vllm else "command"
+        header.append(f"# role {step.index}: {comment_text(step.role.name)} ({kind})")
+        header += [f"#   {comment_text(note)}" for note in step.notes]
+    lines = [
+        *header,
+        "# Values are single-quoted on purpose: nothing in them may expand.",
+        "# shellcheck disable=SC2016",
+        "set -euo pipefail",
+        f"job={shell_quote(JOB_FILE)}",
+    ]
+    secrets = sorted({name for step in steps for name, value in step.role.env.items() if isinstance(value, dict)})
+    for name in secrets:
+        lines += [
+            f'if [ -z "${{{name}:-}}" ]; then',
+            f'  echo "{JOB_FILE}: secret {name} is not set; export it in the environment that runs sbatch" >&2',
+            "  exit 1",
+            "fi",
+            f"export {name}",
+        ]
+    lines.append(_RUNTIME.strip("\n").replace("__HEALTH_TIMEOUT__", str(HEALTH_TIMEOUT)))
+    lines += [
+        f"names=({' '.join(shell_quote(step.role.name) for step in steps)})",
+        "node=() address=() pids=() probe_ports=()",
+        f"for index in {' '.join(str(step.index) for step in steps)}; do",
+        '  node[index]=$(node_of "$index")',
+        '  address[index]=$(address_of "${node[index]}")',
+        "done",
+    ]
+    for step in steps:
+        if step.role.is_vllm:
+            lines += _srun(step)
+    lines.append(_WAIT.strip("\n"))
+    for step in steps:
+        if not step.role.is_vllm:
+            lines += _srun(step)
+    lines.append(_END.strip("\n"))
+    return "\n".join(lines) + "\n"
+
+
+def _srun(step: _Step) -> list[str]:
+    gres = f"--gres=gpu:{step.gpus}" if step.gpus else "--gres=none"
+    name = shell_quote(step.role.name)
+    command = [*step.env_words(), "--", *_option_lines(step.argv, step.words)]
+    lines = [
+        f"# {comment_text(step.role.name)}",
+        f'say "starting ${{names[{step.index}]}} on ${{node[{step.index}]}}"',
+        f'srun --nodes=1 --ntasks=1 --exact --nodelist="${{node[{step.index}]}}" {gres} --job-name={name} \\',
+        f'  bash -c "$launch" {name} \\',
+        *(f"  {word} \\" for word in command[:-1]),
+        f"  {command[-1]} &",
+        f"pids[{step.index}]=$!",
+    ]
+    if step.probe and step.port is not None:
+        lines.append(f"probe_ports[{step.index}]={step.port}")
+    return lines
+
+
+def _option_lines(argv: list[str], words: list[str]) -> list[str]:
+    """The command's words, one option and its values per line (as the launch script writes them)."""
+    lines: list[list[str]] = [[]]
+    for index, (arg, word) in enumerate(zip(argv, words, strict=True)):
+        if arg.startswith("-") and index > 0 and lines[-1]:
+            lines.append([])
+        lines[-1].append(word)
+    return [" ".join(line) for line in lines]
+
+
+def _settings(settings: SlurmSection) -> list[tuple[str, str]]:
+    given = (("partition", settings.partition), ("time", settings.time), ("account", settings.account))
+    return [(option, value) for option, value in given if value]

@@ -1,0 +1,289 @@
+"""`render --target slurm`: `job.sbatch` passes bash -n and shellcheck, and runs under a real one-node SLURM
+(tools/slurm/local-cluster.sh: munge, slurmctld, slurmd) with stub `vllm` and `vllm-router` that record what
+each role received: argv, env, GPUs, node addresses and secrets."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import REPO_ROOT, MakeRepo, Run
+from tests.test_render import HOSTILE, shellcheck
+
+CLUSTER = REPO_ROOT / "tools" / "slurm" / "local-cluster.sh"
+SLURM_CONF = Path(os.environ.get("PROFILEKIT_SLURM_DIR", "/var/tmp/profilekit-slurm")) / "slurm.conf"
+# what SLURM_JOB_NODELIST's one node is reached at (local-cluster.sh: NodeName=localhost NodeAddr=127.0.0.1)
+NODE_ADDRESS = "127.0.0.1"
+
+# A `vllm` and a `vllm-router` that write {argv, env} to $STUB_RECORD_DIR/<step name>.json (the step is named
+# after its role); `vllm serve` then answers GET /health with 200 on its --port until it is stopped.
+STUB = """\
+import http.server, json, os, sys
+with open(os.path.join(os.environ["STUB_RECORD_DIR"], os.environ["SLURM_JOB_NAME"] + ".json"), "w") as f:
+    json.dump({"argv": sys.argv, "env": dict(os.environ)}, f)
+if sys.argv[1:2] == ["serve"] and "--port" in sys.argv:
+    class Health(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200 if self.path == "/health" else 404)
+            self.end_headers()
+        def log_message(self, *args):
+            pass
+    http.server.HTTPServer(("0.0.0.0", int(sys.argv[sys.argv.index("--port") + 1])), Health).serve_forever()
+sys.exit(int(os.environ.get("STUB_EXIT", "0")))
+"""
+
+
+def _cluster_up() -> bool:
+    env = {**os.environ, "SLURM_CONF": str(SLURM_CONF)}
+    if shutil.which("scontrol") is None or not SLURM_CONF.exists():
+        return False
+    ping = subprocess.run(["scontrol", "ping"], env=env, capture_output=True, text=True, check=False)
+    return "UP" in ping.stdout
+
+
+@pytest.fixture(scope="module")
+def slurm() -> dict[str, str]:
+    """The environment in which `sbatch` reaches the one-node test cluster, started here when it is not up."""
+    if not _cluster_up():
+        if os.geteuid() != 0:
+            pytest.skip("no SLURM test cluster: run tools/slurm/local-cluster.sh as root (.ci/run does)")
+        started = subprocess.run(["bash", str(CLUSTER)], capture_output=True, text=True, check=False, timeout=600)
+        assert started.returncode == 0, started.stderr
+    return {"SLURM_CONF": str(SLURM_CONF)}
+
+
+@pytest.fixture
+def stubs(tmp_path: Path) -> Path:
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    for name in ("vllm", "vllm-router", "my-proxy"):
+        (folder / name).write_text(f"#!{sys.executable}\n{STUB}", encoding="utf-8")
+        (folder / name).chmod(0o755)
+    return folder
+
+
+def _sbatch(
+    job: Path, slurm: dict[str, str], stubs: Path, *options: str, env: dict[str, str] | None = None
+) -> tuple[subprocess.CompletedProcess[str], str, dict[str, dict[str, Any]]]:
+    """Submit the job (`--wait`), return sbatch's result, the job's output and each role's record."""
+    records = job.parent / "records"
+    records.mkdir(exist_ok=True)
+    output = job.parent / "job.out"
+    base = {
+        "PATH": f"{stubs}:{os.environ['PATH']}",
+        "LANG": "C.UTF-8",
+        "STUB_RECORD_DIR": str(records),
+        "PROFILEKIT_SLURM_HEALTH_TIMEOUT": "60",
+        **slurm,
+    }
+    proc = subprocess.run(
+        ["sbatch", "--wait", f"--output={output}", *options, str(job)],
+        env={**base, **(env or {})},
+        cwd=job.parent,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    found = {path.stem: json.loads(path.read_text(encoding="utf-8")) for path in sorted(records.glob("*.json"))}
+    return proc, output.read_text(encoding="utf-8") if output.exists() else "", found
+
+
+def _static_checks(job: Path) -> None:
+    assert subprocess.run(["bash", "-n", str(job)], capture_output=True, check=False).returncode == 0
+    checked = subprocess.run([shellcheck(), str(job)], capture_output=True, text=True, check=False)
+    assert checked.returncode == 0, checked.stdout
+
+
+def test_the_example_pd_stack_runs_each_role_with_srun(
+    run: Run, tmp_path: Path, slurm: dict[str, str], stubs: Path
+) -> None:
+    out = tmp_path / "out"
+    result = run("--repo", REPO_ROOT, "render", "qwen-disaggregated", "--out", out, "--target", "slurm")
+    assert result.code == 0, result
+    assert sorted(p.name for p in out.iterdir()) == ["job.sbatch", "manifest.json"]
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert [item["path"] for item in manifest["files"]] == ["job.sbatch"]
+    job = out / "job.sbatch"
+    assert job.stat().st_mode & 0o777 == 0o755
+    _static_checks(job)
+    head = [line for line in job.read_text(encoding="utf-8").splitlines() if line.startswith("#SBATCH")]
+    assert head == [
+        "#SBATCH --job-name=qwen-disaggregated",
+        "#SBATCH --nodes=3",
+        "#SBATCH --ntasks=3",
+        "#SBATCH --gres=gpu:1",
+        "#SBATCH --export=ALL",
+    ]
+    # one node in the test cluster: every role on it, with the GPUs of both vLLM roles
+    proc, output, records = _sbatch(job, slurm, stubs, "--nodes=1", "--gres=gpu:2", env={"HF_TOKEN": HOSTILE})
+    assert proc.returncode == 0, output
+    assert sorted(records) == ["decode", "prefill", "proxy"], output
+    assert "job.sbatch: prefill is healthy on 127.0.0.1:8100\n" in output
+    assert "job.sbatch: decode is healthy on 127.0.0.1:8200\n" in output
+    prefill, decode, proxy = records["prefill"], records["decode"], records["proxy"]
+    assert prefill["argv"][1:] == [
+        "serve",
+        "Qwen/Qwen3-0.6B",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        "8100",
+        "--gpu-memory-utilization",
+        "0.9",
+        "--max-num-seqs",
+        "256",
+        "--enforce-eager",
+        "--kv-transfer-config",
+        '{"kv_connector":"NixlConnector","kv_role":"kv_producer","kv_load_failure_policy":"fail"}',
+    ]
+    assert proxy["argv"][1:] == [
+        "--policy",
+        "round_robin",
+        "--vllm-pd-disaggregation",
+        "--prefill",
+        f"http://{NODE_ADDRESS}:8100",
+        "--decode",
+        f"http://{NODE_ADDRESS}:8200",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        "8192",
+    ]
+    for record, side_port in ((prefill, "5600"), (decode, "5601")):
+        env = record["env"]
+        assert env["VLLM_NIXL_SIDE_CHANNEL_HOST"] == NODE_ADDRESS
+        assert env["VLLM_NIXL_SIDE_CHANNEL_PORT"] == side_port
+        assert env["UCX_NET_DEVICES"] == "all"
+        assert env["VLLM_LOGGING_LEVEL"] == "INFO"
+        assert env["SLURM_GPUS_ON_NODE"] == "1"
+        assert env["HF_TOKEN"] == HOSTILE
+    # each vLLM step got one GPU of its own (the layers' CUDA_VISIBLE_DEVICES is SLURM's to set)
+    assert sorted([prefill["env"]["CUDA_VISIBLE_DEVICES"], decode["env"]["CUDA_VISIBLE_DEVICES"]]) == ["0", "1"]
+    assert "CUDA_VISIBLE_DEVICES" not in proxy["env"]
+    assert "VLLM_NIXL_SIDE_CHANNEL_HOST" not in proxy["env"]
+    assert proxy["env"]["HF_TOKEN"] == HOSTILE
+    assert HOSTILE not in job.read_text(encoding="utf-8")
+
+
+def test_a_missing_secret_stops_the_job_before_any_role_starts(
+    run: Run, tmp_path: Path, slurm: dict[str, str], stubs: Path
+) -> None:
+    out = tmp_path / "out"
+    assert run("--repo", REPO_ROOT, "render", "qwen-disaggregated", "--out", out, "--target", "slurm").code == 0
+    # sbatch runs in an environment of PATH, LANG, SLURM_CONF and the stubs' settings alone (_sbatch)
+    proc, output, records = _sbatch(out / "job.sbatch", slurm, stubs, "--nodes=1", "--gres=gpu:2")
+    assert proc.returncode == 1, output
+    assert output == "job.sbatch: secret HF_TOKEN is not set; export it in the environment that runs sbatch\n"
+    assert records == {}
+
+
+LITERAL = HOSTILE.replace("${", "$${")  # a layer writes `$${` for the literal text `${`
+# no single quote: env-unrepresentable (what env files cannot carry) still applies to the slurm target
+ODD = '$(touch PWNED) "x" `id` ; \\ tab\t é\nsecond line'
+HOSTILE_LAYERS = {
+    "odd.toml": f"""
+        [serve]
+        model = "Qwen/Qwen3-0.6B"
+        served_model_name = [{json.dumps(LITERAL)}]
+
+        [env]
+        ODD = {json.dumps(ODD)}
+        API_KEY = {{ secret = true }}
+
+        [roles.engine.serve]
+        port = 8300
+        tensor_parallel_size = 2
+
+        [roles.front]
+        command = ["my-proxy", "--upstream", "http://localhost:${{roles.engine.serve.port}}/v1", "--port", "9000"]
+    """,
+}
+
+
+def test_values_reach_each_role_exactly_as_composed(
+    make_repo: MakeRepo, run: Run, tmp_path: Path, slurm: dict[str, str], stubs: Path
+) -> None:
+    repo = make_repo(
+        HOSTILE_LAYERS,
+        config='[vllm]\nversion = "0.33.0"\n\n[render.slurm]\npartition = "debug"\ntime = "00:05:00"\n',
+    )
+    out = tmp_path / "out"
+    result = run("--repo", repo, "render", "odd", "--out", out, "--target", "slurm")
+    assert result.code == 0, result
+    job = out / "job.sbatch"
+    _static_checks(job)
+    text = job.read_text(encoding="utf-8")
+    assert [line for line in text.splitlines() if line.startswith("#SBATCH")] == [
+        "#SBATCH --job-name=odd",
+        "#SBATCH --nodes=2",
+        "#SBATCH --ntasks=2",
+        "#SBATCH --gres=gpu:2",
+        "#SBATCH --export=ALL",
+        "#SBATCH --partition=debug",
+        "#SBATCH --time=00:05:00",
+    ]
+    assert "#   localhost:8300 written as the address of role engine:8300\n" in text
+    secret = "key with 'quotes' and $HOME"
+    proc, output, records = _sbatch(job, slurm, stubs, "--nodes=1", env={"API_KEY": secret})
+    assert proc.returncode == 0, output
+    engine, front = records["engine"], records["front"]
+    assert engine["argv"][1:] == [
+        "serve",
+        "Qwen/Qwen3-0.6B",
+        "--served-model-name",
+        HOSTILE,
+        "--port",
+        "8300",
+        "--tensor-parallel-size",
+        "2",
+    ]
+    assert front["argv"][1:] == ["--upstream", f"http://{NODE_ADDRESS}:8300/v1", "--port", "9000"]
+    assert engine["env"]["ODD"] == ODD
+    assert engine["env"]["API_KEY"] == secret
+    assert engine["env"]["SLURM_GPUS_ON_NODE"] == "2"
+    assert not list(tmp_path.rglob("PWNED"))
+    assert not (out / "PWNED").exists()
+
+
+ONE_HOST_LAYERS = {
+    "pd.toml": """
+        [serve]
+        model = "Qwen/Qwen3-0.6B"
+
+        [roles.prefill.serve]
+        kv_transfer_config = { kv_connector = "NixlConnector", kv_role = "kv_producer" }
+
+        [roles.decode.serve]
+        kv_transfer_config = { kv_connector = "NixlConnector", kv_role = "kv_consumer" }
+    """,
+}
+
+
+def test_one_host_findings_do_not_stop_the_slurm_target(make_repo: MakeRepo, run: Run, tmp_path: Path) -> None:
+    """Both roles take port 8000 and side channel 5600: a clash on one host, fine on two nodes."""
+    repo = make_repo(ONE_HOST_LAYERS)
+    script = run("--repo", repo, "render", "pd", "--out", tmp_path / "script", "--target", "script,slurm")
+    assert script.code == 1, script
+    assert not (tmp_path / "script").exists()
+    result = run("--repo", repo, "render", "pd", "--out", tmp_path / "slurm", "--target", "slurm")
+    assert result.code == 0, result
+    assert result.err == (
+        "note: 2 findings (host-port-shared, pd-side-channel-port) not applied to --target slurm: each role runs "
+        "on a host of its own; `check` reports them for the script and env targets\n"
+    )
+    _static_checks(tmp_path / "slurm" / "job.sbatch")
+
+
+def test_a_setting_sbatch_would_split_is_refused(make_repo: MakeRepo, run: Run) -> None:
+    repo = make_repo(ONE_HOST_LAYERS, config='[vllm]\nversion = "0.33.0"\n\n[render.slurm]\npartition = "gpu a"\n')
+    result = run("--repo", repo, "render", "pd", "--target", "slurm")
+    assert result.code == 1, result
+    assert "render.slurm.partition" in result.out + result.err
