@@ -286,4 +286,21 @@ def test_a_setting_sbatch_would_split_is_refused(make_repo: MakeRepo, run: Run) 
     repo = make_repo(ONE_HOST_LAYERS, config='[vllm]\nversion = "0.33.0"\n\n[render.slurm]\npartition = "gpu a"\n')
     result = run("--repo", repo, "render", "pd", "--target", "slurm")
     assert result.code == 1, result
-    assert "render.slurm.partition" in result.out + result.err
+    assert result.err == (
+        "profilekit.toml:5:1: error invalid-config render.slurm.partition: 'gpu a' is not a valid name\n"
+        "1 error, 0 warnings\n"
+    )
+
+
+def test_one_role_renders_no_job(run: Run, tmp_path: Path) -> None:
+    result = run("--repo", REPO_ROOT, "render", "qwen-disaggregated", "--out", tmp_path, "--target", "slurm")
+    assert result.code == 0, result
+    before = (tmp_path / "job.sbatch").read_text(encoding="utf-8")
+    result = run(
+        "--repo", REPO_ROOT, "render", "qwen-disaggregated", "--out", tmp_path, "--target", "slurm", "--role", "proxy"
+    )
+    assert result.code == 0, result
+    assert result.err.endswith(
+        "note: job.sbatch not written: it starts every role of the stack; render without --role for it\n"
+    )
+    assert (tmp_path / "job.sbatch").read_text(encoding="utf-8") == before

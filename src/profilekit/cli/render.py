@@ -91,6 +91,8 @@ def render(
             _note_several_hosts(stack)
         if "k8s" in targets:
             _note_misspelt_k8s_settings(session, stack)
+        if "slurm" in targets and role is not None and len(stack.roles) > 1:
+            err("note: job.sbatch not written: it starts every role of the stack; render without --role for it")
     return EXIT_OK
 
 
