@@ -23,11 +23,14 @@ SLURM_CONF = Path(os.environ.get("PROFILEKIT_SLURM_DIR", "/var/tmp/profilekit-sl
 NODE_ADDRESS = "127.0.0.1"
 
 # A `vllm` and a `vllm-router` that write {argv, env} to $STUB_RECORD_DIR/<step name>.json (the step is named
-# after its role); `vllm serve` then answers GET /health with 200 on its --port until it is stopped.
+# after its role); `vllm serve` then answers GET /health with 200 on its --port until it is stopped. The role
+# STUB_FAIL names exits with status 3 instead.
 STUB = """\
 import http.server, json, os, sys
 with open(os.path.join(os.environ["STUB_RECORD_DIR"], os.environ["SLURM_JOB_NAME"] + ".json"), "w") as f:
     json.dump({"argv": sys.argv, "env": dict(os.environ)}, f)
+if os.environ.get("STUB_FAIL") == os.environ["SLURM_JOB_NAME"]:
+    sys.exit(3)
 if sys.argv[1:2] == ["serve"] and "--port" in sys.argv:
     class Health(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
@@ -173,6 +176,15 @@ def test_the_example_pd_stack_runs_each_role_with_srun(
     assert HOSTILE not in job.read_text(encoding="utf-8")
 
 
+def test_every_example_stack_renders_a_job_that_passes_shellcheck(run: Run, tmp_path: Path) -> None:
+    result = run("--repo", REPO_ROOT, "render", "--all", "--out", tmp_path, "--target", "slurm")
+    assert result.code == 0, result
+    jobs = sorted(tmp_path.glob("*/job.sbatch"))
+    assert len(jobs) == len(list(tmp_path.iterdir())) > 1
+    for job in jobs:
+        _static_checks(job)
+
+
 def test_a_missing_secret_stops_the_job_before_any_role_starts(
     run: Run, tmp_path: Path, slurm: dict[str, str], stubs: Path
 ) -> None:
@@ -188,6 +200,20 @@ def test_a_missing_secret_stops_the_job_before_any_role_starts(
 LITERAL = HOSTILE.replace("${", "$${")  # a layer writes `$${` for the literal text `${`
 # no single quote: env-unrepresentable (what env files cannot carry) still applies to the slurm target
 ODD = '$(touch PWNED) "x" `id` ; \\ tab\t é\nsecond line'
+
+
+def test_a_role_that_exits_before_it_is_healthy_ends_the_job_with_its_status(
+    run: Run, tmp_path: Path, slurm: dict[str, str], stubs: Path
+) -> None:
+    out = tmp_path / "out"
+    assert run("--repo", REPO_ROOT, "render", "qwen-disaggregated", "--out", out, "--target", "slurm").code == 0
+    env = {"HF_TOKEN": "x", "STUB_FAIL": "prefill"}
+    proc, output, records = _sbatch(out / "job.sbatch", slurm, stubs, "--nodes=1", "--gres=gpu:2", env=env)
+    assert proc.returncode == 3, output
+    assert "job.sbatch: prefill exited with status 3 before answering /health\n" in output
+    assert "proxy" not in records  # the command role never started
+
+
 HOSTILE_LAYERS = {
     "odd.toml": f"""
         [serve]

@@ -39,6 +39,10 @@ _NOT_JOB_NAME = re.compile(r"[^A-Za-z0-9._+-]+")
 
 # What every job runs after its roles' lines: the launcher each step execs, and the wait for /health.
 _RUNTIME = r"""
+if ((BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] < 501)); then
+  say "needs bash 5.1 or newer on the node it runs on (for wait -n PID...); this is bash $BASH_VERSION"
+  exit 2
+fi
 # The launcher each step runs: `bash -c "$launch" ROLE NAME=VALUE... -- COMMAND...` exports each NAME=VALUE
 # as given (no expansion: they are arguments, not code), then execs COMMAND.
 launch='while [[ $1 != -- ]]; do export "$1"; shift; done; shift; exec "$@"'
@@ -61,7 +65,6 @@ healthy() { # healthy ADDRESS PORT: whether GET /health answers 200
     IFS= read -r -t 5 status <&3 && [[ $status == "HTTP/1."?" 200"* ]]
   ) 2>/dev/null
 }
-say() { printf '%s: %s\n' "$job" "$*" >&2; }
 health_timeout=${PROFILEKIT_SLURM_HEALTH_TIMEOUT:-__HEALTH_TIMEOUT__}
 if ! [[ $health_timeout =~ ^[0-9]+$ ]]; then
   say "PROFILEKIT_SLURM_HEALTH_TIMEOUT must be a whole number of seconds, not '$health_timeout'"
@@ -156,6 +159,11 @@ class _Step:
         bind_every_address(self.argv, self.notes, "roles on other nodes reach it")
         if DEVICES in role.env:
             self.notes.append(f"{DEVICES} left out: SLURM sets it to the GPUs of the step's --gres")
+        nnodes = role.serve.get("nnodes", 1)
+        if role.is_vllm and nnodes != 1:
+            self.notes.append(
+                f"nnodes = {nnodes}: started as one process on one node (multi-node roles are not laid out)"
+            )
 
     def env_words(self) -> list[str]:
         words: list[str] = []
@@ -222,6 +230,7 @@ def _script(stack: Stack, steps: list[_Step], *, version: str, settings: SlurmSe
         "# shellcheck disable=SC2016",
         "set -euo pipefail",
         f"job={shell_quote(JOB_FILE)}",
+        """say() { printf '%s: %s\\n' "$job" "$*" >&2; }""",
     ]
     secrets = sorted({name for step in steps for name, value in step.role.env.items() if isinstance(value, dict)})
     for name in secrets:
@@ -236,7 +245,7 @@ def _script(stack: Stack, steps: list[_Step], *, version: str, settings: SlurmSe
     lines += [
         f"names=({' '.join(shell_quote(step.role.name) for step in steps)})",
         "node=() address=() pids=() probe_ports=()",
-        f"for index in {' '.join(str(step.index) for step in steps)}; do",
+        f"for ((index = 0; index < {len(steps)}; index++)); do",
         '  node[index]=$(node_of "$index")',
         '  address[index]=$(address_of "${node[index]}")',
         "done",
