@@ -117,7 +117,8 @@ def test_the_example_pd_stack_runs_each_role_with_srun(
     job = out / "job.sbatch"
     assert job.stat().st_mode & 0o777 == 0o755
     _static_checks(job)
-    head = [line for line in job.read_text(encoding="utf-8").splitlines() if line.startswith("#SBATCH")]
+    text = job.read_text(encoding="utf-8")
+    head = [line for line in text.splitlines() if line.startswith("#SBATCH")]
     assert head == [
         "#SBATCH --job-name=qwen-disaggregated",
         "#SBATCH --nodes=3",
@@ -125,6 +126,7 @@ def test_the_example_pd_stack_runs_each_role_with_srun(
         "#SBATCH --gres=gpu:1",
         "#SBATCH --export=ALL",
     ]
+    assert "# `sbatch --nodes=1 --gres=gpu:2 job.sbatch` runs every role on one node: then they share" in text
     # one node in the test cluster: every role on it, with the GPUs of both vLLM roles
     proc, output, records = _sbatch(job, slurm, stubs, "--nodes=1", "--gres=gpu:2", env={"HF_TOKEN": HOSTILE})
     assert proc.returncode == 0, output
