@@ -87,7 +87,8 @@ def _sbatch(
         **slurm,
     }
     proc = subprocess.run(
-        ["sbatch", "--wait", f"--output={output}", *options, str(job)],
+        # --time: a job that hangs is ended by SLURM, not left behind in the test cluster
+        ["sbatch", "--wait", "--time=3", f"--output={output}", *options, str(job)],
         env={**base, **(env or {})},
         cwd=job.parent,
         capture_output=True,
