@@ -146,3 +146,22 @@ def _replace_all(out_dir: Path, files: dict[str, Rendered], *, partial: bool) ->
         if _plain_name(name):
             (out_dir / name).unlink(missing_ok=True)
     return written
+
+
+def replace_file(path: Path, text: str) -> None:
+    """Write one file (`schema --output`) in full under a temporary name, then put it in place at once."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}", hint="choose another file") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}; it was left as it was") from None
+    finally:
+        Path(tmp).unlink(missing_ok=True)
