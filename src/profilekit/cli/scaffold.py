@@ -1,4 +1,4 @@
-"""`profilekit schema` (and `init`): describe a repository's layers to editors, start a repository."""
+"""`profilekit init` and `profilekit schema`: start a profile repository, and describe its layers to editors."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from profilekit.cli.app import app, command, out, release_without_layers
+from profilekit.cli.app import G, app, command, err, out, release_without_layers
 from profilekit.errors import EXIT_OK
 
 if TYPE_CHECKING:
@@ -22,6 +22,25 @@ def _catalogue(version: str) -> Catalogue:
     if catalogue is None:
         raise UsageError(f"this build of profilekit ships no flag catalogue for vLLM {version}")
     return catalogue
+
+
+@app.command()
+@command
+def init(
+    directory: Annotated[Path, typer.Argument(help="Folder of the new repository (created if missing).")] = Path("."),
+) -> int:
+    """Scaffold a profile repository: profilekit.toml, example layers, lint hook, editor schema; never overwrites."""
+    from profilekit.scaffold import scaffold_files, write_new_files
+    from profilekit.vllm.versions import resolve_version
+
+    version = resolve_version(G.vllm_version, None)  # the newest release unless --vllm-version names one
+    files = scaffold_files(_catalogue(version))
+    shown = directory.as_posix()
+    write_new_files(directory, files, shown=shown)
+    for name in files:
+        out((directory / name).as_posix())
+    err(f"a profile repository for vLLM {version} is in {shown}; next: profilekit --repo {shown} lint")
+    return EXIT_OK
 
 
 @app.command()
