@@ -235,3 +235,43 @@ def test_a_reference_string_is_the_only_string_an_integer_option_takes() -> None
     assert best_match(Draft202012Validator(_schema("0.33.0")).iter_errors({"serve": {"port": "8000"}})).message == (
         "'8000' is not of type 'integer'"
     )
+
+
+def test_the_schema_directive_of_one_file_is_read_relative_to_that_file(run: Run, tmp_path: Path) -> None:
+    """docs/FORMAT.md: `#:schema ../profilekit.schema.json` in a layer, without any .taplo.toml."""
+    _write_schema(run, tmp_path, "0.33.0").rename(tmp_path / "profilekit.schema.json")
+    (tmp_path / "profiles").mkdir()
+    layer = tmp_path / "profiles" / "bad.toml"
+    layer.write_text("#:schema ../profilekit.schema.json\n" + BAD_LAYER, encoding="utf-8")
+    assert TAPLO is not None
+    result = subprocess.run(
+        [TAPLO, "check", "--no-auto-config", "--colors", "never", str(layer)],
+        cwd="/",
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert result.returncode == 1
+    assert "error: Additional properties are not allowed ('max_num_seq' was unexpected)" in result.stderr
+
+
+def test_every_layer_of_the_format_doc_passes_jsonschema() -> None:
+    from tests.test_format_doc import _doc_files
+
+    schema = _schema("0.33.0")
+    layers = {name: text for name, text in _doc_files().items() if name.startswith("profiles/")}
+    assert len(layers) >= 3
+    for name, text in layers.items():
+        assert _errors(schema, text) == [], name
+
+
+def test_schema_output_into_a_missing_folder_is_a_usage_error(run: Run, tmp_path: Path) -> None:
+    result = run("schema", "--output", "nowhere/layer.schema.json", cwd=tmp_path)
+    assert result.code == 2
+    assert result.out == ""
+    assert result.err == (
+        "profilekit: error: cannot write nowhere/layer.schema.json: No such file or directory\n"
+        "  hint: choose another file\n"
+    )
+    assert list(tmp_path.iterdir()) == []

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from profilekit.errors import UsageError
+from profilekit.output import Rendered, write_temp
 
 if TYPE_CHECKING:
     from profilekit.vllm.catalogue import Catalogue
@@ -66,17 +66,12 @@ def write_new_files(root: Path, files: dict[str, str], *, shown: str) -> list[Pa
                 if not parent.exists():
                     parent.mkdir()
                     made_dirs.append(parent)
-            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+            tmp = write_temp(target.parent, target.name, Rendered(text))
             try:
-                with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-                    handle.write(text)
-                    handle.flush()
-                    os.fsync(handle.fileno())
-                os.chmod(tmp, 0o644)
                 os.link(tmp, target)  # never replaces: FileExistsError if the name was taken meanwhile
                 made_files.append(target)
             finally:
-                Path(tmp).unlink(missing_ok=True)
+                tmp.unlink(missing_ok=True)
     except FileExistsError as exc:
         _remove(made_files, made_dirs)
         raise _refusal(shown, [Path(str(exc.filename2 or exc.filename)).relative_to(root).as_posix()]) from None
