@@ -275,3 +275,54 @@ def test_schema_output_into_a_missing_folder_is_a_usage_error(run: Run, tmp_path
         "  hint: choose another file\n"
     )
     assert list(tmp_path.iterdir()) == []
+
+
+# values of every TOML type and the strings options often take: what a person may write for any option
+PROBES: list[Any] = [
+    True,
+    False,
+    0,
+    1,
+    -1,
+    8,
+    0.5,
+    1.5,
+    "",
+    "None",
+    "auto",
+    "x",
+    "1",
+    "8k",
+    "TRITON",
+    "mp",
+    "fp8",
+    "float16",
+    "-x",
+    "a,b",
+    [],
+    ["a"],
+    ["a", "b"],
+    [1, 2],
+    {},
+    {"a": 1},
+]
+
+
+@pytest.mark.parametrize("version", SUPPORTED)
+def test_the_schema_refuses_no_value_profilekit_accepts(version: str) -> None:
+    """Each option, each probe: what profilekit takes (a warning at most), the schema takes; it refuses some too."""
+    catalogue = load_catalogue(version)
+    assert catalogue is not None
+    defs = _schema(version)["$defs"]
+    refused_alike = 0
+    for dest, flag in catalogue.flags.items():
+        validator = Draft202012Validator({"$defs": defs, "$ref": f"#/$defs/options/{dest}"})
+        assert validator.is_valid("${serve.port}"), dest  # resolved before profilekit checks the value
+        if flag.takes_many or flag.is_append:
+            assert validator.is_valid(["${serve.port}"] * (flag.nargs if isinstance(flag.nargs, int) else 1)), dest
+        for probe in PROBES:
+            if _accepted(flag, probe, version):
+                assert validator.is_valid(probe), (dest, probe)
+            elif not validator.is_valid(probe):
+                refused_alike += 1
+    assert refused_alike > 3000  # not a schema that takes everything
