@@ -27,9 +27,14 @@ def _catalogue(version: str) -> Catalogue:
 @app.command()
 @command
 def init(
-    directory: Annotated[Path, typer.Argument(help="Folder of the new repository (created if missing).")] = Path("."),
+    directory: Annotated[
+        Path, typer.Argument(metavar="DIR", help="Folder of the new repository (created if missing).")
+    ] = Path("."),
 ) -> int:
-    """Scaffold a profile repository: profilekit.toml, example layers, lint hook, editor schema; never overwrites."""
+    """Scaffold a profile repository: profilekit.toml, example layers, lint hook, editor schema; never overwrites.
+
+    It targets the newest supported vLLM release, or the one --vllm-version names.
+    """
     from profilekit.scaffold import scaffold_files, write_new_files
     from profilekit.vllm.versions import resolve_version
 
