@@ -161,15 +161,22 @@ def test_replayssm_is_declared_exclusive_with_both_kv_connector_layers(run: Run,
         assert "replayssm-kv-connector" in result.out
 
 
-def test_every_file_init_writes_passes_taplo_through_its_own_taplo_toml(run: Run, tmp_path: Path) -> None:
+@pytest.mark.parametrize("version", ["0.27.0", "0.33.0"])
+def test_every_file_init_writes_passes_taplo_through_its_own_taplo_toml(run: Run, tmp_path: Path, version: str) -> None:
     """`.taplo.toml` maps profiles/**/*.toml to the written schema: an editor opening the folder validates layers."""
     assert TAPLO is not None, "taplo is a test dependency (pip install -e '.[test]')"
-    assert run("init", "repo", cwd=tmp_path).code == 0
+    assert run("--vllm-version", version, "init", "repo", cwd=tmp_path).code == 0
     root = tmp_path / "repo"
     taplo = [TAPLO, "check", "--colors", "never"]  # no --default-schema-catalogs: nothing is fetched
     clean = subprocess.run([*taplo], cwd=root, capture_output=True, text=True, check=False, timeout=120)
     assert clean.returncode == 0, clean.stderr
     assert "found files total=11" in clean.stderr  # the 9 layers, profilekit.toml and .taplo.toml itself
+    layers = sorted(str(p) for p in (root / "profiles").rglob("*.toml"))
+    schema = (root / "profilekit.schema.json").as_uri()
+    explicit = [*taplo, "--no-auto-config", "--schema", schema, *layers]
+    given = subprocess.run(explicit, cwd=tmp_path, capture_output=True, text=True, check=False, timeout=120)
+    assert given.returncode == 0, given.stderr
+    assert "found files total=9" in given.stderr
     layer = root / "profiles" / "base.toml"
     layer.write_text(layer.read_text(encoding="utf-8").replace("port = 8000", "prot = 8000"), encoding="utf-8")
     broken = subprocess.run([*taplo], cwd=root, capture_output=True, text=True, check=False, timeout=120)
