@@ -22,7 +22,7 @@ from jsonschema.exceptions import best_match
 
 from profilekit.layerschema import REFERENCE, layer_schema, spellings
 from profilekit.vllm.catalogue import Flag, load_catalogue
-from profilekit.vllm.constraints import config_problems
+from profilekit.vllm.constraints import argparse_problems, config_problems
 from profilekit.vllm.values import problem
 from profilekit.vllm.versions import SUPPORTED
 from tests.conftest import REPO_ROOT, Run
@@ -68,6 +68,8 @@ def _accepted(flag: Flag, value: Any, version: str) -> bool:
     """profilekit's verdict on one option's value: no error (a warning is no refusal)."""
     found = problem(flag, value, version)
     if found is not None and not found.warning:
+        return False
+    if argparse_problems(flag, value, version):  # a JSON-valued option's table, as vLLM parses it
         return False
     return not config_problems(flag, value, version, serve={flag.dest: value})
 
@@ -326,3 +328,34 @@ def test_the_schema_refuses_no_value_profilekit_accepts(version: str) -> None:
             elif not validator.is_valid(probe):
                 refused_alike += 1
     assert refused_alike > 3000  # not a schema that takes everything
+
+
+@pytest.mark.parametrize("version", SUPPORTED)
+def test_a_config_table_refuses_no_key_or_value_profilekit_accepts(version: str) -> None:
+    """JSON-valued options: each key of the config class with each probe, and an unknown key, as vLLM parses them."""
+    catalogue = load_catalogue(version)
+    assert catalogue is not None
+    defs = _schema(version)["$defs"]
+    tables = 0
+    for dest, option in defs["options"].items():
+        properties = option.get("else", {}).get("properties")
+        if properties is None:
+            continue
+        tables += 1
+        flag = catalogue.flags[dest]
+        validator = Draft202012Validator({"$defs": defs, "$ref": f"#/$defs/options/{dest}"})
+        assert not validator.is_valid({"no_such_key": 1}), dest
+        assert not _accepted(flag, {"no_such_key": 1}, version), dest
+        for key in properties:
+            for probe in [*PROBES, "${serve.port}"]:
+                if _accepted(flag, {key: probe}, version) or probe == "${serve.port}":
+                    assert validator.is_valid({key: probe}), (dest, key, probe)
+    assert tables >= 15
+
+
+def test_a_misspelt_key_in_a_json_valued_option_is_refused() -> None:
+    text = '[serve.kv_transfer_config]\nkv_conector = "NixlConnector"\nkv_role = "kv_prodcer"\n'
+    assert _errors(_schema("0.33.0"), text) == [
+        "$.serve.kv_transfer_config.kv_role: 'kv_prodcer' is not one of ['kv_producer', 'kv_both', 'kv_consumer']",
+        "$.serve.kv_transfer_config: Additional properties are not allowed ('kv_conector' was unexpected)",
+    ]

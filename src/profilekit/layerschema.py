@@ -123,7 +123,9 @@ def _scalar(flag: Flag, version: str, values: Values | None) -> dict[str, Any]:
         return {"type": "number", **bounds, **_number_choices(flag)}
     if base == "json" and json_is_list(flag):
         return {"type": "array"}
-    if base in ("json", "json_config"):
+    if base == "json_config":
+        return _config_table(flag, values)
+    if base == "json":
         return {"type": "object"}
     if base == "dict_or_str":
         return {"type": ["object", "string"]}
@@ -138,6 +140,34 @@ def _scalar(flag: Flag, version: str, values: Values | None) -> dict[str, Any]:
         numbers = [int(word) for word in text["enum"] if word.isdigit()]
         return {"anyOf": [text, {"type": "integer", "enum": numbers}]}
     return text
+
+
+def _config_table(flag: Flag, values: Values | None) -> dict[str, Any]:
+    """A `json:<Config>` option's table: the keys of its config class, which refuses others while vLLM parses."""
+    config = values.json_class(flag.dest) if values is not None else None
+    entry = (values.configs.get(config) or {}) if values is not None and config is not None else {}
+    if entry.get("extra") != "forbid":
+        return {"type": "object"}
+    fields = {key: field for key, field in (entry.get("fields") or {}).items() if field.get("init") is not False}
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {key: _config_field(field) for key, field in sorted(fields.items())},
+    }
+
+
+def _config_field(field: dict[str, Any]) -> dict[str, Any]:
+    """One key of a config table: its string literals (exact in pydantic's JSON mode), else any value.
+
+    pydantic's lax JSON mode takes much more than a TOML type says ("1" for an int, "yes" for a bool), so
+    other values are left to profilekit.
+    """
+    if field.get("type") == "nullable":
+        field = field.get("schema") or {}
+    expected = field.get("expected") or []
+    if field.get("type") == "literal" and not field.get("validators") and all(isinstance(v, str) for v in expected):
+        return _or_reference({"enum": expected})
+    return {}
 
 
 def _number_choices(flag: Flag) -> dict[str, Any]:
