@@ -3,9 +3,10 @@
 `[layer]`, `[model]`, `[env]` and `[roles.*]` come from the pydantic models of the layer file (`models.py`);
 `serve` is built from the release's flag catalogue, one entry per option under every spelling profilekit
 accepts for it (`Catalogue.resolve`), so a misspelt key is refused. Each value is typed as `vllm/values.py`
-reads it, with the closed sets and numeric bounds that profilekit itself enforces. The schema may accept a
-value profilekit refuses (cross-option rules, values inside JSON tables), never the other way round: a
-`${...}` reference string is accepted wherever a value goes, since profilekit resolves it before it checks.
+reads it, with the closed sets and numeric bounds that profilekit itself enforces, and a JSON-valued option
+lists the keys its config class takes. The schema may accept a value profilekit refuses (cross-option rules,
+most values inside JSON tables), never the other way round (tests/test_layerschema.py probes every option):
+a `${...}` reference string is accepted wherever a value goes, since profilekit resolves it before it checks.
 """
 
 from __future__ import annotations
