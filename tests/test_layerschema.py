@@ -21,7 +21,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from profilekit.layerschema import REFERENCE, layer_schema, spellings
-from profilekit.vllm.catalogue import Flag, load_catalogue
+from profilekit.vllm.catalogue import Catalogue, Flag, load_catalogue
 from profilekit.vllm.constraints import argparse_problems, config_problems
 from profilekit.vllm.values import problem
 from profilekit.vllm.versions import SUPPORTED
@@ -310,15 +310,24 @@ PROBES: list[Any] = [
 ]
 
 
+def _release(version: str) -> tuple[Catalogue, dict[str, Any]]:
+    """The catalogue of `version` and the `$defs` of its schema (one entry per option under `options`)."""
+    catalogue = load_catalogue(version)
+    assert catalogue is not None
+    return catalogue, _schema(version)["$defs"]
+
+
+def _option_validator(defs: dict[str, Any], dest: str) -> Draft202012Validator:
+    return Draft202012Validator({"$defs": defs, "$ref": f"#/$defs/options/{dest}"})
+
+
 @pytest.mark.parametrize("version", SUPPORTED)
 def test_the_schema_refuses_no_value_profilekit_accepts(version: str) -> None:
     """Each option, each probe: what profilekit takes (a warning at most), the schema takes; it refuses some too."""
-    catalogue = load_catalogue(version)
-    assert catalogue is not None
-    defs = _schema(version)["$defs"]
+    catalogue, defs = _release(version)
     refused_alike = 0
     for dest, flag in catalogue.flags.items():
-        validator = Draft202012Validator({"$defs": defs, "$ref": f"#/$defs/options/{dest}"})
+        validator = _option_validator(defs, dest)
         assert validator.is_valid("${serve.port}"), dest  # resolved before profilekit checks the value
         if flag.takes_many or flag.is_append:
             assert validator.is_valid(["${serve.port}"] * (flag.nargs if isinstance(flag.nargs, int) else 1)), dest
@@ -333,9 +342,7 @@ def test_the_schema_refuses_no_value_profilekit_accepts(version: str) -> None:
 @pytest.mark.parametrize("version", SUPPORTED)
 def test_a_config_table_refuses_no_key_or_value_profilekit_accepts(version: str) -> None:
     """JSON-valued options: each key of the config class with each probe, and an unknown key, as vLLM parses them."""
-    catalogue = load_catalogue(version)
-    assert catalogue is not None
-    defs = _schema(version)["$defs"]
+    catalogue, defs = _release(version)
     tables = 0
     for dest, option in defs["options"].items():
         properties = option.get("else", {}).get("properties")
@@ -343,7 +350,7 @@ def test_a_config_table_refuses_no_key_or_value_profilekit_accepts(version: str)
             continue
         tables += 1
         flag = catalogue.flags[dest]
-        validator = Draft202012Validator({"$defs": defs, "$ref": f"#/$defs/options/{dest}"})
+        validator = _option_validator(defs, dest)
         assert not validator.is_valid({"no_such_key": 1}), dest
         assert not _accepted(flag, {"no_such_key": 1}, version), dest
         for key in properties:
