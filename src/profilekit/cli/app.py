@@ -202,6 +202,32 @@ def open_session() -> Session:
     return G.session
 
 
+def release_without_layers() -> str:
+    """The target release (`--vllm-version`, else `[vllm] version` if a repository is found, else the newest),
+    without loading the repository's layers (and without pydantic): for `flags` and `schema`."""
+    import tomllib
+
+    from profilekit.errors import UsageError
+    from profilekit.layers import REPO_MARKER, find_repo
+    from profilekit.vllm.versions import resolve_version
+
+    if G.vllm_version is not None:
+        return resolve_version(G.vllm_version, None)
+    try:
+        root = find_repo(None, G.repo)
+    except UsageError:
+        if G.repo is not None:
+            raise
+        return resolve_version(None, None)
+    try:
+        data = tomllib.loads((root / REPO_MARKER).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"cannot read {REPO_MARKER}: {exc}", hint="fix it, or pass --vllm-version X.Y.Z") from None
+    section = data.get("vllm")
+    configured = section.get("version") if isinstance(section, dict) else None
+    return resolve_version(None, configured if isinstance(configured, str) else None)
+
+
 def check_format(fmt: str, allowed: tuple[str, ...]) -> None:
     from profilekit.errors import UsageError
 
