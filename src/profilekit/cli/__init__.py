@@ -22,7 +22,18 @@ EXIT_OK = 0  # profilekit.errors.EXIT_OK, without importing that module (datacla
 __all__ = ["app", "main"]
 
 # each module registers its commands with `app`, in the order `--help` lists them
-COMMAND_MODULES = ("listing", "show", "explain", "checking", "render", "diff", "importing", "editing", "flags")
+COMMAND_MODULES = (
+    "listing",
+    "show",
+    "explain",
+    "checking",
+    "render",
+    "diff",
+    "importing",
+    "editing",
+    "flags",
+    "doctor",
+)
 
 
 def _app() -> Typer:

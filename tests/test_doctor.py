@@ -1,0 +1,332 @@
+"""`profilekit doctor`: the installed release, plugins read from real installed distributions, and the shell's
+variables laid over real stacks of the example repository."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from profilekit.vllm.environ import is_relevant
+from tests.conftest import REPO_ROOT, MakeRepo, Run
+
+TOKEN = "hf_" + "a1B2c3D4" * 5  # shaped like a Hugging Face token: never printed
+
+PLUGIN_GROUP_TEXT = (
+    "    runs in every vLLM process (API server, engine core, workers) at start-up; it can register a KV connector, "
+    "a model or an attention backend, or change defaults\n"
+)
+
+
+@pytest.fixture
+def shell(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """A shell with none of the test machine's own vLLM-relevant variables (CUDA_VISIBLE_DEVICES, ...)."""
+    for name in list(os.environ):
+        if is_relevant(name) or name == "HF_TOKEN":
+            monkeypatch.delenv(name)
+    return monkeypatch
+
+
+def test_nothing_set_is_exit_0(shell: pytest.MonkeyPatch, run: Run) -> None:
+    result = run("--repo", REPO_ROOT, "doctor")
+    assert result.code == 0, result
+    assert result.out == (
+        "profilekit doctor: this machine against vLLM 0.33.0\n"
+        "\n"
+        "vLLM release\n"
+        "  not installed here (the checks describe vLLM 0.33.0)\n"
+        "\n"
+        "vLLM plugins (read from package metadata; none was loaded)\n"
+        "  none installed\n"
+        "\n"
+        "environment (variables that change what vLLM runs)\n"
+        "  none set\n"
+        "\n"
+        "nothing here changes the effective configuration\n"
+    )
+
+
+def test_a_role_that_sets_the_variable_wins_over_the_shell(shell: pytest.MonkeyPatch, run: Run) -> None:
+    """The example repo's replayssm layer pins VLLM_USE_V2_MODEL_RUNNER = "0": the launch script exports it over
+    the shell's 1, so the shell changes nothing."""
+    shell.setenv("VLLM_USE_V2_MODEL_RUNNER", "1")
+    shell.setenv("HF_TOKEN", TOKEN)
+    result = run("--repo", REPO_ROOT, "doctor", "nemotron-replayssm")
+    assert result.code == 0, result
+    assert result.out.split("environment (variables that change what vLLM runs)\n")[1] == (
+        "  VLLM_USE_V2_MODEL_RUNNER=1\n"
+        "    picks Model Runner V2 (1) or V1 (0); unset, vLLM decides from the config\n"
+        "    ignored by role serve: its env sets VLLM_USE_V2_MODEL_RUNNER itself\n"
+        "\n"
+        "findings the shell's environment adds to nemotron-replayssm\n"
+        "  none\n"
+        "\n"
+        "secrets the stack takes from the launching shell (values never shown)\n"
+        "  secret HF_TOKEN (role serve): set in this shell\n"
+        "\n"
+        "nothing here changes the effective configuration\n"
+    )
+    assert TOKEN not in result.out + result.err
+
+
+def _replayssm_repo(make_repo: MakeRepo) -> Path:
+    """The example repo's nemotron-replayssm stack, with the replayssm layer's [env] (its V1 pin) left out."""
+    files = {
+        name: (REPO_ROOT / "profiles" / name).read_text(encoding="utf-8")
+        for name in ("base.toml", "models/nemotron-h-8b.toml", "nemotron-replayssm.toml")
+    }
+    files["replayssm.toml"] = (REPO_ROOT / "profiles/replayssm.toml").read_text(encoding="utf-8").split("[env]")[0]
+    return make_repo(files)
+
+
+def test_shell_variable_trips_a_rule_for_a_role(shell: pytest.MonkeyPatch, make_repo: MakeRepo, run: Run) -> None:
+    root = _replayssm_repo(make_repo)
+    shell.setenv("VLLM_USE_V2_MODEL_RUNNER", "1")
+    result = run("--repo", root, "doctor", "nemotron-replayssm")
+    assert result.code == 1, result
+    assert result.out.split("environment (variables that change what vLLM runs)\n")[1] == (
+        "  VLLM_USE_V2_MODEL_RUNNER=1\n"
+        "    picks Model Runner V2 (1) or V1 (0); unset, vLLM decides from the config\n"
+        "    reaches role serve\n"
+        "\n"
+        "findings the shell's environment adds to nemotron-replayssm\n"
+        "  because of VLLM_USE_V2_MODEL_RUNNER in role serve:\n"
+        "    profiles/replayssm.toml:9:1: error replayssm-model-runner use_replayssm = true with mamba_backend = "
+        '"triton" and VLLM_USE_V2_MODEL_RUNNER = "1" selects Model Runner V2; vLLM 0.33.0 refuses to start: '
+        '"Triton ReplaySSM requires Model Runner V1; use --mamba-backend flashinfer or Model Runner V1"\n'
+        "        in stack nemotron-replayssm, role serve\n"
+        "        profiles/replayssm.toml:10:1: serve.mamba_backend (layer replayssm)\n"
+        '        fix: set env VLLM_USE_V2_MODEL_RUNNER = "0" (Model Runner V1), or mamba_backend = "flashinfer"\n'
+        "        (without the shell's value the stack breaks replayssm-model-runner too: see profilekit check)\n"
+        "\n"
+        "secrets the stack takes from the launching shell (values never shown)\n"
+        "  secret HF_TOKEN (role serve): NOT set in this shell: the launch script will stop\n"
+        "\n"
+        "2 things change the effective configuration: finding replayssm-model-runner (role serve); "
+        "variable VLLM_USE_V2_MODEL_RUNNER\n"
+    )
+
+
+def test_shell_breaks_a_clean_stack_per_role_in_json(shell: pytest.MonkeyPatch, run: Run) -> None:
+    """qwen-disaggregated+site/h100 checks clean; expandable segments from the shell reach both NIXL roles."""
+    assert run("--repo", REPO_ROOT, "check", "qwen-disaggregated+site/h100").code == 0
+    shell.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    result = run("--repo", REPO_ROOT, "doctor", "qwen-disaggregated+site/h100", "--format", "json")
+    assert result.code == 1, result
+    data = json.loads(result.out)
+    assert data["environment"] == [
+        {
+            "name": "PYTORCH_CUDA_ALLOC_CONF",
+            "secret": False,
+            "does": "PyTorch's CUDA allocator settings; expandable_segments:True is refused with any KV connector "
+            "unless the cumem allocator is on",
+            "value": "expandable_segments:True",
+            "overridden_by": [],
+            "reaches": ["prefill", "decode", "proxy"],
+        }
+    ]
+    assert [(f["rule"], f["role"], f["variables"], f["also_without_shell"]) for f in data["findings"]] == [
+        ("kv-expandable-segments", "decode", ["PYTORCH_CUDA_ALLOC_CONF"], False),
+        ("kv-expandable-segments", "prefill", ["PYTORCH_CUDA_ALLOC_CONF"], False),
+    ]
+    assert data["findings"][1]["message"] == (
+        'PYTORCH_CUDA_ALLOC_CONF = "expandable_segments:True" beside KV connector NixlConnector (kv_role '
+        '"kv_producer", serve.kv_transfer_config); vLLM 0.33.0 refuses to start: "KV connector NixlConnector is '
+        "incompatible with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True unless enable_cumem_allocator is also "
+        'enabled"'
+    )
+    # the shell's value has no file: the locations are the layer's, and the variable is named instead
+    assert all(loc["file"] == "profiles/disaggregated.toml" for f in data["findings"] for loc in f["locations"])
+    assert data["changes"] == [
+        "finding kv-expandable-segments (role decode)",
+        "finding kv-expandable-segments (role prefill)",
+        "variable PYTORCH_CUDA_ALLOC_CONF",
+    ]
+
+
+def test_unknown_name_gets_did_you_mean_and_secrets_show_by_name_only(shell: pytest.MonkeyPatch, run: Run) -> None:
+    shell.setenv("VLLM_USE_V2_MODEL_RUNNR", "1")
+    shell.setenv("VLLM_API_KEY", "s3cr3t-value-of-the-api")
+    shell.setenv("UCX_TLS", TOKEN)  # a token-shaped value under any name is a secret too
+    shell.setenv("HF_TOKEN", TOKEN)  # not a variable doctor lists, and never printed
+    result = run("--repo", REPO_ROOT, "doctor")
+    assert result.code == 1, result
+    assert result.out.split("environment (variables that change what vLLM runs)\n")[1] == (
+        "  UCX_TLS (secret-looking value, not shown)\n"
+        "    read by UCX, the transport NIXL moves KV blocks over in P/D (not read by vLLM itself)\n"
+        "  VLLM_API_KEY (secret-looking value, not shown)\n"
+        "    the API key the server requires from clients\n"
+        "  VLLM_USE_V2_MODEL_RUNNR=1\n"
+        "    unknown: vLLM 0.33.0 has no environment variable VLLM_USE_V2_MODEL_RUNNR; "
+        "did you mean 'VLLM_USE_V2_MODEL_RUNNER'?\n"
+        "\n"
+        "3 things change the effective configuration: variable UCX_TLS; variable VLLM_API_KEY; "
+        "variable VLLM_USE_V2_MODEL_RUNNR\n"
+    )
+    json_out = run("--repo", REPO_ROOT, "doctor", "--format", "json").out
+    for text in (result.out, result.err, json_out):
+        assert TOKEN not in text
+        assert "s3cr3t" not in text
+
+
+def test_renamed_variable_says_what_to_write(shell: pytest.MonkeyPatch, run: Run) -> None:
+    shell.setenv("VLLM_KIMI_K3_GEMM_RS", "1")
+    result = run("--repo", REPO_ROOT, "doctor", "--format", "json")
+    assert json.loads(result.out)["environment"][0]["unknown"] == (
+        "vLLM 0.33.0 has no environment variable VLLM_KIMI_K3_GEMM_RS (vLLM 0.31.0 renamed it VLLM_ENABLE_GEMM_RS); "
+        "write VLLM_ENABLE_GEMM_RS instead"
+    )
+
+
+def test_usage_errors_are_exit_2(shell: pytest.MonkeyPatch, run: Run) -> None:
+    assert run("--repo", REPO_ROOT, "doctor", "--format", "yaml").code == 2
+    result = run("--repo", REPO_ROOT, "doctor", "nemotron-replayssn")
+    assert result.code == 2
+    assert "did you mean 'nemotron-replayssm'?" in result.err
+
+
+# ---- real installed distributions in a throwaway venv ----------------------------------------------------------
+
+
+def _distribution(folder: Path, pyproject: str, module: str | None = None) -> Path:
+    folder.mkdir()
+    (folder / "pyproject.toml").write_text(textwrap.dedent(pyproject), encoding="utf-8")
+    if module is not None:
+        (folder / module).mkdir()
+        # importing the plugin would stop the process: doctor must read its metadata only
+        (folder / module / "__init__.py").write_text('raise SystemExit("plugin imported")\n', encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def plugin_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A venv holding a vLLM general plugin and a `vllm` distribution at 0.32.0 (metadata only: no module).
+
+    It sees profilekit and its dependencies through a .pth file naming this interpreter's import path; the
+    distributions are built with hatchling (test extras), offline.
+    """
+    base = tmp_path_factory.mktemp("doctor-venv")
+    venv = base / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    (Path(site) / "profilekit-test.pth").write_text("\n".join(p for p in sys.path if p) + "\n", encoding="utf-8")
+    plugin = _distribution(
+        base / "kvinject",
+        """
+        [build-system]
+        requires = ["hatchling"]
+        build-backend = "hatchling.build"
+
+        [project]
+        name = "kvinject"
+        version = "0.1.0"
+
+        [project.entry-points."vllm.general_plugins"]
+        kvinject = "kvinject:register"
+        """,
+        module="kvinject",
+    )
+    fake_vllm = _distribution(
+        base / "vllm",
+        """
+        [build-system]
+        requires = ["hatchling"]
+        build-backend = "hatchling.build"
+
+        [project]
+        name = "vllm"
+        version = "0.32.0"
+
+        [tool.hatch.build.targets.wheel]
+        bypass-selection = true
+        """,
+    )
+    pip = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-index", "--no-build-isolation"]
+    subprocess.run(
+        [*pip, str(plugin), str(fake_vllm)],
+        check=True,
+        capture_output=True,
+    )
+    return python
+
+
+def _doctor(python: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(python), "-m", "profilekit", "--repo", str(REPO_ROOT), "doctor", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/"), **(env or {})},
+    )
+
+
+def test_installed_plugin_and_release_mismatch(plugin_venv: Path) -> None:
+    proc = _doctor(plugin_venv)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr == ""
+    assert proc.stdout == (
+        "profilekit doctor: this machine against vLLM 0.33.0\n"
+        "\n"
+        "vLLM release\n"
+        "  installed 0.32.0, but the checks describe vLLM 0.33.0\n"
+        "    fix: install vllm==0.33.0, or target what is installed ([vllm] version or --vllm-version)\n"
+        "\n"
+        "vLLM plugins (read from package metadata; none was loaded)\n"
+        "  vllm.general_plugins: kvinject = kvinject:register (from kvinject 0.1.0)\n"
+        f"{PLUGIN_GROUP_TEXT}"
+        "\n"
+        "environment (variables that change what vLLM runs)\n"
+        "  none set\n"
+        "\n"
+        "2 things change the effective configuration: plugin kvinject (vllm.general_plugins); "
+        "vLLM 0.32.0 installed, 0.33.0 targeted\n"
+    )
+
+
+def test_vllm_plugins_leaving_the_plugin_out_and_the_matching_release(plugin_venv: Path) -> None:
+    proc = _doctor(plugin_venv, "--vllm-version", "0.32.0", env={"VLLM_PLUGINS": "other"})
+    assert proc.returncode == 1, proc.stdout  # VLLM_PLUGINS is itself a variable that reaches every launch
+    assert proc.stdout == (
+        "profilekit doctor: this machine against vLLM 0.32.0\n"
+        "\n"
+        "vLLM release\n"
+        "  installed 0.32.0: the release the checks describe\n"
+        "\n"
+        "vLLM plugins (read from package metadata; none was loaded)\n"
+        "  vllm.general_plugins: kvinject = kvinject:register (from kvinject 0.1.0)\n"
+        f"{PLUGIN_GROUP_TEXT}"
+        "    not loaded: VLLM_PLUGINS does not name it\n"
+        "\n"
+        "environment (variables that change what vLLM runs)\n"
+        "  VLLM_PLUGINS=other\n"
+        "    names the plugins vLLM loads, comma-separated (unset: all of them; empty: none)\n"
+        "\n"
+        "1 thing changes the effective configuration: variable VLLM_PLUGINS\n"
+    )
+
+
+def test_doctor_is_never_answered_from_the_cache(tmp_path: Path) -> None:
+    """The cache keys a run by its files, not the environment: a cached doctor would repeat a stale shell."""
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/"), "PROFILEKIT_CACHE_DIR": str(tmp_path)}
+    outputs = []
+    for value in ("a", "b", "b"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "profilekit", "--repo", str(REPO_ROOT), "doctor", "--format", "json"],
+            capture_output=True,
+            text=True,
+            check=False,
+            env={**env, "VLLM_PLUGINS": value},
+        )
+        outputs.append(json.loads(proc.stdout)["environment"][0]["value"])
+    assert outputs == ["a", "b", "b"]
