@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from profilekit.cli.app import app, check_format, command, open_session, out
+from profilekit.cli.completion import complete_stack
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK
 
 if TYPE_CHECKING:
@@ -22,7 +23,10 @@ FORMATS = ("text", "json")
 @command
 def doctor(
     stack: Annotated[
-        str | None, typer.Argument(help="Also check this stack as launched from this shell.", show_default=False)
+        str | None,
+        typer.Argument(
+            help="Also check this stack as launched from this shell.", show_default=False, autocompletion=complete_stack
+        ),
     ] = None,
     fmt: Annotated[str, typer.Option("--format", help="text or json")] = "text",
 ) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -11,19 +12,24 @@ from profilekit.errors import EXIT_FINDINGS, EXIT_OK
 
 
 def _flags_version() -> str:
-    """The target release without loading the repository's layers (and without pydantic)."""
+    return target_release(G.repo, G.vllm_version)
+
+
+def target_release(repo: Path | None, vllm_version: str | None) -> str:
+    """The target release without loading the repository's layers (and without pydantic): `--vllm-version`,
+    else `[vllm] version` of the repository found (`--repo`, or upwards), else the default release."""
     import tomllib
 
     from profilekit.errors import UsageError
     from profilekit.layers import REPO_MARKER, find_repo
     from profilekit.vllm.versions import resolve_version
 
-    if G.vllm_version is not None:
-        return resolve_version(G.vllm_version, None)
+    if vllm_version is not None:
+        return resolve_version(vllm_version, None)
     try:
-        root = find_repo(None, G.repo)
+        root = find_repo(None, repo)
     except UsageError:
-        if G.repo is not None:
+        if repo is not None:
             raise
         return resolve_version(None, None)
     try:

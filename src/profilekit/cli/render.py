@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from profilekit.cli.app import app, command, err, open_session, out, print_findings
+from profilekit.cli.completion import complete_stack
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK, Finding, UsageError
 
 if TYPE_CHECKING:
@@ -41,7 +42,12 @@ def _targets(given: list[str] | None) -> tuple[str, ...]:
 def render(
     stacks: Annotated[
         list[str] | None,
-        typer.Argument(help="Stacks: layer names or layer files joined by '+'", show_default=False, metavar="STACK"),
+        typer.Argument(
+            help="Stacks: layer names or layer files joined by '+'",
+            show_default=False,
+            metavar="STACK",
+            autocompletion=complete_stack,
+        ),
     ] = None,
     *,
     every: Annotated[bool, typer.Option("--all", help="Every deployable layer and every [lint] stacks entry.")] = False,
