@@ -25,17 +25,19 @@ def _env(cache: Path, **extra: str) -> dict[str, str]:
     }
 
 
+def profilekit(tmp_path: Path, *, cwd: Path = REPO_ROOT, **env: str) -> subprocess.CompletedProcess[str]:
+    """The `profilekit` command as a shell starts it for a completion: no arguments, the request in `env`."""
+    return run_in([str(BIN / "profilekit")], tmp_path, cwd=cwd, **env)
+
+
+def run_in(argv: list[str], tmp_path: Path, *, cwd: Path = REPO_ROOT, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, capture_output=True, text=True, check=False, cwd=cwd, env=_env(tmp_path, **env))
+
+
 def complete(
     words: str, cword: int | str, *, shell: str = "bash", cwd: Path = REPO_ROOT, cache: Path
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(BIN / "profilekit")],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=cwd,
-        env=_env(cache, _PROFILEKIT_COMPLETE=f"{shell}_complete", COMP_WORDS=words, COMP_CWORD=str(cword)),
-    )
+    return profilekit(cache, cwd=cwd, _PROFILEKIT_COMPLETE=f"{shell}_complete", COMP_WORDS=words, COMP_CWORD=str(cword))
 
 
 def candidates(words: str, cword: int, *, cwd: Path = REPO_ROOT, cache: Path) -> list[str]:
@@ -127,30 +129,18 @@ def test_completion_runs_no_rule_engine(tmp_path: Path) -> None:
         "code = main()\n"
         "sys.stderr.write(f'{code} ' + ' '.join(m for m in ('profilekit.rules', 'jinja2') if m in sys.modules))\n"
     )
-    proc = subprocess.run(
+    proc = run_in(
         [sys.executable, "-c", probe],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=REPO_ROOT,
-        env=_env(
-            tmp_path,
-            _PROFILEKIT_COMPLETE="bash_complete",
-            COMP_WORDS="profilekit explain qwen-disaggregated serve.max_n",
-            COMP_CWORD="3",
-        ),
+        tmp_path,
+        _PROFILEKIT_COMPLETE="bash_complete",
+        COMP_WORDS="profilekit explain qwen-disaggregated serve.max_n",
+        COMP_CWORD="3",
     )
     assert (proc.stdout, proc.stderr) == ("plain,serve.max_num_seqs\n", "0 ")
 
 
 def test_unknown_instruction_is_a_usage_error(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [str(BIN / "profilekit")],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=_env(tmp_path, _PROFILEKIT_COMPLETE="tcsh_source"),
-    )
+    proc = profilekit(tmp_path, _PROFILEKIT_COMPLETE="tcsh_source")
     assert proc.returncode == 2
     assert proc.stderr == (
         "profilekit: error: unknown completion instruction _PROFILEKIT_COMPLETE='tcsh_source'\n"
@@ -159,13 +149,8 @@ def test_unknown_instruction_is_a_usage_error(tmp_path: Path) -> None:
 
 
 def _source(shell: str, tmp_path: Path) -> str:
-    proc = subprocess.run(
-        [str(BIN / "profilekit")],
-        capture_output=True,
-        text=True,
-        check=True,
-        env=_env(tmp_path, _PROFILEKIT_COMPLETE=f"{shell}_source"),
-    )
+    proc = profilekit(tmp_path, _PROFILEKIT_COMPLETE=f"{shell}_source")
+    assert proc.returncode == 0, proc.stderr
     return proc.stdout
 
 
@@ -180,14 +165,7 @@ def test_bash_sources_the_script_and_completes_through_it(tmp_path: Path) -> Non
         "_profilekit_completion profilekit\n"
         'printf "%s\\n" "${COMPREPLY[@]}"\n'
     )
-    proc = subprocess.run(
-        ["bash", "--norc", "-c", session],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=REPO_ROOT,
-        env=_env(tmp_path),
-    )
+    proc = run_in(["bash", "--norc", "-c", session], tmp_path)
     assert (proc.returncode, proc.stderr) == (0, "")
     assert proc.stdout == "complete -o nosort -F _profilekit_completion profilekit\nbase+replayssm\n"
 
@@ -210,13 +188,8 @@ def test_fish_completes_through_the_sourced_script(tmp_path: Path) -> None:
     script = tmp_path / "profilekit.fish"
     script.write_text(_source("fish", tmp_path), encoding="utf-8")
     session = f'source {script}; complete -C "profilekit check nemo"; complete -C "profilekit explain qwen-offload serve.max_n"'
-    proc = subprocess.run(
-        ["fish", "--no-config", "-c", session],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=REPO_ROOT,
-        env=_env(tmp_path, XDG_CONFIG_HOME=str(tmp_path), XDG_DATA_HOME=str(tmp_path)),
+    proc = run_in(
+        ["fish", "--no-config", "-c", session], tmp_path, XDG_CONFIG_HOME=str(tmp_path), XDG_DATA_HOME=str(tmp_path)
     )
     assert (proc.returncode, proc.stderr) == (0, "")
     assert proc.stdout == "nemotron-replayssm\nserve.max_num_seqs\n"

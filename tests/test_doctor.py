@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,21 @@ from profilekit.vllm.environ import is_relevant
 from tests.conftest import REPO_ROOT, MakeRepo, Run
 
 TOKEN = "hf_" + "a1B2c3D4" * 5  # shaped like a Hugging Face token: never printed
+
+V2_SET = "  VLLM_USE_V2_MODEL_RUNNER=1\n    picks Model Runner V2 (1) or V1 (0); unset, vLLM decides from the config\n"
+
+
+def replayssm_finding(stack: str) -> str:
+    """replayssm-model-runner on the example repo's replayssm layer with the shell's VLLM_USE_V2_MODEL_RUNNER=1."""
+    return (
+        "    profiles/replayssm.toml:9:1: error replayssm-model-runner use_replayssm = true with mamba_backend = "
+        '"triton" and VLLM_USE_V2_MODEL_RUNNER = "1" selects Model Runner V2; vLLM 0.33.0 refuses to start: '
+        '"Triton ReplaySSM requires Model Runner V1; use --mamba-backend flashinfer or Model Runner V1"\n'
+        f"        in stack {stack}, role serve\n"
+        "        profiles/replayssm.toml:10:1: serve.mamba_backend (layer replayssm)\n"
+        '        fix: set env VLLM_USE_V2_MODEL_RUNNER = "0" (Model Runner V1), or mamba_backend = "flashinfer"\n'
+    )
+
 
 PLUGIN_GROUP_TEXT = (
     "    runs in every vLLM process (API server, engine core, workers) at start-up; it can register a KV connector, "
@@ -59,9 +73,7 @@ def test_a_role_that_sets_the_variable_wins_over_the_shell(shell: pytest.MonkeyP
     result = run("--repo", REPO_ROOT, "doctor", "nemotron-replayssm")
     assert result.code == 0, result
     assert result.out.split("environment (variables that change what vLLM runs)\n")[1] == (
-        "  VLLM_USE_V2_MODEL_RUNNER=1\n"
-        "    picks Model Runner V2 (1) or V1 (0); unset, vLLM decides from the config\n"
-        "    ignored by role serve: its env sets VLLM_USE_V2_MODEL_RUNNER itself\n"
+        V2_SET + "    ignored by role serve: its env sets VLLM_USE_V2_MODEL_RUNNER itself\n"
         "\n"
         "findings the shell's environment adds to nemotron-replayssm\n"
         "  none\n"
@@ -75,40 +87,69 @@ def test_a_role_that_sets_the_variable_wins_over_the_shell(shell: pytest.MonkeyP
 
 
 def _replayssm_repo(make_repo: MakeRepo) -> Path:
-    """The example repo's nemotron-replayssm stack, with the replayssm layer's [env] (its V1 pin) left out."""
+    """The example repo's nemotron-replayssm stack without the replayssm layer's [env] (its V1 pin), and `ext`:
+    that stack with pipeline parallelism under external_launcher, a feature V2 lacks, so vLLM picks V1 itself."""
     files = {
         name: (REPO_ROOT / "profiles" / name).read_text(encoding="utf-8")
         for name in ("base.toml", "models/nemotron-h-8b.toml", "nemotron-replayssm.toml")
     }
     files["replayssm.toml"] = (REPO_ROOT / "profiles/replayssm.toml").read_text(encoding="utf-8").split("[env]")[0]
+    files["ext.toml"] = """
+        [layer]
+        description = "ReplaySSM with pipeline parallelism under an external launcher"
+        extends = ["nemotron-replayssm"]
+
+        [serve]
+        distributed_executor_backend = "external_launcher"
+        pipeline_parallel_size = 2
+        """
     return make_repo(files)
 
 
-def test_shell_variable_trips_a_rule_for_a_role(shell: pytest.MonkeyPatch, make_repo: MakeRepo, run: Run) -> None:
+def test_shell_variable_trips_rules_for_a_role(shell: pytest.MonkeyPatch, make_repo: MakeRepo, run: Run) -> None:
+    root = _replayssm_repo(make_repo)
+    assert run("--repo", root, "check", "ext").out == "ext: no problems found (vLLM 0.33.0)\n"
+    shell.setenv("VLLM_USE_V2_MODEL_RUNNER", "1")
+    shell.setenv("HF_TOKEN", TOKEN)
+    result = run("--repo", root, "doctor", "ext")
+    assert result.code == 1, result
+    assert result.out.split("environment (variables that change what vLLM runs)\n")[1] == (
+        V2_SET + "    reaches role serve\n"
+        "\n"
+        "findings the shell's environment adds to ext\n"
+        "  because of VLLM_USE_V2_MODEL_RUNNER in role serve:\n"
+        '    profiles/ext.toml:6:1: error model-runner-v2-unsupported VLLM_USE_V2_MODEL_RUNNER = "1" asks for Model '
+        'Runner V2 with pipeline parallelism with external_launcher; vLLM 0.33.0 refuses to start: "Model Runner V2 '
+        'does not yet support: pipeline parallelism with external_launcher"\n'
+        "        in stack ext, role serve\n"
+        "        profiles/ext.toml:7:1: serve.pipeline_parallel_size (layer ext)\n"
+        '        fix: set VLLM_USE_V2_MODEL_RUNNER = "0" (or leave it unset: vLLM then picks V1 for this configuration), '
+        "or drop the feature\n"
+        "        or: unset VLLM_USE_V2_MODEL_RUNNER in the shell that launches it\n"
+        "  because of VLLM_USE_V2_MODEL_RUNNER in role serve:\n"
+        + replayssm_finding("ext")
+        + "        or: unset VLLM_USE_V2_MODEL_RUNNER in the shell that launches it\n"
+        "\n"
+        "secrets the stack takes from the launching shell (values never shown)\n"
+        "  secret HF_TOKEN (role serve): set in this shell\n"
+        "\n"
+        "3 things change the effective configuration: finding model-runner-v2-unsupported (role serve); "
+        "finding replayssm-model-runner (role serve); variable VLLM_USE_V2_MODEL_RUNNER\n"
+    )
+    assert TOKEN not in result.out + result.err
+
+
+def test_a_finding_the_stack_has_anyway_says_so(shell: pytest.MonkeyPatch, make_repo: MakeRepo, run: Run) -> None:
+    """Without its V1 pin, nemotron-replayssm already breaks replayssm-model-runner (vLLM picks V2 on a GPU);
+    the shell's 1 changes the message, and unsetting it would not help."""
     root = _replayssm_repo(make_repo)
     shell.setenv("VLLM_USE_V2_MODEL_RUNNER", "1")
     result = run("--repo", root, "doctor", "nemotron-replayssm")
     assert result.code == 1, result
-    assert result.out.split("environment (variables that change what vLLM runs)\n")[1] == (
-        "  VLLM_USE_V2_MODEL_RUNNER=1\n"
-        "    picks Model Runner V2 (1) or V1 (0); unset, vLLM decides from the config\n"
-        "    reaches role serve\n"
-        "\n"
-        "findings the shell's environment adds to nemotron-replayssm\n"
+    assert result.out.split("findings the shell's environment adds to nemotron-replayssm\n")[1].split("\n\n")[0] == (
         "  because of VLLM_USE_V2_MODEL_RUNNER in role serve:\n"
-        "    profiles/replayssm.toml:9:1: error replayssm-model-runner use_replayssm = true with mamba_backend = "
-        '"triton" and VLLM_USE_V2_MODEL_RUNNER = "1" selects Model Runner V2; vLLM 0.33.0 refuses to start: '
-        '"Triton ReplaySSM requires Model Runner V1; use --mamba-backend flashinfer or Model Runner V1"\n'
-        "        in stack nemotron-replayssm, role serve\n"
-        "        profiles/replayssm.toml:10:1: serve.mamba_backend (layer replayssm)\n"
-        '        fix: set env VLLM_USE_V2_MODEL_RUNNER = "0" (Model Runner V1), or mamba_backend = "flashinfer"\n'
-        "        (without the shell's value the stack breaks replayssm-model-runner too: see profilekit check)\n"
-        "\n"
-        "secrets the stack takes from the launching shell (values never shown)\n"
-        "  secret HF_TOKEN (role serve): NOT set in this shell: the launch script will stop\n"
-        "\n"
-        "2 things change the effective configuration: finding replayssm-model-runner (role serve); "
-        "variable VLLM_USE_V2_MODEL_RUNNER\n"
+        + replayssm_finding("nemotron-replayssm")
+        + "        (without the shell's value the stack breaks replayssm-model-runner too: see profilekit check)"
     )
 
 
@@ -193,13 +234,18 @@ def test_usage_errors_are_exit_2(shell: pytest.MonkeyPatch, run: Run) -> None:
 # ---- real installed distributions in a throwaway venv ----------------------------------------------------------
 
 
-def _distribution(folder: Path, pyproject: str, module: str | None = None) -> Path:
+def _distribution(folder: Path, name: str, version: str, extra: str, *, module: bool) -> Path:
+    """A folder pip builds with hatchling into the distribution `name` at `version`."""
     folder.mkdir()
-    (folder / "pyproject.toml").write_text(textwrap.dedent(pyproject), encoding="utf-8")
-    if module is not None:
-        (folder / module).mkdir()
+    pyproject = (
+        '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n\n'
+        f'[project]\nname = "{name}"\nversion = "{version}"\n\n{extra}'
+    )
+    (folder / "pyproject.toml").write_text(pyproject, encoding="utf-8")
+    if module:
+        (folder / name).mkdir()
         # importing the plugin would stop the process: doctor must read its metadata only
-        (folder / module / "__init__.py").write_text('raise SystemExit("plugin imported")\n', encoding="utf-8")
+        (folder / name / "__init__.py").write_text('raise SystemExit("plugin imported")\n', encoding="utf-8")
     return folder
 
 
@@ -223,34 +269,14 @@ def plugin_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (Path(site) / "profilekit-test.pth").write_text("\n".join(p for p in sys.path if p) + "\n", encoding="utf-8")
     plugin = _distribution(
         base / "kvinject",
-        """
-        [build-system]
-        requires = ["hatchling"]
-        build-backend = "hatchling.build"
-
-        [project]
-        name = "kvinject"
-        version = "0.1.0"
-
-        [project.entry-points."vllm.general_plugins"]
-        kvinject = "kvinject:register"
-        """,
-        module="kvinject",
+        "kvinject",
+        "0.1.0",
+        '[project.entry-points."vllm.general_plugins"]\nkvinject = "kvinject:register"\n',
+        module=True,
     )
+    # a `vllm` distribution with no module at all: only its version matters
     fake_vllm = _distribution(
-        base / "vllm",
-        """
-        [build-system]
-        requires = ["hatchling"]
-        build-backend = "hatchling.build"
-
-        [project]
-        name = "vllm"
-        version = "0.32.0"
-
-        [tool.hatch.build.targets.wheel]
-        bypass-selection = true
-        """,
+        base / "vllm", "vllm", "0.32.0", "[tool.hatch.build.targets.wheel]\nbypass-selection = true\n", module=False
     )
     pip = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-index", "--no-build-isolation"]
     subprocess.run(
@@ -330,3 +356,21 @@ def test_doctor_is_never_answered_from_the_cache(tmp_path: Path) -> None:
         )
         outputs.append(json.loads(proc.stdout)["environment"][0]["value"])
     assert outputs == ["a", "b", "b"]
+
+
+def test_values_no_env_file_could_hold_are_no_finding_when_the_shell_gives_them(
+    shell: pytest.MonkeyPatch, run: Run
+) -> None:
+    """env-unrepresentable judges the env files profilekit writes; the shell's value is written to none."""
+    shell.setenv("VLLM_LOGGING_LEVEL", "a'$b")
+    result = run("--repo", REPO_ROOT, "doctor", "qwen-disaggregated+site/h100", "--format", "json")
+    data = json.loads(result.out)
+    assert data["findings"] == []
+    assert data["changes"] == ["variable VLLM_LOGGING_LEVEL"]  # it reaches the proxy, whose env does not set it
+    assert [(v["overridden_by"], v["reaches"]) for v in data["environment"]] == [(["prefill", "decode"], ["proxy"])]
+
+
+def test_outside_a_repository_is_a_usage_error(shell: pytest.MonkeyPatch, run: Run, tmp_path: Path) -> None:
+    result = run("doctor", cwd=tmp_path)
+    assert result.code == 2
+    assert result.err.startswith("profilekit: error: no profile repository found")

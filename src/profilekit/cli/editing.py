@@ -14,15 +14,20 @@ from profilekit.errors import EXIT_FINDINGS, EXIT_OK
 CHECK_HELP = "Also compose and check this stack with the edit; refuse it if it brings an error (repeatable)."
 
 
+# the arguments `set` and `unset` share
+LayerArgument = Annotated[
+    str,
+    typer.Argument(help="The layer to edit: its name or its file.", show_default=False, autocompletion=complete_layer),
+]
+CheckOption = Annotated[
+    list[str] | None, typer.Option("--check", metavar="STACK", help=CHECK_HELP, autocompletion=complete_stack)
+]
+
+
 @app.command("set")
 @command
 def set_value(
-    layer: Annotated[
-        str,
-        typer.Argument(
-            help="The layer to edit: its name or its file.", show_default=False, autocompletion=complete_layer
-        ),
-    ],
+    layer: LayerArgument,
     key: Annotated[
         str,
         typer.Argument(
@@ -30,9 +35,7 @@ def set_value(
         ),
     ],
     value: Annotated[str, typer.Argument(help="A TOML value (64, 32.5, true, [1, 2]); a bare word is a string.")],
-    check: Annotated[
-        list[str] | None, typer.Option("--check", metavar="STACK", help=CHECK_HELP, autocompletion=complete_stack)
-    ] = None,
+    check: CheckOption = None,
 ) -> int:
     """Set KEY in a layer file to VALUE; comments, order and layout stay as they are. Checked before it is written."""
     from profilekit.edit import parse_key, parse_value, set_key
@@ -45,19 +48,12 @@ def set_value(
 @app.command("unset")
 @command
 def unset_value(
-    layer: Annotated[
-        str,
-        typer.Argument(
-            help="The layer to edit: its name or its file.", show_default=False, autocompletion=complete_layer
-        ),
-    ],
+    layer: LayerArgument,
     key: Annotated[
         str,
         typer.Argument(help="A TOML key written in that file.", show_default=False, autocompletion=complete_unset_key),
     ],
-    check: Annotated[
-        list[str] | None, typer.Option("--check", metavar="STACK", help=CHECK_HELP, autocompletion=complete_stack)
-    ] = None,
+    check: CheckOption = None,
 ) -> int:
     """Delete KEY from a layer file (not `[layer] unset`, which removes values of the layers below)."""
     from profilekit.edit import parse_key, unset_key
