@@ -249,14 +249,9 @@ def _distribution(folder: Path, name: str, version: str, extra: str, *, module: 
     return folder
 
 
-@pytest.fixture(scope="module")
-def plugin_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A venv holding a vLLM general plugin and a `vllm` distribution at 0.32.0 (metadata only: no module).
-
-    It sees profilekit and its dependencies through a .pth file naming this interpreter's import path; the
-    distributions are built with hatchling (test extras), offline.
-    """
-    base = tmp_path_factory.mktemp("doctor-venv")
+def _venv(base: Path, *distributions: Path) -> Path:
+    """A venv holding `distributions`, seeing profilekit and its dependencies through a .pth file that names
+    this interpreter's import path; the distributions are built with hatchling (test extras), offline."""
     venv = base / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
@@ -267,6 +262,21 @@ def plugin_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
         check=True,
     ).stdout.strip()
     (Path(site) / "profilekit-test.pth").write_text("\n".join(p for p in sys.path if p) + "\n", encoding="utf-8")
+    pip = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-index", "--no-build-isolation"]
+    subprocess.run([*pip, *map(str, distributions)], check=True, capture_output=True)
+    return python
+
+
+def _fake_vllm(base: Path, version: str) -> Path:
+    """A `vllm` distribution with no module at all: only its version matters."""
+    extra = "[tool.hatch.build.targets.wheel]\nbypass-selection = true\n"
+    return _distribution(base / "vllm", "vllm", version, extra, module=False)
+
+
+@pytest.fixture(scope="module")
+def plugin_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A venv holding a vLLM general plugin and a `vllm` distribution at 0.32.0."""
+    base = tmp_path_factory.mktemp("doctor-venv")
     plugin = _distribution(
         base / "kvinject",
         "kvinject",
@@ -274,17 +284,7 @@ def plugin_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
         '[project.entry-points."vllm.general_plugins"]\nkvinject = "kvinject:register"\n',
         module=True,
     )
-    # a `vllm` distribution with no module at all: only its version matters
-    fake_vllm = _distribution(
-        base / "vllm", "vllm", "0.32.0", "[tool.hatch.build.targets.wheel]\nbypass-selection = true\n", module=False
-    )
-    pip = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-index", "--no-build-isolation"]
-    subprocess.run(
-        [*pip, str(plugin), str(fake_vllm)],
-        check=True,
-        capture_output=True,
-    )
-    return python
+    return _venv(base, plugin, _fake_vllm(base, "0.32.0"))
 
 
 def _doctor(python: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -306,7 +306,7 @@ def test_installed_plugin_and_release_mismatch(plugin_venv: Path) -> None:
         "\n"
         "vLLM release\n"
         "  installed 0.32.0, but the checks describe vLLM 0.33.0\n"
-        "    fix: install vllm==0.33.0, or target what is installed ([vllm] version or --vllm-version)\n"
+        "    fix: install vllm==0.33.0; or target what is installed ([vllm] version or --vllm-version)\n"
         "\n"
         "vLLM plugins (read from package metadata; none was loaded)\n"
         "  vllm.general_plugins: kvinject = kvinject:register (from kvinject 0.1.0)\n"
@@ -374,3 +374,18 @@ def test_outside_a_repository_is_a_usage_error(shell: pytest.MonkeyPatch, run: R
     result = run("doctor", cwd=tmp_path)
     assert result.code == 2
     assert result.err.startswith("profilekit: error: no profile repository found")
+
+
+def test_installed_release_profilekit_does_not_know(tmp_path: Path) -> None:
+    python = _venv(tmp_path, _fake_vllm(tmp_path, "0.26.0+cu128"))
+    proc = _doctor(python)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout.split("vLLM plugins")[0] == (
+        "profilekit doctor: this machine against vLLM 0.33.0\n"
+        "\n"
+        "vLLM release\n"
+        "  installed 0.26.0+cu128, but the checks describe vLLM 0.33.0\n"
+        "    fix: install vllm==0.33.0; profilekit has no rules for 0.26.0+cu128 (it knows 0.27.0, 0.27.1, 0.28.0, "
+        "0.29.0, 0.30.0, 0.31.0, 0.32.0, 0.33.0)\n"
+        "\n"
+    )

@@ -18,6 +18,7 @@ from profilekit.redact import SECRET_VALUE, Redactor, is_secret
 from profilekit.vllm.environ import describe, is_relevant
 from profilekit.vllm.envs import PREFIX, known_env_names
 from profilekit.vllm.plugins import PLUGIN_GROUPS, plugin_loads
+from profilekit.vllm.versions import SUPPORTED
 
 if TYPE_CHECKING:
     from profilekit.session import Session
@@ -34,6 +35,11 @@ class Release:
     @property
     def matches(self) -> bool:
         return self.installed is None or _public(self.installed) == self.target
+
+    @property
+    def supported(self) -> bool:
+        """profilekit has the catalogues and rules of the installed release (it could target it)."""
+        return self.installed is None or _public(self.installed) in SUPPORTED
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ import typer
 from profilekit.cli.app import app, check_format, command, open_session, out
 from profilekit.cli.completion import complete_stack
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK
+from profilekit.vllm.versions import SUPPORTED
 
 if TYPE_CHECKING:
     from profilekit.doctor import Audit, Variable
@@ -59,9 +60,11 @@ def _text(a: Audit) -> str:
         lines.append(f"  installed {installed}: the release the checks describe")
     else:
         lines.append(f"  installed {installed}, but the checks describe vLLM {a.release.target}")
-        lines.append(
-            f"    fix: install vllm=={a.release.target}, or target what is installed ([vllm] version or --vllm-version)"
-        )
+        if a.release.supported:
+            other = "or target what is installed ([vllm] version or --vllm-version)"
+        else:
+            other = f"profilekit has no rules for {installed} (it knows {', '.join(SUPPORTED)})"
+        lines.append(f"    fix: install vllm=={a.release.target}; {other}")
     lines += ["", "vLLM plugins (read from package metadata; none was loaded)"]
     if not a.plugins:
         lines.append("  none installed")
@@ -127,6 +130,7 @@ def _json(a: Audit) -> dict[str, Any]:
         "vllm_version": a.release.target,
         "installed_vllm": a.release.installed,
         "release_matches": a.release.matches,
+        "installed_supported": a.release.supported,
         "plugins": [
             {
                 "group": p.group,
