@@ -26,7 +26,10 @@ def doctor(
     stack: Annotated[
         str | None,
         typer.Argument(
-            help="Also check this stack as launched from this shell.", show_default=False, autocompletion=complete_stack
+            help="Also check this stack as launched from this shell.",
+            show_default=False,
+            metavar="STACK",
+            autocompletion=complete_stack,
         ),
     ] = None,
     fmt: Annotated[str, typer.Option("--format", help="text or json")] = "text",
