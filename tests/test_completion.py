@@ -81,6 +81,10 @@ def candidates(words: str, cword: int, *, cwd: Path = REPO_ROOT, cache: Path) ->
             ],
         ),
         ("profilekit doctor qwen-o", 2, ["plain,qwen-offload"]),
+        ("profilekit explain qwen-disaggregated --role p", 4, ["plain,prefill", "plain,proxy"]),
+        ("profilekit explain qwen-disaggregated serve.port --role d", 5, ["plain,decode"]),
+        ("profilekit show qwen-disaggregated qwen-offload --role s", 5, ["plain,serve"]),  # the roles of both
+        ("profilekit render nope --role p", 4, []),
     ],
 )
 def test_bash_protocol(words: str, cword: int, expected: list[str], tmp_path: Path) -> None:

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer  # the callbacks' `typer.Context` annotations are evaluated by typer
+
+if TYPE_CHECKING:
+    from profilekit.compose import Stack
 
 COMPLETE_VAR = "_PROFILEKIT_COMPLETE"
 SHELLS = ("bash", "zsh", "fish")
@@ -141,22 +144,38 @@ def complete_unset_key(ctx: typer.Context, incomplete: str) -> list[str]:
         return []
 
 
-def complete_stack_key(ctx: typer.Context, incomplete: str) -> list[str]:
-    """A key of `explain STACK KEY`: the stack's effective keys (`serve.max_num_seqs`, `env.HF_TOKEN`), composed
-    without the rules; `roles.R.` forms once the word starts with `roles.`."""
+def _composed(ctx: typer.Context, spec: str) -> Stack | None:
+    """`spec` composed as `Session.compose` does, without the reference checks (they live with the rules);
+    None when it does not compose."""
     try:
         from profilekit.compose import compose_layers, linearise
         from profilekit.session import Session
 
         params = _params(ctx)
         session = Session.open(repo=params.get("repo"), vllm_version=params.get("vllm_version"))
-        names = session.layers.parse_stack(str(ctx.params.get("stack")))
+        names = session.layers.parse_stack(spec)
         layers, problems = linearise(session.layers, names)
-        if problems:
-            return []
-        # composed as `Session.compose` does, without the reference checks (they live with the rules)
-        stack = compose_layers("+".join(names), layers, [])
+        return None if problems else compose_layers("+".join(names), layers, [])
     except Exception:
+        return None
+
+
+def complete_role(ctx: typer.Context, incomplete: str) -> list[str]:
+    """A role of the stack (or stacks) on the command line."""
+    # while the option waits for its value, click leaves the positional words unassigned, in `ctx.args`
+    given = ctx.params.get("stack") or ctx.params.get("stacks") or ctx.args
+    roles: list[str] = []
+    for spec in [given] if isinstance(given, str) else list(given):
+        stack = _composed(ctx, str(spec))
+        roles += list(stack.roles) if stack is not None else []  # a word that is no stack (KEY) adds none
+    return _complete(roles, incomplete)
+
+
+def complete_stack_key(ctx: typer.Context, incomplete: str) -> list[str]:
+    """A key of `explain STACK KEY`: the stack's effective keys (`serve.max_num_seqs`, `env.HF_TOKEN`), composed
+    without the rules; `roles.R.` forms once the word starts with `roles.`."""
+    stack = _composed(ctx, str(ctx.params.get("stack")))
+    if stack is None:
         return []
     from profilekit.tomlpos import format_key
 
