@@ -25,12 +25,10 @@ STACK = "nemotron-replayssm"
 HEAVY = frozenset({"pydantic", "jinja2", "tomlkit", "tomli", "packaging"})
 
 # command -> (heavy libraries it may load, ceiling on profilekit's modules, ceiling on all modules); profilekit's
-# ceilings grew by 3 with the cache: profilekit.cache, .record and .replay decide whether a run may be answered;
-# by 1 with shell completion: profilekit.cli.completion holds the callbacks the commands' arguments name (it
-# imports nothing typer has not loaded; what a completion needs is imported when one runs)
+# ceilings grew by 3 with the cache: profilekit.cache, .record and .replay decide whether a run may be answered
 BUDGETS: list[tuple[list[str], frozenset[str], int, int]] = [
-    (["--version"], frozenset(), 12, 200),
-    (["--help"], frozenset(), 12, 200),
+    (["--version"], frozenset(), 11, 200),
+    (["--help"], frozenset(), 11, 200),
     (["flags", "prefix"], frozenset({"pydantic", "tomli"}), 17, 330),
     (["list"], frozenset({"pydantic", "tomli", "packaging"}), 78, 400),
     (["check", STACK], frozenset({"pydantic", "tomli", "packaging"}), 78, 400),

@@ -12,7 +12,6 @@ import typer
 from profilekit.cli.app import app, check_format, command, open_session, out
 from profilekit.cli.completion import complete_stack
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK
-from profilekit.vllm.versions import SUPPORTED
 
 if TYPE_CHECKING:
     from profilekit.doctor import Audit, Variable
@@ -53,6 +52,7 @@ def _assignment(v: Variable) -> str:
 
 def _text(a: Audit) -> str:
     from profilekit.report import format_text
+    from profilekit.vllm.versions import SUPPORTED
 
     seen = f" with stack {a.stack}" if a.stack else ""
     lines = [f"profilekit doctor: this machine against vLLM {a.release.target}{seen}", "", "vLLM release"]
