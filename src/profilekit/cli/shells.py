@@ -1,8 +1,9 @@
-"""Click 8's shell-completion protocol for bash, zsh and fish, over the click that typer vendors.
+"""The bash, zsh and fish scripts of `profilekit` completion, and how each shell passes its words.
 
-Typer vendors click without these classes (and speaks an older protocol of its own), so the scripts and the
-way each shell passes its words (`COMP_WORDS`, `COMP_CWORD`) are click 8.5's `shell_completion.py`
-(BSD-3-Clause, Pallets), kept as they are: a script users already installed from click keeps working.
+The protocol is click 8's documented one, so any click-style completion set-up works: the shell calls
+`profilekit` with `_PROFILEKIT_COMPLETE=<shell>_complete` and the words so far (`COMP_WORDS`, `COMP_CWORD`),
+and reads one candidate per line (`type,value`; zsh: type, value and help on three lines). typer vendors click's
+base class but not these shells, so the scripts are profilekit's own.
 """
 
 from __future__ import annotations
@@ -12,103 +13,71 @@ from typing import Any, ClassVar
 
 from typer._click.shell_completion import CompletionItem, ShellComplete, split_arg_string
 
-# bash >= 4.4 (the nosort option)
+# bash 4.4 or later (`complete -o nosort`); `compopt` hands file and folder names back to bash's own completion
 SOURCE_BASH = """\
+# %(prog_name)s completion for bash: eval "$(%(complete_var)s=bash_source %(prog_name)s)"
 %(complete_func)s() {
-    local IFS=$'\\n'
-    local response
-
-    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD \
-%(complete_var)s=bash_complete $1)
-
-    for completion in $response; do
-        IFS=',' read type value <<< "$completion"
-
-        if [[ $type == 'dir' ]]; then
-            COMPREPLY=()
-            compopt -o dirnames
-        elif [[ $type == 'file' ]]; then
-            COMPREPLY=()
-            compopt -o default
-        elif [[ $type == 'plain' ]]; then
-            COMPREPLY+=($value)
-        fi
-    done
-
+    local reply kind
+    COMPREPLY=()
+    while IFS= read -r reply; do
+        kind=${reply%%%%,*}
+        case $kind in
+            plain) COMPREPLY+=("${reply#*,}") ;;
+            dir) COMPREPLY=(); compopt -o dirnames; return 0 ;;
+            file) COMPREPLY=(); compopt -o default; return 0 ;;
+        esac
+    done < <(COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD="$COMP_CWORD" %(complete_var)s=bash_complete "$1")
     return 0
 }
-
-%(complete_func)s_setup() {
-    complete -o nosort -F %(complete_func)s %(prog_name)s
-}
-
-%(complete_func)s_setup;
+complete -o nosort -F %(complete_func)s %(prog_name)s
 """
 
 SOURCE_ZSH = """\
 #compdef %(prog_name)s
-
+# %(prog_name)s completion for zsh: eval "$(%(complete_var)s=zsh_source %(prog_name)s)"
 %(complete_func)s() {
-    local -a completions
-    local -a completions_with_descriptions
-    local -a response
-    (( ! $+commands[%(prog_name)s] )) && return 1
-
-    response=("${(@f)$(env COMP_WORDS="${words[*]}" COMP_CWORD=$((CURRENT-1)) \
-%(complete_var)s=zsh_complete %(prog_name)s)}")
-
-    for type key descr in ${response}; do
-        if [[ "$type" == "plain" ]]; then
-            if [[ "$descr" == "_" ]]; then
-                completions+=("$key")
-            else
-                completions_with_descriptions+=("$key":"$descr")
-            fi
-        elif [[ "$type" == "dir" ]]; then
-            _path_files -/
-        elif [[ "$type" == "file" ]]; then
-            _path_files -f
-        fi
+    local -a reply bare described
+    local kind value help
+    (( $+commands[%(prog_name)s] )) || return 1
+    reply=("${(@f)$(COMP_WORDS="${words[*]}" COMP_CWORD=$((CURRENT - 1)) \\
+        %(complete_var)s=zsh_complete %(prog_name)s)}")
+    while (( ${#reply} >= 3 )); do
+        kind=$reply[1]; value=$reply[2]; help=$reply[3]
+        reply=("${(@)reply[4,-1]}")
+        case $kind in
+            plain) if [[ $help == _ ]]; then bare+=("$value"); else described+=("$value:$help"); fi ;;
+            dir) _path_files -/ ;;
+            file) _path_files -f ;;
+        esac
     done
-
-    if [ -n "$completions_with_descriptions" ]; then
-        _describe -V unsorted completions_with_descriptions -U
-    fi
-
-    if [ -n "$completions" ]; then
-        compadd -U -V unsorted -a completions
-    fi
+    (( ${#described} )) && _describe -V unsorted described -U
+    (( ${#bare} )) && compadd -U -V unsorted -a bare
+    return 0
 }
-
 if [[ $zsh_eval_context[-1] == loadautofunc ]]; then
-    # autoload from fpath, call function directly
-    %(complete_func)s "$@"
+    %(complete_func)s "$@"  # found on $fpath as the file _%(prog_name)s
 else
-    # eval/source/. command, register function for later
     compdef %(complete_func)s %(prog_name)s
 fi
 """
 
 SOURCE_FISH = """\
-function %(complete_func)s;
-    set -l response (env %(complete_var)s=fish_complete COMP_WORDS=(commandline -cp) \
-COMP_CWORD=(commandline -t) %(prog_name)s);
-
-    for completion in $response;
-        set -l metadata (string split "," $completion);
-
-        if test $metadata[1] = "dir";
-            __fish_complete_directories $metadata[2];
-        else if test $metadata[1] = "file";
-            __fish_complete_path $metadata[2];
-        else if test $metadata[1] = "plain";
-            echo $metadata[2];
-        end;
-    end;
-end;
-
-complete --no-files --command %(prog_name)s --arguments \
-"(%(complete_func)s)";
+# %(prog_name)s completion for fish: %(complete_var)s=fish_source %(prog_name)s > ~/.config/fish/completions/%(prog_name)s.fish
+function %(complete_func)s
+    set -l replies (env %(complete_var)s=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) %(prog_name)s)
+    for reply in $replies
+        set -l part (string split --max 1 , -- $reply)
+        switch $part[1]
+            case plain
+                printf '%%s\\n' $part[2]
+            case dir
+                __fish_complete_directories $part[2]
+            case file
+                __fish_complete_path $part[2]
+        end
+    end
+end
+complete --command %(prog_name)s --no-files --arguments '(%(complete_func)s)'
 """
 
 
