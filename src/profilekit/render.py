@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from profilekit.vllm.catalogue import Catalogue
 
 DEFAULT_TARGETS = ("script", "env")
+VLLM_CONFIG = "vllm-config"
+TARGETS = (*DEFAULT_TARGETS, VLLM_CONFIG)
 TEMPLATE_FILES = {"script": "launch.sh.j2", "env": "role.env.j2", "up": "up.sh.j2"}
 UP_SCRIPT = "up.sh"
 DEFAULT_HTTP_PORT = 8000  # vLLM's `--port` default in every supported release
@@ -73,6 +75,7 @@ def render_stack(
 
     `root` is the repository's: a failing team template is named by its file relative to it.
     """
+    from profilekit.render_vllm_config import ConfigUnwritable
     from profilekit.templating import TemplateFailure
 
     findings: list[Finding] = []
@@ -86,6 +89,8 @@ def render_stack(
             _environment(team_templates, root), stack, chosen, version=version, catalogue=catalogue, targets=targets
         )
     except TemplateFailure as failure:
+        return {}, [failure.finding]
+    except ConfigUnwritable as failure:
         return {}, [failure.finding]
     return files, []
 
@@ -104,20 +109,7 @@ def _files(
         plain, secrets = split_env(role)
         ctx = _context(stack, role, version)
         if "script" in targets:
-            argv = role_argv(role, catalogue)
-            command = _command_lines(argv)
-            text = _render_template(
-                env,
-                TEMPLATE_FILES["script"],
-                {
-                    **ctx,
-                    "script_name": f"{role.name}.sh",
-                    "secrets": secrets,
-                    "exports": [f"{k}={shell_quote(v)}" for k, v in plain.items()],
-                    "command": command,
-                },
-            )
-            files[f"{role.name}.sh"] = Rendered(text, 0o755)
+            files[f"{role.name}.sh"] = _launch_script(env, ctx, role, argv=role_argv(role, catalogue))
         if "env" in targets:
             text = _render_template(
                 env,
@@ -129,10 +121,49 @@ def _files(
                 },
             )
             files[f"{role.name}.env"] = Rendered(text, 0o644)
+        if VLLM_CONFIG in targets and role.is_vllm:
+            files.update(_vllm_config_files(env, stack, role, ctx, version=version, catalogue=catalogue))
     if "script" in targets and len(chosen) > 1 and len(chosen) == len(stack.roles) and not several_hosts(chosen):
         files[UP_SCRIPT] = Rendered(_up_script(env, stack, chosen, version, catalogue), 0o755)
     files[MANIFEST] = Rendered(manifest(stack, version=version, files=files))
     return files
+
+
+def _launch_script(
+    env: Sandbox,
+    ctx: dict[str, Any],
+    role: RoleConfig,
+    *,
+    argv: list[str],
+    tail: str = "",
+) -> Rendered:
+    """`R.sh`: the role's env exported, then `exec` of `argv` (and `tail`, shell text already quoted)."""
+    plain, secrets = split_env(role)
+    text = _render_template(
+        env,
+        TEMPLATE_FILES["script"],
+        {
+            **ctx,
+            "script_name": f"{role.name}.sh",
+            "secrets": secrets,
+            "exports": [f"{k}={shell_quote(v)}" for k, v in plain.items()],
+            "command": _command_lines(argv) + (" " + tail if tail else ""),
+        },
+    )
+    return Rendered(text, 0o755)
+
+
+def _vllm_config_files(
+    env: Sandbox, stack: Stack, role: RoleConfig, ctx: dict[str, Any], *, version: str, catalogue: Catalogue | None
+) -> dict[str, Rendered]:
+    """`R.yaml` for `vllm serve --config` and the `R.sh` that runs it (render_vllm_config.py)."""
+    from profilekit.render_vllm_config import config_file_name, config_text, launch_words
+
+    argv, path = launch_words(role)
+    return {
+        config_file_name(role): Rendered(config_text(stack, role, version=version, catalogue=catalogue)),
+        f"{role.name}.sh": _launch_script(env, ctx, role, argv=argv, tail=path),
+    }
 
 
 def several_hosts(roles: list[RoleConfig]) -> str | None:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from profilekit.session import Session
 
 OUT_HELP = "Output folder (default: build/STACK; with several stacks, one folder per stack inside it)."
-TARGET_HELP = "script, env: repeatable or comma-separated (default: both)"
+TARGET_HELP = "script, env, vllm-config: repeatable or comma-separated (default: script and env)"
 
 
 def _folder_name(spec: str) -> str:
@@ -27,12 +27,21 @@ def _folder_name(spec: str) -> str:
 
 def _targets(given: list[str] | None) -> tuple[str, ...]:
     """`--target script,env` and `--target script --target env` alike."""
-    from profilekit.render import DEFAULT_TARGETS
+    import difflib
+
+    from profilekit.render import DEFAULT_TARGETS, TARGETS, VLLM_CONFIG
 
     targets = [t.strip() for value in given or [] for t in value.split(",") if t.strip()]
     for t in targets:
-        if t not in DEFAULT_TARGETS:
-            raise UsageError(f"unknown render target {t!r}", hint="targets: " + ", ".join(DEFAULT_TARGETS))
+        if t not in TARGETS:
+            close = difflib.get_close_matches(t, TARGETS, n=1)
+            hint = (f"did you mean {close[0]}? " if close else "") + "targets: " + ", ".join(TARGETS)
+            raise UsageError(f"unknown render target {t!r}", hint=hint)
+    if "script" in targets and VLLM_CONFIG in targets:
+        raise UsageError(
+            f"--target script and --target {VLLM_CONFIG} both write each role's R.sh",
+            hint=f"choose one: {VLLM_CONFIG} writes R.yaml and an R.sh that runs `vllm serve MODEL --config R.yaml`",
+        )
     return tuple(dict.fromkeys(targets)) or DEFAULT_TARGETS
 
 

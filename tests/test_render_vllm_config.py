@@ -1,0 +1,235 @@
+"""`render --target vllm-config`: the YAML file for `vllm serve --config` and the launch script that runs it.
+
+What vLLM makes of the file is proven by tests/oracle/test_vllm_config.py; here: the file itself (golden),
+the script executed by bash with a recording `vllm`, shellcheck, and values YAML would read as something else.
+"""
+
+from __future__ import annotations
+
+import stat
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from profilekit.vllm.argv import render_argv
+from profilekit.vllm.catalogue import load_catalogue
+from profilekit.vllm.config_yaml import config_args
+from tests.conftest import REPO_ROOT, MakeRepo, Run
+from tests.test_check_output import _golden
+from tests.test_render import HOSTILE_LAYERS, launch, shellcheck
+
+
+def _expanded(path: Path) -> list[str]:
+    """The argv words vLLM inserts after the model for `--config path` (PyYAML, then load_config_file)."""
+    mapping = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert isinstance(mapping, dict)
+    return config_args(mapping)
+
+
+def test_the_example_stack_renders_its_golden_config_file(run: Run, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = run("render", "nemotron-replayssm", "--target", "vllm-config", "--out", out, cwd=REPO_ROOT)
+    assert result.code == 0, result
+    assert sorted(p.name for p in out.iterdir()) == ["manifest.json", "serve.sh", "serve.yaml"]
+    assert stat.S_IMODE((out / "serve.yaml").stat().st_mode) == 0o644
+    assert stat.S_IMODE((out / "serve.sh").stat().st_mode) == 0o755
+    _golden("vllm-config-nemotron-replayssm.yaml", (out / "serve.yaml").read_text(encoding="utf-8"))
+
+
+def test_the_script_runs_vllm_with_the_config_file_and_the_roles_env(
+    make_repo: MakeRepo, run: Run, stub_bin: Path, tmp_path: Path
+) -> None:
+    repo = make_repo(HOSTILE_LAYERS)
+    out = tmp_path / "out dir"
+    result = run("--repo", repo, "render", "base", "--target", "vllm-config", "--out", out)
+    assert result.code == 0, result
+    # run from another folder: the script finds the file next to itself
+    proc, rec = launch(out / "serve.sh", stub_bin, tmp_path, "--port", "9000", env={"HF_TOKEN": "hf_from_env"})
+    assert proc.returncode == 0, proc.stderr
+    assert rec is not None
+    argv: list[str] = rec["argv"]  # type: ignore[assignment]
+    assert argv[1:] == ["serve", "org/model with space", "--config", f"{out}/serve.yaml", "--port", "9000"]
+    env: dict[str, str] = rec["env"]  # type: ignore[assignment]
+    assert env["HF_TOKEN"] == "hf_from_env"
+    assert env["WITH_DOLLAR"] == "a $b $c} `d` \\e"
+    assert env["NEWLINE"] == "line1\nline2"
+    text = (out / "serve.yaml").read_text(encoding="utf-8")
+    assert "hf_from_env" not in text
+    assert "HF_TOKEN" not in text
+    # what vLLM expands the file to: the rendered argv, word for word (JSON as the same object)
+    rendered = render_argv(_serve_of(repo), load_catalogue("0.33.0"))[1:]
+    expanded = _expanded(out / "serve.yaml")
+    json_at = rendered.index("--kv-transfer-config") + 1
+    assert yaml.safe_load(expanded[json_at]) == yaml.safe_load(rendered[json_at])
+    assert expanded[:json_at] + expanded[json_at + 1 :] == rendered[:json_at] + rendered[json_at + 1 :]
+    assert "no-trust-remote-code: true\n" in text  # false as the negative option: vLLM drops `x: false`
+    assert "hf-overrides=-starts-with-dash: true\n" in text  # a value starting with '-' stays glued
+    assert "kv-transfer-config:\n  kv_connector: NixlConnector\n" in text  # JSON options as nested mappings
+
+
+def _serve_of(repo: Path) -> dict[str, Any]:
+    from profilekit.session import Session
+
+    return Session.open(repo=repo, vllm_version="0.33.0").stack("base").roles["serve"].serve
+
+
+def test_a_missing_secret_stops_the_config_script_before_exec(
+    make_repo: MakeRepo, run: Run, stub_bin: Path, tmp_path: Path
+) -> None:
+    repo = make_repo(HOSTILE_LAYERS)
+    out = tmp_path / "out"
+    assert run("--repo", repo, "render", "base", "--target", "vllm-config", "--out", out).code == 0
+    proc, rec = launch(out / "serve.sh", stub_bin, tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr == "serve.sh: secret HF_TOKEN is not set; export it in the launching environment\n"
+    assert rec is None
+
+
+def test_config_scripts_pass_bash_n_and_shellcheck(run: Run, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert run("render", "qwen-disaggregated", "--target", "vllm-config", "--out", out, cwd=REPO_ROOT).code == 0
+    scripts = sorted(out.glob("*.sh"))
+    assert [p.name for p in scripts] == ["decode.sh", "prefill.sh"]  # no up.sh: that is the script target's
+    for script in scripts:
+        subprocess.run(["bash", "-n", str(script)], check=True)
+    lint = subprocess.run(
+        [shellcheck(), "--severity=style", *map(str, scripts)], capture_output=True, text=True, check=False
+    )
+    assert lint.returncode == 0, lint.stdout
+
+
+# strings that YAML 1.1 (PyYAML) would read as a number, a boolean, a null or a date if written plain
+RETYPED = ["0.9", "1", "true", "True", "yes", "on", "off", "no", "null", "~", "", "1e3", "1.0e+3", "0o7", "010",
+           "0x1F", "1_000", "12:30", ".inf", "+.inf", ".nan", "2024-01-01", "2024-01-01 10:00:00", "[a]", "{a: 1}",
+           "a: b", "# x", "x #y", "'q'", '"d"', "*ref", "&anchor", "!tag", "|", ">", "@", "`", "%", " lead",
+           "trail ", "line\nbreak", "tab\there", "é 中文"]  # fmt: skip
+
+
+@pytest.mark.parametrize("value", RETYPED)
+def test_a_string_yaml_would_retype_reads_back_as_the_same_string(
+    make_repo: MakeRepo, run: Run, tmp_path: Path, value: str
+) -> None:
+    import tomlkit
+
+    repo = make_repo({"s.toml": tomlkit.dumps({"serve": {"model": "m", "revision": value, "tokenizer": value}})})
+    out = tmp_path / "out"
+    result = run("--repo", repo, "render", "s", "--target", "vllm-config", "--out", out)
+    assert result.code == 0, result
+    mapping = yaml.safe_load((out / "serve.yaml").read_text(encoding="utf-8"))
+    assert mapping == {"revision": value, "tokenizer": value}
+
+
+def test_numbers_and_lists_are_written_as_yaml_values(make_repo: MakeRepo, run: Run, tmp_path: Path) -> None:
+    repo = make_repo(
+        {
+            "s.toml": """
+            [serve]
+            model = "m"
+            max_num_seqs = 64
+            gpu_memory_utilization = 0.9
+            served_model_name = ["a", "1.5", "no"]
+            enable_prefix_caching = false
+            max_model_len = -1
+            compilation_config = { cudagraph_capture_sizes = [1, 2], mode = 3 }
+        """
+        }
+    )
+    out = tmp_path / "out"
+    assert run("--repo", repo, "render", "s", "--target", "vllm-config", "--out", out).code == 0
+    body = "".join(line for line in (out / "serve.yaml").read_text(encoding="utf-8").splitlines(True)[4:])
+    assert body == (
+        "max-num-seqs: 64\n"
+        "gpu-memory-utilization: 0.9\n"
+        "served-model-name:\n"
+        "- a\n"
+        "- '1.5'\n"
+        "- 'no'\n"
+        "disable-prefix-caching: true\n"
+        "max-model-len=-1: true\n"
+        "compilation-config:\n"
+        "  cudagraph_capture_sizes:\n"
+        "  - 1\n"
+        "  - 2\n"
+        "  mode: 3\n"
+    )
+
+
+def test_the_header_names_stack_layers_and_release_and_cannot_break_out_of_the_comment(
+    make_repo: MakeRepo, run: Run, tmp_path: Path
+) -> None:
+    repo = make_repo(
+        {
+            "base.toml": '[serve]\nmodel = "m"\n',
+            "odd\nport: 1\n#.toml": '[layer]\nextends = ["base"]\n[serve]\nmax_num_seqs = 2\n',
+        }
+    )
+    out = tmp_path / "out"
+    result = run("--repo", repo, "render", "odd\nport: 1\n#", "--target", "vllm-config", "--out", out)
+    assert result.code == 0, result
+    text = (out / "serve.yaml").read_text(encoding="utf-8")
+    assert text == (
+        "# Generated by profilekit 0.1.0: stack odd\\nport: 1\\n#, role serve, vLLM 0.33.0.\n"
+        "# Layers, in merge order: base (profiles/base.toml), odd\\nport: 1\\n# (profiles/odd\\nport: 1\\n#.toml).\n"
+        "# Do not edit by hand: change the layers and run `profilekit render` again.\n"
+        "# Read by `vllm serve MODEL --config serve.yaml` (serve.sh); the model stays on the command line.\n"
+        "max-num-seqs: 2\n"
+    )
+    assert yaml.safe_load(text) == {"max-num-seqs": 2}
+
+
+def test_a_role_with_only_a_model_gets_an_empty_mapping(make_repo: MakeRepo, run: Run, tmp_path: Path) -> None:
+    repo = make_repo({"s.toml": '[serve]\nmodel = "m"\n'})
+    out = tmp_path / "out"
+    assert run("--repo", repo, "render", "s", "--target", "vllm-config", "--out", out).code == 0
+    assert yaml.safe_load((out / "serve.yaml").read_text(encoding="utf-8")) == {}
+
+
+@pytest.mark.parametrize(
+    ("targets", "message"),
+    [
+        (
+            "script,vllm-config",
+            "--target script and --target vllm-config both write each role's R.sh\n"
+            "  hint: choose one: vllm-config writes R.yaml and an R.sh that runs `vllm serve MODEL --config R.yaml`",
+        ),
+        (
+            "vllm-cfg",
+            "unknown render target 'vllm-cfg'\n  hint: did you mean vllm-config? targets: script, env, vllm-config",
+        ),
+    ],
+)
+def test_targets_that_cannot_be_rendered_are_usage_errors(run: Run, tmp_path: Path, targets: str, message: str) -> None:
+    result = run("render", "nemotron-replayssm", "--target", targets, "--out", tmp_path, cwd=REPO_ROOT)
+    assert result.code == 2
+    assert result.err == f"profilekit: error: {message}\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_append_value_given_twice_has_two_spellings(make_repo: MakeRepo, run: Run, tmp_path: Path) -> None:
+    repo = make_repo({"s.toml": '[serve]\nmodel = "m"\nmiddleware = ["a.b", "c.d", "a.b"]\n'})
+    out = tmp_path / "out"
+    assert run("--repo", repo, "render", "s", "--target", "vllm-config", "--out", out).code == 0
+    text = (out / "serve.yaml").read_text(encoding="utf-8")
+    assert text.endswith("middleware: a.b\nmiddleware=c.d: true\nmiddleware=a.b: true\n")
+    assert _expanded(out / "serve.yaml") == ["--middleware", "a.b", "--middleware=c.d", "--middleware=a.b"]
+
+
+def test_an_append_value_given_three_times_cannot_be_a_config_entry(
+    make_repo: MakeRepo, run: Run, tmp_path: Path
+) -> None:
+    repo = make_repo({"s.toml": '[serve]\nmodel = "m"\nmiddleware = ["a.b", "a.b", "a.b"]\n'})
+    out = tmp_path / "out"
+    result = run("--repo", repo, "render", "s", "--target", "vllm-config", "--out", out)
+    assert result.code == 1, result
+    assert result.out == (
+        "profiles/s.toml:3:1: error vllm-config-unwritable serve.middleware: a vLLM config file cannot give "
+        "--middleware a.b a third time (it is a mapping: an option fits in it once as `KEY: VALUE` and once as "
+        "`KEY=VALUE: true`)\n"
+        "    in stack s, role serve\n"
+        "    fix: render this role with --target script, or give each value at most twice\n"
+        "1 error, 0 warnings\n"
+    )
+    assert not out.exists()
