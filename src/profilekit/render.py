@@ -56,9 +56,15 @@ def _context(stack: Stack, role: RoleConfig, version: str) -> dict[str, Any]:
         "profilekit_version": __version__,
         # free text that templates write into `#` comments: a layer's file name may hold a newline
         "stack": comment_text(stack.spec),
+        "layers": header_layers(stack),
         "role": comment_text(role.name),
         "vllm_version": version,
     }
+
+
+def header_layers(stack: Stack) -> str:
+    """The layers of a stack in merge order, each with its file, for one `#` comment line of a header."""
+    return comment_text(", ".join(f"{layer.name} ({layer.file})" for layer in stack.layers))
 
 
 def render_stack(
@@ -220,6 +226,7 @@ def _up_script(env: Sandbox, stack: Stack, roles: list[RoleConfig], version: str
         {
             "profilekit_version": __version__,
             "stack": comment_text(stack.spec),
+            "layers": header_layers(stack),
             "vllm_version": version,
             "vllm_roles": listed([role.name for role in ordered if role.is_vllm]),
             "command_roles": listed([role.name for role in ordered if not role.is_vllm]),

@@ -60,6 +60,10 @@ def render(
     ] = None,
     print_: Annotated[bool, typer.Option("--print", help="Print one role's launch script instead.")] = False,
     target: Annotated[list[str] | None, typer.Option("--target", help=TARGET_HELP)] = None,
+    explain: Annotated[
+        bool,
+        typer.Option("--explain", help="Print where each argument and env entry comes from; write nothing."),
+    ] = False,
 ) -> int:
     """Write launch scripts, env files and a manifest for each stack; a stack with errors stops them all."""
     from profilekit.stacks import chosen_stacks
@@ -67,8 +71,11 @@ def render(
     targets = _targets(target)
     session = open_session()
     specs = chosen_stacks(session, stacks or [], every=every)
-    if print_ and len(specs) > 1:
-        raise UsageError("--print prints one script: name one stack", hint=f"e.g. render {specs[0]} --print")
+    if print_ and explain:
+        raise UsageError("--print and --explain each print instead of writing: choose one")
+    for flag, what in (("--print", "one script"), ("--explain", "one stack's provenance")):
+        if (print_ if flag == "--print" else explain) and len(specs) > 1:
+            raise UsageError(f"{flag} prints {what}: name one stack", hint=f"e.g. render {specs[0]} {flag}")
     composed = [session.stack(spec) for spec in specs]
     for stack in composed:
         roles = session.role_names(stack, role)
@@ -79,6 +86,9 @@ def render(
             )
     if not _checks_pass(session, composed):
         return EXIT_FINDINGS
+    if explain:
+        _explain(session, composed[0], role)
+        return EXIT_OK
     rendered: list[tuple[Stack, dict[str, Rendered]]] = []
     for stack in composed:
         files, problems = _render(session, stack, role, ("script",) if print_ else targets)
@@ -95,6 +105,17 @@ def render(
         if "script" in targets and role is None:
             _note_several_hosts(stack)
     return EXIT_OK
+
+
+def _explain(session: Session, stack: Stack, role: str | None) -> None:
+    """Each role's rendered arguments and env entries, each with the file, line and layer that set it."""
+    from profilekit.provenance import role_provenance
+
+    for name in session.role_names(stack, role):
+        for item in role_provenance(stack.roles[name], session.catalogue):
+            out(f"[{name}] {item.text}")
+            for origin in item.origins:
+                out(f"    set at {origin}  ({origin.key}, layer {origin.layer})")
 
 
 def _checks_pass(session: Session, stacks: list[Stack]) -> bool:
