@@ -210,13 +210,19 @@ def test_a_role_with_only_a_model_gets_an_empty_mapping(make_repo: MakeRepo, run
             "  hint: choose one: vllm-config writes R.yaml and an R.sh that runs `vllm serve MODEL --config R.yaml`",
         ),
         (
+            "vllm-config --role proxy",
+            "--target vllm-config writes files for vLLM roles, and proxy is a command role\n"
+            "  hint: render command roles with --target script",
+        ),
+        (
             "vllm-cfg",
             "unknown render target 'vllm-cfg'\n  hint: did you mean vllm-config? targets: script, env, vllm-config",
         ),
     ],
 )
 def test_targets_that_cannot_be_rendered_are_usage_errors(run: Run, tmp_path: Path, targets: str, message: str) -> None:
-    result = run("render", "nemotron-replayssm", "--target", targets, "--out", tmp_path, cwd=REPO_ROOT)
+    target, *more = targets.split(" ")
+    result = run("render", "qwen-disaggregated", "--target", target, *more, "--out", tmp_path, cwd=REPO_ROOT)
     assert result.code == 2
     assert result.err == f"profilekit: error: {message}\n"
     assert list(tmp_path.iterdir()) == []
@@ -273,3 +279,39 @@ def test_render_explain_with_print_is_a_usage_error(run: Run) -> None:
     result = run("render", "nemotron-replayssm", "--explain", "--print", cwd=REPO_ROOT)
     assert result.code == 2
     assert result.err == "profilekit: error: --print and --explain each print instead of writing: choose one\n"
+
+
+def test_a_rendered_config_file_imports_back_to_the_composed_values(
+    make_repo: MakeRepo, run: Run, tmp_path: Path
+) -> None:
+    import json
+
+    repo = make_repo(
+        {
+            "s.toml": """
+            [serve]
+            model = "m"
+            max_model_len = -1
+            enable_prefix_caching = false
+            trust_remote_code = true
+            served_model_name = ["a", "no"]
+            revision = "0.9"
+            gpu_memory_utilization = 0.85
+            middleware = ["x.y", "x.y"]
+            kv_transfer_config = { kv_connector = "NixlConnector", kv_role = "kv_both" }
+        """
+        }
+    )
+    out = tmp_path / "out"
+    assert run("--repo", repo, "render", "s", "--target", "vllm-config", "--out", out).code == 0
+    imported = run(
+        "--repo", repo, "import", "--name", "back", "--", "vllm", "serve", "m", "--config", out / "serve.yaml"
+    )
+    assert imported.code == 0, imported
+
+    def serve(stack: str) -> object:
+        result = run("--repo", repo, "show", stack, "--format", "json")
+        assert result.code == 0, result
+        return json.loads(result.out)["roles"]["serve"]["serve"]
+
+    assert serve("back") == serve("s")

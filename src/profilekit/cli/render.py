@@ -84,6 +84,12 @@ def render(
                 f"--print needs --role: stack {stack.spec!r} has roles " + ", ".join(roles),
                 hint=f"add --role {roles[0]}",
             )
+        if targets == ("vllm-config",) and not any(stack.roles[name].is_vllm for name in roles):
+            raise UsageError(
+                f"--target vllm-config writes files for vLLM roles, and {', '.join(roles)} "
+                f"{'is a command role' if len(roles) == 1 else 'are command roles'}",
+                hint="render command roles with --target script",
+            )
     if not _checks_pass(session, composed):
         return EXIT_FINDINGS
     if explain:
