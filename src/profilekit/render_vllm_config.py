@@ -94,7 +94,9 @@ def config_text(stack: Stack, role: RoleConfig, *, version: str, catalogue: Cata
     mapping = config_mapping(stack, role, catalogue)
     body = dump_yaml(mapping) if mapping else ""
     # an empty file is None to PyYAML, on which vLLM fails: a role with no options gets an empty mapping
-    return "".join(f"# {comment_text(line)}\n" for line in header) + (body or "{}\n")
+    # ASCII only, as dump_yaml writes the values: vLLM reads the file in the locale's encoding
+    comments = "".join(f"# {comment_text(line)}\n" for line in header).encode("ascii", "backslashreplace").decode()
+    return comments + (body or "{}\n")
 
 
 def _groups(words: list[str]) -> list[list[str]]:

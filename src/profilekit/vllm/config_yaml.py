@@ -97,11 +97,10 @@ def dump_yaml(mapping: dict[str, Any]) -> str:
 
     PyYAML quotes every string its own resolver would read as something else ('0.9', 'yes', 'null',
     '2024-01-01', '010'); keys keep their order; lines are never folded (a folded string reads the same, but
-    a reviewer should see one option per line).
+    a reviewer should see one option per line). Non-ASCII characters are written as escapes: vLLM opens the
+    file in the locale's encoding (`open(file_path)`), which need not be UTF-8.
     """
     import yaml
 
-    text: str = yaml.safe_dump(
-        mapping, sort_keys=False, default_flow_style=False, allow_unicode=True, width=1 << 30, explicit_start=False
-    )
+    text: str = yaml.safe_dump(mapping, sort_keys=False, default_flow_style=False, allow_unicode=False, width=1 << 30)
     return text
