@@ -33,8 +33,6 @@ if TYPE_CHECKING:
     from profilekit.compose import RoleConfig, Stack
     from profilekit.vllm.catalogue import Catalogue
 
-TARGET = "vllm-config"
-
 
 class ConfigUnwritable(Exception):
     """A role whose options no config file can hold: the finding to report instead of its files."""
@@ -72,8 +70,10 @@ def config_mapping(stack: Stack, role: RoleConfig, catalogue: Catalogue | None) 
             if key in mapping and len(words) == 2:
                 # an option given again (append options): its second spelling, the value glued into the key
                 key, entry = f"{key}={words[1]}", True
-            if key in mapping or not _expands_to(key, entry, ["=".join(words)] if entry is True else words):
-                raise ConfigUnwritable(_repeated(stack, role, dest, words))
+            if key in mapping:
+                raise ConfigUnwritable(_unwritable(stack, role, dest, words, third=True))
+            if not _expands_to(key, entry, ["=".join(words)] if entry is True else words):
+                raise ConfigUnwritable(_unwritable(stack, role, dest, words, third=False))
             mapping[key] = entry
     return mapping
 
@@ -92,11 +92,10 @@ def config_text(stack: Stack, role: RoleConfig, *, version: str, catalogue: Cata
         "command line.",
     ]
     mapping = config_mapping(stack, role, catalogue)
-    body = dump_yaml(mapping) if mapping else ""
-    # an empty file is None to PyYAML, on which vLLM fails: a role with no options gets an empty mapping
     # ASCII only, as dump_yaml writes the values: vLLM reads the file in the locale's encoding
     comments = "".join(f"# {comment_text(line)}\n" for line in header).encode("ascii", "backslashreplace").decode()
-    return comments + (body or "{}\n")
+    # `{}` for a role with no options: an empty file is None to PyYAML, on which vLLM fails
+    return comments + dump_yaml(mapping)
 
 
 def _groups(words: list[str]) -> list[list[str]]:
@@ -147,7 +146,10 @@ def _expands_to(key: str, value: Any, words: list[str]) -> bool:
 
     from profilekit.vllm.config_yaml import config_args, dump_yaml
 
-    reread = yaml.safe_load(dump_yaml({key: value}))
+    try:
+        reread = yaml.safe_load(dump_yaml({key: value}))
+    except yaml.YAMLError:  # what PyYAML writes but cannot read back: another spelling, or a finding
+        return False
     if not isinstance(reread, dict) or list(reread) != [key]:
         return False
     expanded = config_args(reread)
@@ -156,14 +158,20 @@ def _expands_to(key: str, value: Any, words: list[str]) -> bool:
     return expanded == words
 
 
-def _repeated(stack: Stack, role: RoleConfig, dest: str, words: list[str]) -> Finding:
+def _unwritable(stack: Stack, role: RoleConfig, dest: str, words: list[str], *, third: bool) -> Finding:
+    given = " ".join(words)
+    why = (
+        f"cannot give {given} a third time (it is a mapping: an option fits in it once as `KEY: VALUE` and once "
+        "as `KEY=VALUE: true`)"
+        if third
+        else f"has no entry that vLLM expands back to {given}"
+    )
     return Finding(
         "vllm-config-unwritable",
         Severity.ERROR,
-        f"serve.{dest}: a vLLM config file cannot give {' '.join(words)} a third time (it is a mapping: an option "
-        "fits in it once as `KEY: VALUE` and once as `KEY=VALUE: true`)",
+        f"serve.{dest}: a vLLM config file {why}",
         role.origins("serve", dest),
-        "render this role with --target script, or give each value at most twice",
+        "render this role with --target script" + (", or give each value at most twice" if third else ""),
         stack=stack.spec,
         role=role.name,
     )
