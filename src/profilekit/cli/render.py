@@ -133,8 +133,14 @@ def _explain(session: Session, stack: Stack, role: str | None) -> None:
                 out(f"    set at {origin}  ({origin.key}, layer {origin.layer})")
 
 
-def _checks_pass(session: Session, stacks: list[Stack]) -> bool:
-    """Check every stack before anything is written: errors in one leave every output folder as it was."""
+def _checks_pass(session: Session, stacks: list[Stack], targets: tuple[str, ...]) -> bool:
+    """Check every stack before anything is written: errors in one leave every output folder as it was.
+
+    The findings no chosen target needs (`render.waived`: on k8s, roles sharing one host) are named in a note
+    instead.
+    """
+    from profilekit.render import waived
+
     findings = [(stack, session.check(stack)) for stack in stacks]
     skipped = [f for _stack, found in findings for f in found if waived(f, targets)]
     findings = [(stack, [f for f in found if not waived(f, targets)]) for stack, found in findings]
