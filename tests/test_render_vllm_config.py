@@ -220,7 +220,7 @@ def test_a_role_with_only_a_model_gets_an_empty_mapping(make_repo: MakeRepo, run
         ),
         (
             "vllm-cfg",
-            "unknown render target 'vllm-cfg'\n  hint: did you mean vllm-config? targets: script, env, vllm-config",
+            "unknown render target 'vllm-cfg'\n  hint: did you mean 'vllm-config'? targets: script, env, vllm-config, k8s",
         ),
     ],
 )
