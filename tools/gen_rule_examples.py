@@ -78,8 +78,12 @@ def _example(rule: str, what: str) -> list[str]:
         if path.suffix == ".json":  # the model's facts: linked, not shown
             others.append(f"[`{name}`](../tests/rule_examples/{rule}/{name})")
             continue
+        text = path.read_text(encoding="utf-8")
+        if not text.strip():
+            lines += [f"`{name}`: an empty file.", ""]
+            continue
         lang = {".toml": "toml", ".j2": "jinja"}.get(path.suffix, "text")
-        lines += [f"`{name}`:", "", *_fence(path.read_text(encoding="utf-8"), lang)]
+        lines += [f"`{name}`:", "", *_fence(text, lang)]
     if others:
         lines += [f"The model's config.json: {', '.join(others)}.", ""]
     command = shlex.join(["profilekit", "--repo", f"tests/rule_examples/{rule}", *arguments(rule)])
