@@ -5,6 +5,13 @@ that make the rule fire (taken from the rule's tests), a config.json where the r
 and `expected.txt`, the whole text output of the command. The command is `check example` unless the folder's
 `command` file names another (`lint` for the repository-level checks, `check a+b` for a stack of layers).
 docs/RULE-EXAMPLES.md is generated from this corpus by tools/gen_rule_examples.py.
+
+Each example is the smallest repository the rule's own tests (tests/rules/, tests/test_*.py) check that finds
+that rule alone, trimmed to the files, lines and config.json keys it needs. The config.json files are the
+dummy configs of tests/oracle/models.py (`config_json`), cut down to `architectures`, `model_type` and the
+keys the rule reads. A new rule gets its example the same way: copy the repository of its test here, name the
+deployable layer `example` (or write the arguments into `command`), and run this file with
+PROFILEKIT_UPDATE_GOLDEN=1 to write `expected.txt`; then run tools/gen_rule_examples.py.
 """
 
 from __future__ import annotations
