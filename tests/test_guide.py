@@ -153,7 +153,20 @@ def test_every_anchor_the_guide_links_to_is_a_heading() -> None:
 def test_the_walk_covers_what_a_new_user_needs() -> None:
     lines = [step.line for step in guide_steps(GUIDE.read_text(encoding="utf-8")) if isinstance(step, Command)]
     commands = {shlex.split(line)[1] for line in lines if line.startswith("profilekit ")}
-    assert {"init", "lint", "list", "show", "explain", "check", "render", "set", "unset", "import", "diff"} <= commands
+    assert {
+        "init",
+        "lint",
+        "list",
+        "show",
+        "explain",
+        "check",
+        "render",
+        "set",
+        "unset",
+        "import",
+        "diff",
+        "flags",
+    } <= commands
     assert "profilekit check nemotron-replayssm+offload" in lines
     assert "profilekit diff nemotron-replayssm --from-release 0.27.0 --to-release 0.33.0" in lines
     formats = {line.rsplit(" ", 1)[1] for line in lines if " --format " in line and line.startswith("profilekit check")}
