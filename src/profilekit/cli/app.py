@@ -203,20 +203,25 @@ def open_session() -> Session:
 
 
 def release_without_layers() -> str:
-    """The target release (`--vllm-version`, else `[vllm] version` if a repository is found, else the newest),
-    without loading the repository's layers (and without pydantic): for `flags` and `schema`."""
+    """The target release of this run's global options, without loading the layers: for `flags` and `schema`."""
+    return target_release(G.repo, G.vllm_version)
+
+
+def target_release(repo: Path | None, vllm_version: str | None) -> str:
+    """The target release (`vllm_version`, else `[vllm] version` if a repository is found at or above `repo`, else
+    the newest), without loading the repository's layers (and without pydantic): for `flags`, `schema`, completion."""
     import tomllib
 
     from profilekit.errors import UsageError
     from profilekit.layers import REPO_MARKER, find_repo
     from profilekit.vllm.versions import resolve_version
 
-    if G.vllm_version is not None:
-        return resolve_version(G.vllm_version, None)
+    if vllm_version is not None:
+        return resolve_version(vllm_version, None)
     try:
-        root = find_repo(None, G.repo)
+        root = find_repo(None, repo)
     except UsageError:
-        if G.repo is not None:
+        if repo is not None:
             raise
         return resolve_version(None, None)
     try:

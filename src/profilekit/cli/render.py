@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from profilekit.cli.app import app, command, err, open_session, out, print_findings
+from profilekit.cli.completion import complete_role, complete_stack
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK, Finding, UsageError
 
 if TYPE_CHECKING:
@@ -45,13 +46,19 @@ def _targets(given: list[str] | None) -> tuple[str, ...]:
 def render(
     stacks: Annotated[
         list[str] | None,
-        typer.Argument(help="Stacks: layer names or layer files joined by '+'", show_default=False, metavar="STACK"),
+        typer.Argument(
+            help="Stacks: layer names or layer files joined by '+'",
+            show_default=False,
+            metavar="STACK",
+            autocompletion=complete_stack,
+        ),
     ] = None,
     *,
     every: Annotated[bool, typer.Option("--all", help="Every deployable layer and every [lint] stacks entry.")] = False,
     out_dir: Annotated[Path | None, typer.Option("--out", help=OUT_HELP)] = None,
     role: Annotated[
-        str | None, typer.Option("--role", help="Only this role's files; the others are left alone.")
+        str | None,
+        typer.Option("--role", help="Only this role's files; the others are left alone.", autocompletion=complete_role),
     ] = None,
     print_: Annotated[bool, typer.Option("--print", help="Print one role's launch script instead.")] = False,
     target: Annotated[list[str] | None, typer.Option("--target", help=TARGET_HELP)] = None,
