@@ -30,4 +30,5 @@ cd "$shared"
 # writes bench/startup-results.md and .json.
 cd "$repo"
 "$venv/bin/python" -m compileall -q "$("$venv/bin/python" -c 'import os, profilekit; print(os.path.dirname(profilekit.__file__))')"
-"$venv/bin/python" bench/startup.py --python "$venv/bin/python" --shared "$shared" --runs "$runs"
+"$venv/bin/python" bench/startup.py --python "$venv/bin/python" --shared "$shared" --runs "$runs" \
+  $(command -v valgrind >/dev/null && echo --instructions)

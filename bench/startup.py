@@ -15,6 +15,8 @@ to Hydra's compose API in the same run. Cache states:
 
 The incremental lint workload changes one layer of a generated 1,000-layer repository before every run
 (alternating a value, so each run sees a real change) with the cache warm from the previous run.
+With `--instructions`, each workload runs once more under valgrind's callgrind and the table also gives the
+instructions it executed, and their ratio to Hydra's: a measure a busy machine does not move.
 Writes a markdown table with the targets of the speed issue, and the raw numbers as JSON beside it.
 """
 
@@ -50,6 +52,7 @@ class Workload:
     before: Path | None = None  # a layer file to change before each run (incremental lint)
     target_s: float | None = None
     walls: list[float] = field(default_factory=list)
+    instructions: int | None = None  # one run under callgrind (--instructions)
 
 
 def workloads(python: str, shared: Path, big_repo: Path) -> list[Workload]:
@@ -124,9 +127,11 @@ def _env(work: Workload, warm_dir: str, big_dir: str) -> dict[str, str]:
     return env
 
 
+_dirs = (tempfile.mkdtemp(prefix="pk-bench-warm-"), tempfile.mkdtemp(prefix="pk-bench-big-"))
+
+
 def measure(works: list[Workload], *, runs: int, warmup: int, seed: int) -> None:
-    warm_dir = tempfile.mkdtemp(prefix="pk-bench-warm-")
-    big_dir = tempfile.mkdtemp(prefix="pk-bench-big-")
+    warm_dir, big_dir = _dirs
     shuffle = random.Random(seed)
     for round_ in range(warmup + runs):
         order = works[:]
@@ -137,13 +142,35 @@ def measure(works: list[Workload], *, runs: int, warmup: int, seed: int) -> None
                 work.walls.append(elapsed * 1000)
 
 
+def count_instructions(works: list[Workload], *, round_: int) -> None:
+    """One more run of each workload under valgrind's callgrind: instructions executed, whatever the load.
+
+    Run after `measure`, so the warm workloads find the cache that the timed rounds left.
+    """
+    warm_dir, big_dir = _dirs
+    for work in works:
+        if work.before is not None:
+            _change(work.before, round_)
+        argv = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *work.argv]
+        done = subprocess.run(
+            argv, cwd=work.cwd, env=_env(work, warm_dir, big_dir), capture_output=True, text=True, check=False
+        )
+        refs = [line for line in done.stderr.splitlines() if "I   refs:" in line or "Collected :" in line]
+        if not refs:
+            raise SystemExit(f"{work.name}: valgrind printed no instruction count: {done.stderr[-400:]}")
+        work.instructions = int(refs[-1].rsplit(maxsplit=1)[-1].replace(",", ""))
+
+
 def table(works: list[Workload], *, header: str) -> str:
-    hydra = statistics.median(next(w for w in works if w.name == HYDRA).walls)
+    hydra_work = next(w for w in works if w.name == HYDRA)
+    hydra = statistics.median(hydra_work.walls)
+    counted = hydra_work.instructions is not None
+    extra = " instructions (M) | vs Hydra, by instructions |" if counted else ""
     lines = [
         header,
         "",
-        "| workload | cache | median ms | min ms | vs Hydra compose | target | met |",
-        "| --- | --- | ---: | ---: | ---: | ---: | --- |",
+        "| workload | cache | median ms | min ms | vs Hydra compose | target | met |" + extra,
+        "| --- | --- | ---: | ---: | ---: | ---: | --- |" + (" ---: | ---: |" if counted else ""),
     ]
     for w in works:
         median = statistics.median(w.walls)
@@ -154,9 +181,10 @@ def table(works: list[Workload], *, header: str) -> str:
             target, met = f"< {w.target_s * 1000:.0f} ms", "yes" if median < w.target_s * 1000 else "**no**"
         else:
             target, met = "", ""
-        lines.append(
-            f"| {w.name} | {w.cache or ''} | {median:.0f} | {min(w.walls):.0f} | {ratio:.2f}× | {target} | {met} |"
-        )
+        row = f"| {w.name} | {w.cache or ''} | {median:.0f} | {min(w.walls):.0f} | {ratio:.2f}× | {target} | {met} |"
+        if counted and w.instructions is not None and hydra_work.instructions:
+            row += f" {w.instructions / 1e6:.0f} | {w.instructions / hydra_work.instructions:.2f}× |"
+        lines.append(row)
     return "\n".join(lines) + "\n"
 
 
@@ -179,6 +207,9 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, default=HERE / "startup-results.md")
+    parser.add_argument(
+        "--instructions", action="store_true", help="also count each workload's instructions once with valgrind"
+    )
     args = parser.parse_args()
     if not (args.shared / "hydra_compose.py").is_file():
         parser.error(f"no {args.shared / 'hydra_compose.py'}: pass --shared (the folder of the shared benchmark)")
@@ -187,6 +218,8 @@ def main() -> int:
         works = workloads(args.python, args.shared, Path(big))
         started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         measure(works, runs=args.runs, warmup=args.warmup, seed=args.seed)
+        if args.instructions:
+            count_instructions(works, round_=args.warmup + args.runs)
     load = os.getloadavg()[0]
     header = (
         f"{_versions(args.python)}; {os.cpu_count()} cores; {args.runs} interleaved rounds after {args.warmup} "
@@ -196,7 +229,10 @@ def main() -> int:
     text = table(works, header=header)
     sys.stdout.write(text)
     args.out.write_text(text, encoding="utf-8")
-    raw = {w.name + (f" ({w.cache})" if w.cache else ""): w.walls for w in works}
+    raw = {
+        w.name + (f" ({w.cache})" if w.cache else ""): {"wall_ms": w.walls, "instructions": w.instructions}
+        for w in works
+    }
     args.out.with_suffix(".json").write_text(json.dumps(raw, indent=1) + "\n", encoding="utf-8")
     return 0
 

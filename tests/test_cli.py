@@ -255,7 +255,7 @@ def test_template_with_undefined_name_is_not_a_traceback(make_repo: MakeRepo, ru
     assert result.out == (
         "team-templates/launch.sh.j2:1:1: error template-error template team-templates/launch.sh.j2 failed at line 1: "
         "'nope' is undefined\n"
-        "    fix: fix the template; templates can use: command, exports, profilekit_version, role, script_name, "
+        "    fix: fix the template; templates can use: command, exports, layers, profilekit_version, role, script_name, "
         "secrets, stack, vllm_version\n"
         "1 error, 0 warnings\n"
     )

@@ -231,7 +231,10 @@ def test_target_takes_a_comma_separated_list(run: Run, tmp_path: Path) -> None:
     assert (one / "manifest.json").read_text(encoding="utf-8") == (two / "manifest.json").read_text(encoding="utf-8")
     result = run("--repo", REPO_ROOT, "render", "qwen-offload", "--out", one, "--target", "script,yaml")
     assert result.code == 2
-    assert result.err == "profilekit: error: unknown render target 'yaml'\n  hint: targets: script, env, k8s\n"
+    assert (
+        result.err
+        == "profilekit: error: unknown render target 'yaml'\n  hint: targets: script, env, vllm-config, k8s, slurm\n"
+    )
 
 
 # ---- messages that stand alone ------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import datetime
 import shutil
 from pathlib import Path
 
@@ -399,6 +400,18 @@ def test_refusals_name_the_reason_and_write_nothing(
     assert list((repo / "profiles").iterdir()) == []
 
 
+def test_a_yaml_error_in_a_config_file_is_one_message_with_file_and_line(repo: Path, run: Run, tmp_path: Path) -> None:
+    (tmp_path / "cfg.yaml").write_text("port: 8000\nserved-model-name: [a, b\nmax-num-seqs: 4\n", encoding="utf-8")
+    result = run("--repo", repo, "import", "--", "vllm", "serve", "m", "--config", "cfg.yaml", cwd=tmp_path)
+    assert result.code == 2, result
+    assert result.err == (
+        "profilekit: error: cannot import the command line: --config cfg.yaml: line 3, column 13: while parsing a "
+        "flow sequence: expected ',' or ']', but got ':'\n"
+    )
+    assert "Traceback" not in result.out + result.err
+    assert list((repo / "profiles").iterdir()) == []
+
+
 def test_a_no_value_word_for_an_option_whose_default_is_none_is_left_out(repo: Path, run: Run) -> None:
     result = run("--repo", repo, "import", "--", "vllm", "serve", "m", "--host=", "--chat-template", "None")
     assert result.code == 0, result
@@ -478,10 +491,10 @@ def test_quoted_shell_characters_are_plain_values() -> None:
     ]
 
 
-def test_yaml_subset_resolves_scalars_like_pyyaml() -> None:
+def test_config_files_resolve_scalars_as_pyyaml_does_for_vllm() -> None:
     mapping = read_yaml(
         "a: yes\nb: Off\nc: ~\nd: '1'\ne: 1.5\nf: +3\ng: \"x\\ty\"\nh: [1, two, 'th ree']\ni:\n  - x\n  - 2\n"
-        "j:\n  k:\n    l: null\n"
+        "j:\n  k:\n    l: null\nk: 010\nl: 2024-01-01\nm: &x 7\nn: *x\no: |\n  two\n  lines\n"
     )
     assert mapping == {
         "a": True,
@@ -494,15 +507,26 @@ def test_yaml_subset_resolves_scalars_like_pyyaml() -> None:
         "h": [1, "two", "th ree"],
         "i": ["x", 2],
         "j": {"k": {"l": None}},
+        "k": 8,  # YAML 1.1 octal, as vLLM reads it
+        "l": datetime.date(2024, 1, 1),
+        "m": 7,
+        "n": 7,
+        "o": "two\nlines\n",
     }
     notes: list[str] = []
-    args = config_args({"enable-prefix-caching": False, "headless": True, "x": [True, 1.0], "y": None}, notes)
+    args = config_args(
+        {"enable-prefix-caching": False, "headless": True, "x": [True, 1.0], "y": None, "l": mapping["l"]}, notes
+    )
     # false is dropped (the real `vllm` command looks --no-KEY up among its top-level options); lists ->
-    # str(item); None -> "None"
-    assert args == ["--headless", "--x", "True", "1.0", "--y", "None"]
+    # str(item); None -> "None"; a date -> str(date)
+    assert args == ["--headless", "--x", "True", "1.0", "--y", "None", "--l", "2024-01-01"]
     assert notes == [
         "`enable-prefix-caching: false` in a config file is ignored by `vllm serve`; left out of the layer"
     ]
+
+
+def test_a_key_given_twice_keeps_its_last_value_as_in_vllm() -> None:
+    assert read_yaml("a: 1\nb: 2\na: 3\n") == {"a": 3, "b": 2}
 
 
 def test_yaml_double_quoted_strings_keep_escaped_quotes_and_hashes() -> None:
@@ -513,17 +537,25 @@ def test_yaml_double_quoted_strings_keep_escaped_quotes_and_hashes() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("a: &x 1\n", "line 1: '&x 1' uses YAML that profilekit import does not read; quote the value"),
-        ("a: |\n  x\n", "line 1: '|' uses YAML that profilekit import does not read; quote the value"),
-        ("a: 010\n", "line 1: YAML 1.1 reads '010' as a number or a date; quote it if it is a string"),
-        ("a: 2024-01-01\n", "line 1: YAML 1.1 reads '2024-01-01' as a number or a date; quote it if it is a string"),
-        ("a: 1\na: 2\n", "line 2: 'a' appears twice"),
-        ("- a\n", "line 1: a config file is a mapping of option names to values"),
-        ("a:\n  - b: 1\n", "line 2: lists of mappings are not supported"),
-        ("a: 1\n  b: 2\n", "line 2: unexpected indentation"),
+        ("a: [1, 2\n", "line 2, column 1: while parsing a flow sequence: expected ',' or ']', but got '<stream end>'"),
+        ("a: b: c\n", "line 1, column 5: mapping values are not allowed here"),
+        ("a: 1\n  b: 2\n", "line 2, column 4: mapping values are not allowed here"),
+        (
+            "a:\tb\n",
+            "line 1, column 3: while scanning for the next token: found character '\\t' that cannot start any token",
+        ),
+        ("- a\n", "line 1, column 1: a config file is a mapping of option names to values"),
+        ("1: x\n", "line 1, column 1: the option name '1' is not a string; quote it"),
+        (
+            "a:\n  when: 2024-01-01\n",
+            "line 2, column 3: a: vLLM passes a mapping on as JSON, and this one cannot be (Object of type date is not "
+            "JSON serializable); quote the value that is not a string, number, boolean or null",
+        ),
+        ("# only a comment\n", "the file holds no options; vLLM cannot start from an empty config file"),
+        ("a: 1\n---\nb: 2\n", "line 2, column 1: expected a single document in the stream: but found another document"),
     ],
 )
-def test_yaml_outside_the_subset_is_refused_with_the_line(text: str, message: str) -> None:
+def test_yaml_vllm_cannot_use_is_refused_with_the_line(text: str, message: str) -> None:
     with pytest.raises(YamlError) as caught:
         read_yaml(text)
     assert str(caught.value) == message

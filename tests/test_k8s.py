@@ -395,7 +395,8 @@ def test_an_unknown_target_names_the_closest(run: Run, tmp_path: Path) -> None:
     result = run("--repo", REPO_ROOT, "render", "qwen-disaggregated", "--out", tmp_path, "--target", "k8")
     assert result.code == 2
     assert result.err == (
-        "profilekit: error: unknown render target 'k8'\n  hint: did you mean 'k8s'? targets: script, env, k8s, slurm\n"
+        "profilekit: error: unknown render target 'k8'\n  hint: did you mean 'k8s'? targets: script, env, vllm-config, "
+        "k8s, slurm\n"
     )
 
 

@@ -70,3 +70,17 @@ def test_wheel_ships_templates_and_catalogues_and_renders(tmp_path: Path) -> Non
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in out.iterdir()) == ["manifest.json", "serve.env", "serve.sh"]
     assert "exec vllm serve nvidia/Nemotron-H-8B-Base-8K" in (out / "serve.sh").read_text(encoding="utf-8")
+    assert "profilekit/templates/init/dot-gitignore" in names  # the scaffold of `profilekit init`
+    assert "profilekit/templates/init/profiles/base.toml" in names
+
+    scaffold = subprocess.run(
+        [sys.executable, "-c", code, str(target), "init", str(tmp_path / "new-repo")],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert scaffold.returncode == 0, scaffold.stderr
+    assert (tmp_path / "new-repo" / ".gitignore").read_text(encoding="utf-8").endswith("build/\n")
+    assert len(scaffold.stdout.splitlines()) == 15

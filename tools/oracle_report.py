@@ -161,7 +161,9 @@ def _render_role(
     oracle: Oracle,
     baselines: Baselines,
     expected: dict[str, dict[str, Any]] | None = None,
+    via_config: Path | None = None,
 ) -> None:
+    """One stack's vLLM roles: rendered argv (or, with `via_config`, the vllm-config file) against vLLM's parse."""
     catalogue = session.catalogue
     assert catalogue is not None
     try:
@@ -188,12 +190,34 @@ def _render_role(
                 )
                 continue
         argv = render_argv(serve, catalogue)
-        problems = compare_render(catalogue, serve, oracle.parse(argv), baselines.get(serve.get("model")))
+        answer = oracle.parse(argv)
+        if via_config is not None:
+            argv, config_answer = _parse_config(oracle, via_config, stack, name, catalogue)
+            problems = compare_render(catalogue, serve, config_answer, baselines.get(serve.get("model")))
+            if not problems and answer.get("ok"):
+                problems = compare_namespaces(answer["namespace"], config_answer["namespace"])
+        else:
+            problems = compare_render(catalogue, serve, answer, baselines.get(serve.get("model")))
         if problems:
             outcome.disagree(label, f"argv {_short(argv)}: " + " | ".join(problems))
         else:
             outcome.agree()
             outcome.covered.update(serve)
+
+
+def _parse_config(oracle: Oracle, folder: Path, stack: Any, role: str, catalogue: Catalogue) -> tuple[list[str], Any]:
+    """Render the role's `--target vllm-config` file into `folder`; vLLM's parse of `MODEL --config FILE`."""
+    from profilekit.render import VLLM_CONFIG, render_stack
+
+    files, problems = render_stack(
+        stack, version=catalogue.version, catalogue=catalogue, roles=[role], targets=(VLLM_CONFIG,)
+    )
+    if problems:
+        return [], {"ok": False, "error": "render refuses: " + "; ".join(p.message for p in problems)}
+    path = folder / f"{role}.yaml"
+    path.write_text(files[path.name].text, encoding="utf-8")
+    argv = [str(stack.roles[role].serve["model"]), "--config", str(path)]
+    return argv, oracle.parse(argv)
 
 
 def example_stacks(session: Session) -> list[str]:
@@ -206,13 +230,23 @@ def example_stacks(session: Session) -> list[str]:
     return specs + [s for s in session.config.lint.stacks if s not in specs]
 
 
-def render_profiles(version: str, oracle: Oracle, baselines: Baselines | None = None) -> Outcome:
-    """The render round trip over this repository's own profiles."""
+def render_profiles(
+    version: str, oracle: Oracle, baselines: Baselines | None = None, *, via_config: Path | None = None
+) -> Outcome:
+    """The render round trip over this repository's own profiles (through config files in `via_config`)."""
     outcome = Outcome()
     session = Session.open(repo=REPO_ROOT, vllm_version=version)
     baselines = baselines or Baselines(oracle)
     for spec in example_stacks(session):
-        _render_role(outcome, f"profiles: {spec}", session=session, spec=spec, oracle=oracle, baselines=baselines)
+        _render_role(
+            outcome,
+            f"profiles: {spec}",
+            session=session,
+            spec=spec,
+            oracle=oracle,
+            baselines=baselines,
+            via_config=via_config,
+        )
     return outcome
 
 
@@ -229,8 +263,9 @@ def render_corpus(
     seed: int = DEFAULT_SEED,
     count: int = LAYER_CORPUS,
     baselines: Baselines | None = None,
+    via_config: bool = False,
 ) -> Outcome:
-    """The render round trip over a seeded corpus of layer compositions."""
+    """The render round trip over a seeded corpus of layer compositions (through vllm-config files)."""
     catalogue = load_catalogue(version)
     assert catalogue is not None
     outcome = Outcome()
@@ -253,6 +288,7 @@ def render_corpus(
                 oracle=oracle,
                 baselines=baselines,
                 expected=case.expected,
+                via_config=root if via_config else None,
             )
     return outcome
 

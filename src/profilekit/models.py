@@ -40,14 +40,25 @@ class LayerMeta(BaseModel):
     """The `[layer]` table: metadata and declared constraints."""
 
     model_config = _STRICT
-    description: str = ""
-    extends: list[LayerRef] = Field(default_factory=list)
-    group: str | None = None
-    provides: list[Capability] = Field(default_factory=list)
-    conflicts: list[LayerRef] = Field(default_factory=list)
-    requires: list[LayerRef] = Field(default_factory=list)
-    abstract: bool = False
-    unset: list[str] = Field(default_factory=list)
+    description: str = Field(default="", description="shown by `profilekit list`")
+    extends: list[LayerRef] = Field(
+        default_factory=list, description="layers composed before this one, depth-first, left to right"
+    )
+    group: str | None = Field(default=None, description="at most one layer of a group in a stack")
+    provides: list[Capability] = Field(
+        default_factory=list, description='capabilities this layer brings, matched by "@NAME" elsewhere'
+    )
+    conflicts: list[LayerRef] = Field(
+        default_factory=list, description="layer names or @capabilities that must not be in the same stack"
+    )
+    requires: list[LayerRef] = Field(
+        default_factory=list, description="layer names or @capabilities the stack must have"
+    )
+    abstract: bool = Field(default=False, description="a mixin: never checked, rendered or linted alone")
+    unset: list[str] = Field(
+        default_factory=list,
+        description='remove values an earlier layer set ("serve.KEY", "env.NAME", "serve.opt.key", "roles.R")',
+    )
 
     @field_validator("extends")
     @classmethod
@@ -62,7 +73,7 @@ class ModelFacts(BaseModel):
     """The `[model]` table: facts vLLM reads from the model's config.json."""
 
     model_config = _STRICT
-    architecture: str | None = None
+    architecture: str | None = Field(default=None, description="the model class in config.json's architectures")
     config: str | None = Field(default=None, description="path to a local config.json (relative to the repo)")
 
 
@@ -70,9 +81,11 @@ class Role(BaseModel):
     """One `[roles.<name>]` table: per-role overrides, or a plain command."""
 
     model_config = _STRICT
-    serve: dict[str, Any] = Field(default_factory=dict)
-    env: dict[EnvName, EnvValue] = Field(default_factory=dict)
-    command: list[str] | None = Field(default=None, min_length=1)
+    serve: dict[str, Any] = Field(default_factory=dict, description="this role's `vllm serve` options")
+    env: dict[EnvName, EnvValue] = Field(default_factory=dict, description="this role's environment")
+    command: list[str] | None = Field(
+        default=None, min_length=1, description="a process that is not vLLM: its whole argv, never run by a shell"
+    )
 
 
 class LayerFile(BaseModel):

@@ -33,7 +33,7 @@ def _previous_files(out_dir: Path) -> set[str]:
         return set()
 
 
-def _write_temp(out_dir: Path, name: str, item: Rendered) -> Path:
+def write_temp(out_dir: Path, name: str, item: Rendered) -> Path:
     """`item` written in full beside its final name (a temporary name nobody reads); its mode already set."""
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=out_dir)
     try:
@@ -127,7 +127,7 @@ def _replace_all(out_dir: Path, files: dict[str, Rendered], *, partial: bool) ->
         for name in order:
             if (out_dir / name).is_dir() and not (out_dir / name).is_symlink():
                 raise IsADirectoryError(errno.EISDIR, "a folder is in the way")
-            temps[name] = _write_temp(out_dir, name, files[name])
+            temps[name] = write_temp(out_dir, name, files[name])
     except OSError as exc:
         for tmp in temps.values():
             tmp.unlink(missing_ok=True)
@@ -146,3 +146,16 @@ def _replace_all(out_dir: Path, files: dict[str, Rendered], *, partial: bool) ->
         if _plain_name(name):
             (out_dir / name).unlink(missing_ok=True)
     return written
+
+
+def replace_file(path: Path, text: str) -> None:
+    """Write one file (`schema --output`) in full under a temporary name, then put it in place at once."""
+    try:
+        tmp = write_temp(path.parent, path.name, Rendered(text))
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}", hint="choose another file") from None
+    try:
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}; it was left as it was") from None

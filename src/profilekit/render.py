@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from profilekit.vllm.catalogue import Catalogue
 
 DEFAULT_TARGETS = ("script", "env")
-TARGETS = (*DEFAULT_TARGETS, "k8s", "slurm")
+VLLM_CONFIG = "vllm-config"
+TARGETS = (*DEFAULT_TARGETS, VLLM_CONFIG, "k8s", "slurm")
 # targets that run every role in a pod of its own, whose env no bash and no env file reads
 POD_TARGETS = frozenset({"k8s"})
 # targets that run every role on a host of its own (a pod, a SLURM node)
@@ -61,9 +62,15 @@ def _context(stack: Stack, role: RoleConfig, version: str) -> dict[str, Any]:
         "profilekit_version": __version__,
         # free text that templates write into `#` comments: a layer's file name may hold a newline
         "stack": comment_text(stack.spec),
+        "layers": header_layers(stack),
         "role": comment_text(role.name),
         "vllm_version": version,
     }
+
+
+def header_layers(stack: Stack) -> str:
+    """The layers of a stack in merge order, each with its file, for one `#` comment line of a header."""
+    return comment_text(", ".join(f"{layer.name} ({layer.file})" for layer in stack.layers))
 
 
 def render_stack(
@@ -83,6 +90,7 @@ def render_stack(
     `root` is the repository's: a failing team template is named by its file relative to it. `k8s` and `slurm`
     are the repository's `[render.k8s]` and `[render.slurm]` tables.
     """
+    from profilekit.targets.vllm_config import ConfigUnwritable
     from profilekit.templating import TemplateFailure
 
     findings: list[Finding] = []
@@ -95,7 +103,7 @@ def render_stack(
         files = _files(
             _environment(team_templates, root), stack, chosen, version=version, catalogue=catalogue, targets=targets
         )
-    except TemplateFailure as failure:
+    except (TemplateFailure, ConfigUnwritable) as failure:
         return {}, [failure.finding]
     if "k8s" in targets:
         files = _with_k8s(files, stack, chosen, version=version, catalogue=catalogue, settings=k8s, root=root)
@@ -172,20 +180,7 @@ def _files(
         plain, secrets = split_env(role)
         ctx = _context(stack, role, version)
         if "script" in targets:
-            argv = role_argv(role, catalogue)
-            command = _command_lines(argv)
-            text = _render_template(
-                env,
-                TEMPLATE_FILES["script"],
-                {
-                    **ctx,
-                    "script_name": f"{role.name}.sh",
-                    "secrets": secrets,
-                    "exports": [f"{k}={shell_quote(v)}" for k, v in plain.items()],
-                    "command": command,
-                },
-            )
-            files[f"{role.name}.sh"] = Rendered(text, 0o755)
+            files[f"{role.name}.sh"] = _launch_script(env, ctx, role, argv=role_argv(role, catalogue))
         if "env" in targets:
             text = _render_template(
                 env,
@@ -197,10 +192,49 @@ def _files(
                 },
             )
             files[f"{role.name}.env"] = Rendered(text, 0o644)
+        if VLLM_CONFIG in targets and role.is_vllm:
+            files.update(_vllm_config_files(env, stack, role, ctx, version=version, catalogue=catalogue))
     if "script" in targets and len(chosen) > 1 and len(chosen) == len(stack.roles) and not several_hosts(chosen):
         files[UP_SCRIPT] = Rendered(_up_script(env, stack, chosen, version, catalogue), 0o755)
     files[MANIFEST] = Rendered(manifest(stack, version=version, files=files))
     return files
+
+
+def _launch_script(
+    env: Sandbox,
+    ctx: dict[str, Any],
+    role: RoleConfig,
+    *,
+    argv: list[str],
+    tail: str = "",
+) -> Rendered:
+    """`R.sh`: the role's env exported, then `exec` of `argv` (and `tail`, shell text already quoted)."""
+    plain, secrets = split_env(role)
+    text = _render_template(
+        env,
+        TEMPLATE_FILES["script"],
+        {
+            **ctx,
+            "script_name": f"{role.name}.sh",
+            "secrets": secrets,
+            "exports": [f"{k}={shell_quote(v)}" for k, v in plain.items()],
+            "command": _command_lines(argv) + (" " + tail if tail else ""),
+        },
+    )
+    return Rendered(text, 0o755)
+
+
+def _vllm_config_files(
+    env: Sandbox, stack: Stack, role: RoleConfig, ctx: dict[str, Any], *, version: str, catalogue: Catalogue | None
+) -> dict[str, Rendered]:
+    """`R.yaml` for `vllm serve --config` and the `R.sh` that runs it (targets/vllm_config.py)."""
+    from profilekit.targets.vllm_config import config_file_name, config_text, launch_words
+
+    argv, path = launch_words(role)
+    return {
+        config_file_name(role): Rendered(config_text(stack, role, version=version, catalogue=catalogue)),
+        f"{role.name}.sh": _launch_script(env, ctx, role, argv=argv, tail=path),
+    }
 
 
 def several_hosts(roles: list[RoleConfig]) -> str | None:
@@ -257,6 +291,7 @@ def _up_script(env: Sandbox, stack: Stack, roles: list[RoleConfig], version: str
         {
             "profilekit_version": __version__,
             "stack": comment_text(stack.spec),
+            "layers": header_layers(stack),
             "vllm_version": version,
             "vllm_roles": listed([role.name for role in ordered if role.is_vllm]),
             "command_roles": listed([role.name for role in ordered if not role.is_vllm]),

@@ -35,7 +35,7 @@ PD = {
     )
 }
 TEMPLATE_FIX = (
-    "    fix: fix the template; templates can use: command, exports, profilekit_version, role, script_name, "
+    "    fix: fix the template; templates can use: command, exports, layers, profilekit_version, role, script_name, "
     "secrets, stack, vllm_version"
 )
 Check = Callable[[Path, Path, Path], None]

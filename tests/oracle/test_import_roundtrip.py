@@ -49,7 +49,7 @@ def test_a_corpus_of_command_lines_imports_to_the_same_namespace(oracle: OracleW
 
 
 def test_config_files_import_to_the_same_namespace(oracle: OracleWorker, oracle_version: str) -> None:
-    # vLLM reads these with PyYAML; profilekit with its own reader of the subset
+    # vLLM and profilekit both read these with PyYAML (yaml.safe_load)
     outcome = import_config_corpus(oracle_version, oracle)
     assert outcome.disagreements == [], _readable(outcome.disagreements[:20])
     assert outcome.cases == CONFIG_CORPUS

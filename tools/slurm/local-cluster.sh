@@ -14,7 +14,7 @@ if [[ $(id -u) != 0 ]]; then
   exit 2
 fi
 if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurm-wlm munge >/dev/null
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurm-wlm munge >/dev/null
 fi
 
 mkdir -p "$dir/state" "$dir/spool"

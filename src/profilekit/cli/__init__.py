@@ -2,7 +2,8 @@
 
 `app` holds the typer app and what every command shares; one module per command family registers its commands
 (in the order `--help` lists them). Importing this package loads none of them: `main` answers a repeat run
-from the cache (`profilekit.cache.replay`) before typer, pydantic or jinja2 are imported.
+from the cache (`profilekit.cache.replay`) before typer, pydantic or jinja2 are imported, and a shell's
+completion request (`_PROFILEKIT_COMPLETE`, `cli.completion`) before the cache is consulted.
 """
 
 from __future__ import annotations
@@ -22,7 +23,19 @@ EXIT_OK = 0  # profilekit.errors.EXIT_OK, without importing that module (datacla
 __all__ = ["app", "main"]
 
 # each module registers its commands with `app`, in the order `--help` lists them
-COMMAND_MODULES = ("listing", "show", "explain", "checking", "render", "diff", "importing", "editing", "flags")
+COMMAND_MODULES = (
+    "listing",
+    "show",
+    "explain",
+    "checking",
+    "render",
+    "diff",
+    "importing",
+    "editing",
+    "flags",
+    "scaffold",
+    "doctor",
+)
 
 
 def _app() -> Typer:
@@ -47,6 +60,13 @@ def main(argv: list[str] | None = None) -> int:
     """
     if argv is not None:
         return _run(["--no-cache", *argv] if argv else [])
+    import os  # already loaded by the interpreter: a dictionary lookup
+
+    instruction = os.environ.get("_PROFILEKIT_COMPLETE")
+    if instruction:  # a shell asking for completions: never answered from the cache (its words are in env)
+        from profilekit.cli.completion import run_completion
+
+        return run_completion(instruction)
     args = sys.argv[1:]
     if args == ["--version"]:
         from profilekit import __version__

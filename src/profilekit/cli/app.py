@@ -202,6 +202,37 @@ def open_session() -> Session:
     return G.session
 
 
+def release_without_layers() -> str:
+    """The target release of this run's global options, without loading the layers: for `flags` and `schema`."""
+    return target_release(G.repo, G.vllm_version)
+
+
+def target_release(repo: Path | None, vllm_version: str | None) -> str:
+    """The target release (`vllm_version`, else `[vllm] version` if a repository is found at or above `repo`, else
+    the newest), without loading the repository's layers (and without pydantic): for `flags`, `schema`, completion."""
+    import tomllib
+
+    from profilekit.errors import UsageError
+    from profilekit.layers import REPO_MARKER, find_repo
+    from profilekit.vllm.versions import resolve_version
+
+    if vllm_version is not None:
+        return resolve_version(vllm_version, None)
+    try:
+        root = find_repo(None, repo)
+    except UsageError:
+        if repo is not None:
+            raise
+        return resolve_version(None, None)
+    try:
+        data = tomllib.loads((root / REPO_MARKER).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"cannot read {REPO_MARKER}: {exc}", hint="fix it, or pass --vllm-version X.Y.Z") from None
+    section = data.get("vllm")
+    configured = section.get("version") if isinstance(section, dict) else None
+    return resolve_version(None, configured if isinstance(configured, str) else None)
+
+
 def check_format(fmt: str, allowed: tuple[str, ...]) -> None:
     from profilekit.errors import UsageError
 

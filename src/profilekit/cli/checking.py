@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from profilekit.cli.app import G, app, check_format, command, exit_for, open_session, out, print_findings, redactor
+from profilekit.cli.completion import complete_stack
 from profilekit.errors import EXIT_FINDINGS, Finding, FindingsError
 
 FORMAT_HELP = (
@@ -22,7 +23,10 @@ ALL_HELP = "Every deployable layer and every [lint] stacks entry."
 @app.command()
 @command
 def check(
-    stacks: Annotated[list[str] | None, typer.Argument(help=STACKS_HELP, show_default=False, metavar="STACK")] = None,
+    stacks: Annotated[
+        list[str] | None,
+        typer.Argument(help=STACKS_HELP, show_default=False, metavar="STACK", autocompletion=complete_stack),
+    ] = None,
     every: Annotated[bool, typer.Option("--all", help=ALL_HELP)] = False,
     fmt: Annotated[str, typer.Option("--format", help=FORMAT_HELP)] = "text",
     strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too.")] = False,

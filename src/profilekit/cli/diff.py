@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from profilekit.cli.app import G, app, check_format, command, open_session, out, redactor, warn
+from profilekit.cli.completion import complete_role, complete_stack
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 
 if TYPE_CHECKING:
@@ -73,8 +74,10 @@ def _releases(spec: str, from_release: str | None, to_release: str, role: str | 
 @app.command()
 @command
 def diff(
-    stacks: Annotated[list[str], typer.Argument(help="STACK_A STACK_B, or one STACK with --to-release")],
-    role: Annotated[str | None, typer.Option("--role", help="Only this role.")] = None,
+    stacks: Annotated[
+        list[str], typer.Argument(help="STACK_A STACK_B, or one STACK with --to-release", autocompletion=complete_stack)
+    ],
+    role: Annotated[str | None, typer.Option("--role", help="Only this role.", autocompletion=complete_role)] = None,
     fmt: Annotated[str, typer.Option("--format", help="text or json")] = "text",
     from_release: Annotated[
         str | None, typer.Option("--from-release", help="Release the stack targets today (default: [vllm] version).")

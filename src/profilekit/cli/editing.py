@@ -8,18 +8,34 @@ from typing import Annotated
 import typer
 
 from profilekit.cli.app import app, command, err, open_session, out, print_findings
+from profilekit.cli.completion import complete_layer, complete_set_key, complete_stack, complete_unset_key
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK
 
 CHECK_HELP = "Also compose and check this stack with the edit; refuse it if it brings an error (repeatable)."
 
 
+# the arguments `set` and `unset` share
+LayerArgument = Annotated[
+    str,
+    typer.Argument(help="The layer to edit: its name or its file.", show_default=False, autocompletion=complete_layer),
+]
+CheckOption = Annotated[
+    list[str] | None, typer.Option("--check", metavar="STACK", help=CHECK_HELP, autocompletion=complete_stack)
+]
+
+
 @app.command("set")
 @command
 def set_value(
-    layer: Annotated[str, typer.Argument(help="The layer to edit: its name or its file.", show_default=False)],
-    key: Annotated[str, typer.Argument(help="A TOML key: serve.max_num_seqs, roles.prefill.serve.port, env.X")],
+    layer: LayerArgument,
+    key: Annotated[
+        str,
+        typer.Argument(
+            help="A TOML key: serve.max_num_seqs, roles.prefill.serve.port, env.X", autocompletion=complete_set_key
+        ),
+    ],
     value: Annotated[str, typer.Argument(help="A TOML value (64, 32.5, true, [1, 2]); a bare word is a string.")],
-    check: Annotated[list[str] | None, typer.Option("--check", metavar="STACK", help=CHECK_HELP)] = None,
+    check: CheckOption = None,
 ) -> int:
     """Set KEY in a layer file to VALUE; comments, order and layout stay as they are. Checked before it is written."""
     from profilekit.edit import parse_key, parse_value, set_key
@@ -32,9 +48,12 @@ def set_value(
 @app.command("unset")
 @command
 def unset_value(
-    layer: Annotated[str, typer.Argument(help="The layer to edit: its name or its file.", show_default=False)],
-    key: Annotated[str, typer.Argument(help="A TOML key written in that file.", show_default=False)],
-    check: Annotated[list[str] | None, typer.Option("--check", metavar="STACK", help=CHECK_HELP)] = None,
+    layer: LayerArgument,
+    key: Annotated[
+        str,
+        typer.Argument(help="A TOML key written in that file.", show_default=False, autocompletion=complete_unset_key),
+    ],
+    check: CheckOption = None,
 ) -> int:
     """Delete KEY from a layer file (not `[layer] unset`, which removes values of the layers below)."""
     from profilekit.edit import parse_key, unset_key

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from profilekit.cli.app import app, check_format, command, open_session, out, redactor, warn
+from profilekit.cli.completion import complete_role, complete_stack, complete_stack_key
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK, ProfilekitError, UsageError
 from profilekit.tomlpos import format_key, parse_key
 
@@ -143,12 +144,15 @@ def _default_text(flag: Flag, version: str) -> str:
 @app.command()
 @command
 def explain(
-    stack: Annotated[str, typer.Argument(help="Layers joined by '+'")],
+    stack: Annotated[str, typer.Argument(help="Layers joined by '+'", autocompletion=complete_stack)],
     key: Annotated[
         str | None,
-        typer.Argument(help="Only entries at or below this key: serve.max_num_seqs, max_num_seqs, port, HF_TOKEN"),
+        typer.Argument(
+            help="Only entries at or below this key: serve.max_num_seqs, max_num_seqs, port, HF_TOKEN",
+            autocompletion=complete_stack_key,
+        ),
     ] = None,
-    role: Annotated[str | None, typer.Option("--role", help="Only this role.")] = None,
+    role: Annotated[str | None, typer.Option("--role", help="Only this role.", autocompletion=complete_role)] = None,
     fmt: Annotated[str, typer.Option("--format", help="text or json")] = "text",
 ) -> int:
     """Show each effective value with its origin and what it overrode, or vLLM's default where no layer sets it."""

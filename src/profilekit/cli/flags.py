@@ -6,33 +6,8 @@ from typing import Annotated
 
 import typer
 
-from profilekit.cli.app import G, app, check_format, command, err, out
+from profilekit.cli.app import app, check_format, command, err, out, release_without_layers
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK
-
-
-def _flags_version() -> str:
-    """The target release without loading the repository's layers (and without pydantic)."""
-    import tomllib
-
-    from profilekit.errors import UsageError
-    from profilekit.layers import REPO_MARKER, find_repo
-    from profilekit.vllm.versions import resolve_version
-
-    if G.vllm_version is not None:
-        return resolve_version(G.vllm_version, None)
-    try:
-        root = find_repo(None, G.repo)
-    except UsageError:
-        if G.repo is not None:
-            raise
-        return resolve_version(None, None)
-    try:
-        data = tomllib.loads((root / REPO_MARKER).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise UsageError(f"cannot read {REPO_MARKER}: {exc}", hint="fix it, or pass --vllm-version X.Y.Z") from None
-    section = data.get("vllm")
-    configured = section.get("version") if isinstance(section, dict) else None
-    return resolve_version(None, configured if isinstance(configured, str) else None)
 
 
 # `flags -O` searches for vLLM's -O short form instead of failing as an unknown option of `flags`
@@ -50,7 +25,7 @@ def flags(
     from profilekit.vllm.flagsearch import as_json, as_text, search
 
     check_format(fmt, ("text", "json"))
-    version = _flags_version()
+    version = release_without_layers()
     catalogue = load_catalogue(version)
     if catalogue is None:
         raise UsageError(f"this build of profilekit ships no flag catalogue for vLLM {version}")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from profilekit.cli.app import app, command, err, open_session, out, print_findings
+from profilekit.cli.completion import complete_role, complete_stack
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK, Finding, UsageError
 
 if TYPE_CHECKING:
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
     from profilekit.session import Session
 
 OUT_HELP = "Output folder (default: build/STACK; with several stacks, one folder per stack inside it)."
-TARGET_HELP = "script, env, k8s, slurm: repeatable or comma-separated (default: script and env)"
+TARGET_HELP = "script, env, vllm-config, k8s, slurm: repeatable or comma-separated (default: script and env)"
 
 
 def _folder_name(spec: str) -> str:
@@ -29,7 +30,7 @@ def _targets(given: list[str] | None) -> tuple[str, ...]:
     """`--target script,env` and `--target script --target env` alike."""
     import difflib
 
-    from profilekit.render import DEFAULT_TARGETS, TARGETS
+    from profilekit.render import DEFAULT_TARGETS, TARGETS, VLLM_CONFIG
 
     targets = [t.strip() for value in given or [] for t in value.split(",") if t.strip()]
     for t in targets:
@@ -37,6 +38,11 @@ def _targets(given: list[str] | None) -> tuple[str, ...]:
             close = difflib.get_close_matches(t, TARGETS, n=1)
             hint = (f"did you mean {close[0]!r}? " if close else "") + "targets: " + ", ".join(TARGETS)
             raise UsageError(f"unknown render target {t!r}", hint=hint)
+    if "script" in targets and VLLM_CONFIG in targets:
+        raise UsageError(
+            f"--target script and --target {VLLM_CONFIG} both write each role's R.sh",
+            hint=f"choose one: {VLLM_CONFIG} writes R.yaml and an R.sh that runs `vllm serve MODEL --config R.yaml`",
+        )
     return tuple(dict.fromkeys(targets)) or DEFAULT_TARGETS
 
 
@@ -45,16 +51,26 @@ def _targets(given: list[str] | None) -> tuple[str, ...]:
 def render(
     stacks: Annotated[
         list[str] | None,
-        typer.Argument(help="Stacks: layer names or layer files joined by '+'", show_default=False, metavar="STACK"),
+        typer.Argument(
+            help="Stacks: layer names or layer files joined by '+'",
+            show_default=False,
+            metavar="STACK",
+            autocompletion=complete_stack,
+        ),
     ] = None,
     *,
     every: Annotated[bool, typer.Option("--all", help="Every deployable layer and every [lint] stacks entry.")] = False,
     out_dir: Annotated[Path | None, typer.Option("--out", help=OUT_HELP)] = None,
     role: Annotated[
-        str | None, typer.Option("--role", help="Only this role's files; the others are left alone.")
+        str | None,
+        typer.Option("--role", help="Only this role's files; the others are left alone.", autocompletion=complete_role),
     ] = None,
     print_: Annotated[bool, typer.Option("--print", help="Print one role's launch script instead.")] = False,
     target: Annotated[list[str] | None, typer.Option("--target", help=TARGET_HELP)] = None,
+    explain: Annotated[
+        bool,
+        typer.Option("--explain", help="Print where each argument and env entry comes from; write nothing."),
+    ] = False,
 ) -> int:
     """Write launch scripts, env files and a manifest for each stack; a stack with errors stops them all."""
     from profilekit.stacks import chosen_stacks
@@ -62,8 +78,11 @@ def render(
     targets = _targets(target)
     session = open_session()
     specs = chosen_stacks(session, stacks or [], every=every)
-    if print_ and len(specs) > 1:
-        raise UsageError("--print prints one script: name one stack", hint=f"e.g. render {specs[0]} --print")
+    if print_ and explain:
+        raise UsageError("--print and --explain each print instead of writing: choose one")
+    for flag, what in (("--print", "one script"), ("--explain", "one stack's provenance")):
+        if (print_ if flag == "--print" else explain) and len(specs) > 1:
+            raise UsageError(f"{flag} prints {what}: name one stack", hint=f"e.g. render {specs[0]} {flag}")
     composed = [session.stack(spec) for spec in specs]
     for stack in composed:
         roles = session.role_names(stack, role)
@@ -72,8 +91,17 @@ def render(
                 f"--print needs --role: stack {stack.spec!r} has roles " + ", ".join(roles),
                 hint=f"add --role {roles[0]}",
             )
+        if targets == ("vllm-config",) and not any(stack.roles[name].is_vllm for name in roles):
+            raise UsageError(
+                f"--target vllm-config writes files for vLLM roles, and {', '.join(roles)} "
+                f"{'is a command role' if len(roles) == 1 else 'are command roles'}",
+                hint="render command roles with --target script",
+            )
     if not _checks_pass(session, composed, ("script",) if print_ else targets):
         return EXIT_FINDINGS
+    if explain:
+        _explain(session, composed[0], role)
+        return EXIT_OK
     rendered: list[tuple[Stack, dict[str, Rendered]]] = []
     for stack in composed:
         files, problems = _render(session, stack, role, ("script",) if print_ else targets)
@@ -94,6 +122,17 @@ def render(
         if "slurm" in targets and role is not None and len(stack.roles) > 1:
             err("note: job.sbatch not written: it starts every role of the stack; render without --role for it")
     return EXIT_OK
+
+
+def _explain(session: Session, stack: Stack, role: str | None) -> None:
+    """Each role's rendered arguments and env entries, each with the file, line and layer that set it."""
+    from profilekit.provenance import role_provenance
+
+    for name in session.role_names(stack, role):
+        for item in role_provenance(stack.roles[name], session.catalogue):
+            out(f"[{name}] {item.text}")
+            for origin in item.origins:
+                out(f"    set at {origin}  ({origin.key}, layer {origin.layer})")
 
 
 def _checks_pass(session: Session, stacks: list[Stack], targets: tuple[str, ...]) -> bool:

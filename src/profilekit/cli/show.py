@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from profilekit.cli.app import app, check_format, command, open_session, out, redactor, warn
+from profilekit.cli.completion import complete_role, complete_stack
 from profilekit.errors import EXIT_OK
 
 if TYPE_CHECKING:
@@ -40,10 +41,11 @@ def show(
             help="Stacks: layer names or layer files joined by '+', e.g. base+replayssm",
             show_default=False,
             metavar="STACK",
+            autocompletion=complete_stack,
         ),
     ] = None,
     every: Annotated[bool, typer.Option("--all", help="Every deployable layer and every [lint] stacks entry.")] = False,
-    role: Annotated[str | None, typer.Option("--role", help="Only this role.")] = None,
+    role: Annotated[str | None, typer.Option("--role", help="Only this role.", autocompletion=complete_role)] = None,
     fmt: Annotated[str, typer.Option("--format", help="toml or json")] = "toml",
 ) -> int:
     """Print the effective configuration of a stack (of several: {"stacks": [...]}, one entry per stack)."""

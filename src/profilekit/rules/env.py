@@ -34,6 +34,10 @@ BASH_DYNAMIC = frozenset(
 # names, passed on from the launching environment, would reach the process with bash's value.
 BASH_NOT_INHERITED = frozenset({"BASH", "BASH_VERSION", "COMP_WORDBREAKS", "IFS", "OLDPWD", "OPTERR", "PS4", "PWD"})
 
+# the rules that judge the env files and launch scripts profilekit writes: a value a process inherits from the
+# shell that launches it is written by neither (doctor leaves these out of what the shell adds)
+WRITTEN_ENV_RULES = frozenset({"env-bash-reserved", "env-unrepresentable"})
+
 # `validate_environ` is the first check of EngineArgs.create_engine_config, before any config object is built
 _VALIDATE_ENVIRON = (STAGE_CONFIG_OBJECTS, -1)
 
@@ -161,7 +165,7 @@ def unknown_env_var(ctx: Context) -> Iterable[Hit]:
 
 def _unknown(ctx: Context, name: str, origin: Location, strict: RoleFacts | None) -> Hit:
     said = f"Unknown vLLM environment variable detected: {name}"
-    history, fix = _history(ctx, name)
+    history, fix = env_history(ctx.version, name)
     locations = [origin]
     if strict is None:
         consequence = f'it starts anyway and logs "{said}"'
@@ -179,9 +183,12 @@ def _unknown(ctx: Context, name: str, origin: Location, strict: RoleFacts | None
     )
 
 
-def _history(ctx: Context, name: str) -> tuple[str, str]:
-    """What other releases did with `name` (renamed, replaced by an option, removed, not yet added), and a fix."""
-    target = version_key(ctx.version)
+def env_history(version: str, name: str) -> tuple[str, str]:
+    """What other releases did with a `VLLM_*` name `version` does not know (renamed, replaced by an option,
+    removed, not yet added; `""` when none knew it), and a fix (a did-you-mean when the name is misspelt).
+
+    `doctor` says the same of the names in the shell's environment."""
+    target = version_key(version)
     for move in renames():
         later = target >= version_key(move.release)
         if move.old == name and later and move.new:
@@ -195,13 +202,13 @@ def _history(ctx: Context, name: str) -> tuple[str, str]:
         if move.new == name and not later:
             return (
                 f" (it is new in vLLM {move.release}; earlier releases read {move.old})",
-                f"write {move.old} for vLLM {ctx.version}",
+                f"write {move.old} for vLLM {version}",
             )
     releases = releases_knowing(name)
     if releases:
         span = releases[0] if len(releases) == 1 else f"{releases[0]}–{releases[-1]}"
         return f" (vLLM {span} read it)", "remove it, or target a release that reads it"
-    close = closest_env_name(name, ctx.version)
+    close = closest_env_name(name, version)
     if close is not None:
         return "", f"did you mean {close!r}?"
-    return "", f"remove it, or check the name against vllm/envs.py of vLLM {ctx.version}"
+    return "", f"remove it, or check the name against vllm/envs.py of vLLM {version}"

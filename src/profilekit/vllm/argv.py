@@ -16,7 +16,7 @@ from profilekit.vllm.values import as_args, compact_json, glued
 if TYPE_CHECKING:
     from profilekit.vllm.catalogue import Catalogue
 
-__all__ = ["compact_json", "render_argv"]
+__all__ = ["compact_json", "option_args", "render_argv"]
 
 
 def _scalar(value: Any) -> str:
@@ -48,8 +48,12 @@ def render_argv(serve: dict[str, Any], catalogue: Catalogue | None = None) -> li
     if model is not None:
         args.append(str(model))
     for dest, value in serve.items():
-        if dest == "model":
-            continue
-        flag = catalogue.flag(dest) if catalogue is not None else None
-        args += as_args(flag, value) if flag is not None else _generic(dest, value)
+        if dest != "model":
+            args += option_args(dest, value, catalogue)
     return args
+
+
+def option_args(dest: str, value: Any, catalogue: Catalogue | None) -> list[str]:
+    """The words of one `serve` key (its catalogue entry's rendering, or the generic one without it)."""
+    flag = catalogue.flag(dest) if catalogue is not None else None
+    return as_args(flag, value) if flag is not None else _generic(dest, value)

@@ -1,225 +1,70 @@
-"""`vllm serve --config FILE.yaml`: a small reader for the YAML vLLM's docs use, expanded as vLLM expands it.
+"""`vllm serve --config FILE.yaml`: read and write config files with PyYAML, the library vLLM reads them with.
 
-PyYAML is not a dependency of profilekit, so this reads the subset that `vllm serve` config files use
-(vLLM docs `configuration/serve_args.md`, recipes): a mapping of option names to plain or quoted
-scalars, flow lists `[a, b]`, block lists (`- a`), and nested mappings (JSON-valued options). Scalars
-resolve as PyYAML's `safe_load` resolves them (YAML 1.1: `yes`/`on` are booleans too). Anything else
-(anchors, tags, block strings, flow mappings, octal or sexagesimal numbers, ...) is refused with the line,
-never guessed. `config_args` then turns the mapping into argv words exactly as `vllm serve` does
-(`FlexibleArgumentParser.load_config_file`, vllm/utils/argparse_utils.py).
+vLLM's `FlexibleArgumentParser.load_config_file` (vllm/utils/argparse_utils.py, 0.27.0-0.33.0) reads the
+file with `yaml.safe_load` and turns each top-level entry into argv words. profilekit reads (`import`) and
+writes (`render --target vllm-config`) with the same `yaml.safe_load` / `yaml.safe_dump`, so a value means
+to profilekit what it means to vLLM: YAML 1.1 resolution (`yes` and `on` are booleans, `010` is octal),
+anchors, block strings and dates included. PyYAML is imported here only, when a config file is read or
+written, to keep the start-up of every other command small.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
-
-_BOOL_TRUE = {"yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"}
-_BOOL_FALSE = {"no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"}
-_NULL = {"", "~", "null", "Null", "NULL"}
-_INT = re.compile(r"[-+]?(0|[1-9][0-9]*)")
-_FLOAT = re.compile(r"[-+]?[0-9]+\.[0-9]*([eE][-+][0-9]+)?|[-+]?\.[0-9]+([eE][-+][0-9]+)?")
-# forms YAML 1.1 gives other meanings (octal, hex, binary, sexagesimal, underscores, .inf): refused
-_AMBIGUOUS = re.compile(
-    r"[-+]?0[0-7_]+|[-+]?0x[0-9a-fA-F_]+|[-+]?0b[01_]+|[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?"
-    r"|[-+]?[0-9][0-9_]*_[0-9_]*(\.[0-9_]*)?|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)"
-)
-# YAML 1.1 timestamps (PyYAML makes dates and datetimes of them)
-_TIMESTAMP = re.compile(
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(\.[0-9]*)?"
-    r"([ \t]*(Z|[-+][0-9]{1,2}(:[0-9]{2})?))?"
-)
-# a plain key (any text up to `: `, not starting with a YAML indicator), or a quoted one
-_KEY = re.compile(
-    r"""^((?:[^\s\-?:,\[\]{}#&*!|>'"%@`]|[-?:](?=\S))[^#]*?|"(?:[^"\\]|\\.)*"|'(?:[^']|'')*')\s*:(?:\s|$)"""
-)
 
 
 class YamlError(ValueError):
-    """A config file outside the subset: the message names the line."""
+    """A config file vLLM cannot read, or cannot turn into arguments: the message names the line."""
 
 
-def _strip_comment(text: str) -> str:
-    """Remove a ` # comment` outside quotes (a double-quoted string may hold escaped quotes)."""
-    quote: str | None = None
-    index = 0
-    while index < len(text):
-        char = text[index]
-        if quote == '"' and char == "\\":
-            index += 2
-            continue
-        if quote:
-            if char == quote:
-                quote = None
-        elif char in "\"'" and (index == 0 or text[index - 1] in " \t[,:"):
-            quote = char
-        elif char == "#" and (index == 0 or text[index - 1] in " \t"):
-            return text[:index].rstrip()
-        index += 1
-    return text.rstrip()
-
-
-_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "/": "/", "0": "\0", "r": "\r"}
-
-
-def _quoted(text: str, line: int) -> str:
-    if text[0] == "'":
-        if len(text) < 2 or not text.endswith("'"):
-            raise YamlError(f"line {line}: unterminated quoted string")
-        return text[1:-1].replace("''", "'")
-    if len(text) < 2 or not text.endswith('"'):
-        raise YamlError(f"line {line}: unterminated quoted string")
-    body, out, index = text[1:-1], [], 0
-    while index < len(body):
-        char = body[index]
-        if char == "\\":
-            nxt = body[index + 1 : index + 2]
-            if nxt in _ESCAPES:
-                out.append(_ESCAPES[nxt])
-                index += 2
-                continue
-            if nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", body[index + 2 : index + 6]):
-                out.append(chr(int(body[index + 2 : index + 6], 16)))
-                index += 6
-                continue
-            raise YamlError(f"line {line}: escape \\{nxt} is not supported")
-        out.append(char)
-        index += 1
-    return "".join(out)
-
-
-def scalar(text: str, line: int) -> Any:
-    """A YAML 1.1 scalar as PyYAML's safe_load resolves it."""
-    text = text.strip()
-    if text[:1] in ("'", '"'):
-        return _quoted(text, line)
-    if text[:1] in ("&", "*", "!", "|", ">", "%", "@", "`", "{"):
-        raise YamlError(f"line {line}: {text!r} uses YAML that profilekit import does not read; quote the value")
-    if ": " in text or text.endswith(":") or " #" in text:
-        raise YamlError(f"line {line}: {text!r} is not a plain value; quote it")
-    if text in _NULL:
-        return None
-    if text in _BOOL_TRUE:
-        return True
-    if text in _BOOL_FALSE:
-        return False
-    if _AMBIGUOUS.fullmatch(text) or _TIMESTAMP.fullmatch(text):
-        raise YamlError(f"line {line}: YAML 1.1 reads {text!r} as a number or a date; quote it if it is a string")
-    if _INT.fullmatch(text):
-        return int(text)
-    if _FLOAT.fullmatch(text):
-        return float(text)
-    return text
-
-
-def _flow_list(text: str, line: int) -> list[Any]:
-    inner = text[1:-1].strip()
-    if not inner:
-        return []
-    items: list[str] = []
-    current, quote, index = "", None, 0
-    while index < len(inner):
-        char = inner[index]
-        if quote == '"' and char == "\\":
-            current += inner[index : index + 2]
-            index += 2
-            continue
-        if quote:
-            current += char
-            if char == quote:
-                quote = None
-        elif char in "\"'":
-            quote = char
-            current += char
-        elif char in "[]{}":
-            raise YamlError(f"line {line}: nested flow collections are not supported; use block style")
-        elif char == ",":
-            items.append(current)
-            current = ""
-        else:
-            current += char
-        index += 1
-    items.append(current)
-    return [scalar(item, line) for item in items]
-
-
-def _value(text: str, line: int) -> Any:
-    if text.startswith("["):
-        if not text.endswith("]"):
-            raise YamlError(f"line {line}: a flow list must end on the same line")
-        return _flow_list(text, line)
-    return scalar(text, line)
-
-
-def _key(text: str, line: int) -> str:
-    if text[:1] in ("'", '"'):
-        return _quoted(text, line)
-    return text
+def _at(mark: Any) -> str:
+    return f"line {mark.line + 1}, column {mark.column + 1}"
 
 
 def read_yaml(text: str) -> dict[str, Any]:
-    """The mapping of a config file (raises YamlError)."""
-    lines: list[tuple[int, int, str]] = []  # (line number, indent, content)
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if "\t" in raw[: len(raw) - len(raw.lstrip())]:
-            raise YamlError(f"line {number}: tabs cannot indent YAML")
-        content = _strip_comment(raw)
-        if not content.strip():
-            continue
-        if content.strip() in ("---", "..."):
-            if number == 1 or content.strip() == "...":
-                continue
-            raise YamlError(f"line {number}: a config file holds one YAML document")
-        lines.append((number, len(content) - len(content.lstrip()), content.strip()))
-    if not lines:
-        # yaml.safe_load gives None, and vLLM fails on None.items()
-        raise YamlError("the file holds no options; vLLM cannot start from an empty config file")
-    value, end = _block(lines, 0, lines[0][1])
-    if end != len(lines):
-        raise YamlError(f"line {lines[end][0]}: unexpected indentation")
-    if not isinstance(value, dict):
-        raise YamlError(f"line {lines[0][0]}: a config file is a mapping of option names to values")
-    return value
+    """The mapping of a config file, as `yaml.safe_load` gives it to vLLM (raises YamlError).
+
+    A key that appears twice keeps its last value, as in vLLM (PyYAML does not refuse it).
+    """
+    import yaml
+
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+        if node is None or data is None:
+            # yaml.safe_load gives None, and vLLM fails on None.items()
+            raise YamlError("the file holds no options; vLLM cannot start from an empty config file")
+        if not isinstance(data, dict):
+            raise YamlError(f"{_at(node.start_mark)}: a config file is a mapping of option names to values")
+        for key_node, value_node in node.value:
+            _check_entry(loader.construct_object(key_node, deep=True), key_node, value_node, data)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = ": ".join(part for part in (exc.context, exc.problem) if part)
+        raise YamlError(f"{_at(mark)}: {problem}" if mark is not None else problem) from None
+    except yaml.YAMLError as exc:
+        raise YamlError(str(exc)) from None
+    finally:
+        loader.dispose()
+    return data
 
 
-def _block(lines: list[tuple[int, int, str]], start: int, indent: int) -> tuple[Any, int]:
-    number, _, content = lines[start]
-    if content.startswith("- ") or content == "-":
-        items: list[Any] = []
-        index = start
-        while index < len(lines) and lines[index][1] == indent and lines[index][2][:2] in ("- ", "-"):
-            item = lines[index][2][1:].strip()
-            if not item:
-                raise YamlError(f"line {lines[index][0]}: nested lists are not supported")
-            if _KEY.match(item):
-                raise YamlError(f"line {lines[index][0]}: lists of mappings are not supported")
-            items.append(_value(item, lines[index][0]))
-            index += 1
-        return items, index
-    mapping: dict[str, Any] = {}
-    index = start
-    while index < len(lines) and lines[index][1] == indent:
-        number, _, content = lines[index]
-        match = _KEY.match(content)
-        if not match:
-            raise YamlError(f"line {number}: expected `key: value`, got {content!r}")
-        key = _key(match.group(1), number)
-        if key in mapping:
-            raise YamlError(f"line {number}: {key!r} appears twice")
-        rest = content[match.end() :].strip()
-        index += 1
-        if rest:
-            mapping[key] = _value(rest, number)
-        elif index < len(lines) and lines[index][1] > indent:
-            mapping[key], index = _block(lines, index, lines[index][1])
-        elif index < len(lines) and lines[index][1] == indent and lines[index][2][:2] in ("- ", "-"):
-            mapping[key], index = _block(lines, index, indent)  # YAML allows `key:\n- a` at the same indent
-        else:
-            mapping[key] = None
-    if index < len(lines) and lines[index][1] > indent:
-        raise YamlError(f"line {lines[index][0]}: unexpected indentation")
-    return mapping, index
+def _check_entry(key: Any, key_node: Any, value_node: Any, data: dict[Any, Any]) -> None:
+    """Refuse what vLLM fails on with a traceback: a key that is no string, a mapping that is no JSON."""
+    if not isinstance(key, str):
+        # vLLM builds `"--" + key`: a number or a null as a key fails there with a TypeError
+        raise YamlError(f"{_at(key_node.start_mark)}: the option name {key_node.value!r} is not a string; quote it")
+    value = data[key]
+    if isinstance(value, dict):
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError) as exc:
+            raise YamlError(
+                f"{_at(value_node.start_mark)}: {key}: vLLM passes a mapping on as JSON, and this one "
+                f"cannot be ({exc}); quote the value that is not a string, number, boolean or null"
+            ) from None
 
 
 def config_args(mapping: dict[str, Any], notes: list[str] | None = None) -> list[str]:
@@ -245,3 +90,17 @@ def config_args(mapping: dict[str, Any], notes: list[str] | None = None) -> list
         else:
             args += ["--" + key, str(value)]
     return args
+
+
+def dump_yaml(mapping: dict[str, Any]) -> str:
+    """`mapping` as block YAML that `yaml.safe_load` reads back to the very same values.
+
+    PyYAML quotes every string its own resolver would read as something else ('0.9', 'yes', 'null',
+    '2024-01-01', '010'); keys keep their order; lines are never folded (a folded string reads the same, but
+    a reviewer should see one option per line). Non-ASCII characters are written as escapes: vLLM opens the
+    file in the locale's encoding (`open(file_path)`), which need not be UTF-8.
+    """
+    import yaml
+
+    text: str = yaml.safe_dump(mapping, sort_keys=False, default_flow_style=False, allow_unicode=False, width=1 << 30)
+    return text

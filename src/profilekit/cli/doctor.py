@@ -1,0 +1,159 @@
+"""`profilekit doctor`: what on this machine changes vLLM's effective configuration (never cached: it reads the
+environment and the installed packages, which the cache does not record)."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from profilekit.cli.app import app, check_format, command, open_session, out
+from profilekit.cli.completion import complete_stack
+from profilekit.errors import EXIT_FINDINGS, EXIT_OK
+
+if TYPE_CHECKING:
+    from profilekit.doctor import Audit, Variable
+
+FORMATS = ("text", "json")
+
+
+@app.command()
+@command
+def doctor(
+    stack: Annotated[
+        str | None,
+        typer.Argument(
+            help="Also check this stack as launched from this shell.",
+            show_default=False,
+            metavar="STACK",
+            autocompletion=complete_stack,
+        ),
+    ] = None,
+    fmt: Annotated[str, typer.Option("--format", help="text or json")] = "text",
+) -> int:
+    """Audit this machine: the installed vLLM, vLLM plugins, and environment variables that change the config."""
+    from profilekit.doctor import audit
+
+    check_format(fmt, FORMATS)
+    session = open_session()
+    composed = session.stack(stack) if stack is not None else None
+    result = audit(session, dict(os.environ), stack=composed)
+    out(json.dumps(_json(result), indent=2, ensure_ascii=False) if fmt == "json" else _text(result))
+    return EXIT_FINDINGS if result.changes else EXIT_OK
+
+
+def _assignment(v: Variable) -> str:
+    from profilekit.quoting import shell_quote
+
+    return f"{v.name} (secret-looking value, not shown)" if v.value is None else f"{v.name}={shell_quote(v.value)}"
+
+
+def _text(a: Audit) -> str:
+    from profilekit.report import format_text
+    from profilekit.vllm.versions import SUPPORTED
+
+    seen = f" with stack {a.stack}" if a.stack else ""
+    lines = [f"profilekit doctor: this machine against vLLM {a.release.target}{seen}", "", "vLLM release"]
+    installed = a.release.installed
+    if installed is None:
+        lines.append(f"  not installed here (the checks describe vLLM {a.release.target})")
+    elif a.release.matches:
+        lines.append(f"  installed {installed}: the release the checks describe")
+    else:
+        lines.append(f"  installed {installed}, but the checks describe vLLM {a.release.target}")
+        if a.release.supported:
+            other = "or target what is installed ([vllm] version or --vllm-version)"
+        else:
+            other = f"profilekit has no rules for {installed} (it knows {', '.join(SUPPORTED)})"
+        lines.append(f"    fix: install vllm=={a.release.target}; {other}")
+    lines += ["", "vLLM plugins (read from package metadata; none was loaded)"]
+    if not a.plugins:
+        lines.append("  none installed")
+    for p in a.plugins:
+        origin = f" (from {p.distribution})" if p.distribution else ""
+        lines.append(f"  {p.group}: {p.name} = {p.target}{origin}")
+        lines.append(f"    {p.does}")
+        if not p.loads:
+            lines.append("    not loaded: VLLM_PLUGINS does not name it")
+    lines += ["", "environment (variables that change what vLLM runs)"]
+    if not a.variables:
+        lines.append("  none set")
+    for v in a.variables:
+        lines.append(f"  {_assignment(v)}")
+        if v.does:
+            lines.append(f"    {v.does}")
+        if v.unknown:
+            lines.append(f"    unknown: {v.unknown}")
+        if v.overridden_by:
+            lines.append(f"    ignored by role {', '.join(v.overridden_by)}: its env sets {v.name} itself")
+        if v.reaches and a.stack:
+            lines.append(f"    reaches role {', '.join(v.reaches)}")
+    if a.stack:
+        lines += ["", f"findings the shell's environment adds to {a.stack}"]
+        if not a.findings:
+            lines.append("  none")
+        for shell in a.findings:
+            f = shell.finding
+            role = f" in role {f.role}" if f.role else ""
+            lines.append(f"  because of {', '.join(shell.variables)}{role}:")
+            lines += [f"    {line}" for line in format_text([f]).splitlines()]
+            if shell.also_without_shell:
+                lines.append(f"        (without the shell's value the stack breaks {f.rule} too: see profilekit check)")
+            else:
+                lines.append(f"        or: unset {' '.join(shell.variables)} in the shell that launches it")
+    if a.secrets:
+        lines += ["", "secrets the stack takes from the launching shell (values never shown)"]
+        for need in a.secrets:
+            state = "set in this shell" if need.present else "NOT set in this shell: the launch script will stop"
+            lines.append(f"  secret {need.name} (role {need.role}): {state}")
+    lines.append("")
+    changes = a.changes
+    if changes:
+        things = "1 thing changes" if len(changes) == 1 else f"{len(changes)} things change"
+        lines.append(f"{things} the effective configuration: {'; '.join(changes)}")
+    else:
+        lines.append("nothing here changes the effective configuration")
+    return "\n".join(lines)
+
+
+def _json(a: Audit) -> dict[str, Any]:
+    variables: list[dict[str, Any]] = []
+    for v in a.variables:
+        entry: dict[str, Any] = {"name": v.name, "secret": v.secret, "does": v.does}
+        if v.value is not None:
+            entry["value"] = v.value
+        if v.unknown:
+            entry["unknown"] = v.unknown
+        if a.stack:
+            entry["overridden_by"], entry["reaches"] = list(v.overridden_by), list(v.reaches)
+        variables.append(entry)
+    data: dict[str, Any] = {
+        "vllm_version": a.release.target,
+        "installed_vllm": a.release.installed,
+        "release_matches": a.release.matches,
+        "installed_supported": a.release.supported,
+        "plugins": [
+            {
+                "group": p.group,
+                "name": p.name,
+                "target": p.target,
+                "distribution": p.distribution,
+                "does": p.does,
+                "loads": p.loads,
+                "changes_config": p.changes_config,
+            }
+            for p in a.plugins
+        ],
+        "environment": variables,
+    }
+    if a.stack:
+        data["stack"] = a.stack
+        data["findings"] = [
+            {**s.finding.as_dict(), "variables": list(s.variables), "also_without_shell": s.also_without_shell}
+            for s in a.findings
+        ]
+        data["secrets"] = [{"role": s.role, "name": s.name, "present": s.present} for s in a.secrets]
+    data["changes"] = a.changes
+    return data

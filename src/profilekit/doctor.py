@@ -1,0 +1,245 @@
+"""Audit this machine for what changes vLLM's effective configuration: the installed release, plugins, the shell.
+
+Nothing here imports vLLM or loads a plugin: the installed release and the plugins are read from package
+metadata (`importlib.metadata`). Given a stack, the shell's relevant variables are laid over each role's env
+the way the launch script does it (`templates/launch.sh.j2` exports the role's env, so a role that sets a
+variable wins) and the rule engine runs on the result: the findings that appear only then are the shell's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from profilekit.compose import RoleConfig, Stack
+from profilekit.errors import Finding, Location, Severity
+from profilekit.redact import SECRET_VALUE, Redactor, is_secret
+from profilekit.vllm.environ import describe, is_relevant
+from profilekit.vllm.envs import PREFIX, known_env_names
+from profilekit.vllm.plugins import PLUGIN_GROUPS, plugin_loads
+from profilekit.vllm.versions import SUPPORTED
+
+if TYPE_CHECKING:
+    from profilekit.session import Session
+
+# the origin of a value the shell gives a role: no file holds it
+SHELL = "<shell environment>"
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    installed: str | None  # the `vllm` distribution's version; None when none is installed
+    target: str
+
+    @property
+    def matches(self) -> bool:
+        return self.installed is None or _public(self.installed) == self.target
+
+    @property
+    def supported(self) -> bool:
+        """profilekit has the catalogues and rules of the installed release (it could target it)."""
+        return self.installed is None or _public(self.installed) in SUPPORTED
+
+
+@dataclass(frozen=True, slots=True)
+class Plugin:
+    group: str
+    name: str
+    target: str  # `module:attribute`, as the entry point declares it (never imported)
+    distribution: str  # `name version` of the distribution that declares it
+    does: str
+    loads: bool  # VLLM_PLUGINS lets it load
+    changes_config: bool  # it loads and its group can change the effective configuration
+
+
+@dataclass(frozen=True, slots=True)
+class Variable:
+    name: str
+    value: str | None  # None: a secret-looking value, never shown
+    does: str
+    unknown: str = ""  # a `VLLM_*` name the target release does not know: what happened to it, and a fix
+    overridden_by: tuple[str, ...] = ()  # roles whose own env sets it (the shell's value does not reach them)
+    reaches: tuple[str, ...] = ()  # roles that see the shell's value
+
+    @property
+    def secret(self) -> bool:
+        return self.value is None
+
+
+@dataclass(frozen=True, slots=True)
+class ShellFinding:
+    """A rule finding the stack has only because of the shell's environment, and the variables behind it."""
+
+    variables: tuple[str, ...]
+    finding: Finding
+    # the stack breaks the same rule in the same role without the shell too (with another message)
+    also_without_shell: bool = False
+
+
+@dataclass(slots=True)
+class SecretNeed:
+    role: str
+    name: str
+    present: bool  # the shell holds it (never its value)
+
+
+@dataclass(slots=True)
+class Audit:
+    release: Release
+    plugins: list[Plugin]
+    variables: list[Variable]
+    stack: str | None = None
+    findings: list[ShellFinding] = field(default_factory=list)
+    secrets: list[SecretNeed] = field(default_factory=list)
+
+    @property
+    def changes(self) -> list[str]:
+        """What would change the effective configuration, one short phrase each (empty: nothing)."""
+        out = [
+            f"finding {f.finding.rule}" + (f" (role {f.finding.role})" if f.finding.role else "") for f in self.findings
+        ]
+        out += [f"plugin {p.name} ({p.group})" for p in self.plugins if p.changes_config]
+        if not self.release.matches:
+            out.append(f"vLLM {self.release.installed} installed, {self.release.target} targeted")
+        # without a stack, any launch from this shell sees every variable; with one, those no role overrides
+        out += [f"variable {v.name}" for v in self.variables if self.stack is None or v.reaches]
+        return out
+
+
+def _public(version: str) -> str:
+    """`0.33.0+cu128` is release 0.33.0."""
+    return version.split("+", 1)[0]
+
+
+def installed_release(target: str) -> Release:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return Release(version("vllm"), target)
+    except PackageNotFoundError:
+        return Release(None, target)
+
+
+def installed_plugins(environ: Mapping[str, str]) -> list[Plugin]:
+    """The entry points of vLLM's plugin groups, read from metadata only: nothing is imported or run."""
+    from importlib.metadata import entry_points
+
+    allowed = environ["VLLM_PLUGINS"].split(",") if "VLLM_PLUGINS" in environ else None
+    plugins: list[Plugin] = []
+    for group in PLUGIN_GROUPS:
+        for point in sorted(entry_points(group=group.name), key=lambda p: p.name):
+            dist = point.dist
+            loads = plugin_loads(group, point.name, allowed)
+            plugins.append(
+                Plugin(
+                    group.name,
+                    point.name,
+                    point.value,
+                    f"{dist.name} {dist.version}" if dist is not None else "",
+                    group.does,
+                    loads,
+                    loads and group.changes_config,
+                )
+            )
+    return plugins
+
+
+def _variables(environ: Mapping[str, str], version: str) -> list[Variable]:
+    from profilekit.rules.env import env_history
+
+    known = known_env_names(version)
+    out: list[Variable] = []
+    for name in sorted(n for n in environ if is_relevant(n)):
+        value = environ[name]
+        unknown = ""
+        if name.startswith(PREFIX) and known is not None and name not in known:
+            history, fix = env_history(version, name)
+            unknown = f"vLLM {version} has no environment variable {name}{history}; {fix}"
+        out.append(Variable(name, None if is_secret(name, value) else value, describe(name, version), unknown))
+    return out
+
+
+def _redactor(environ: Mapping[str, str]) -> Redactor:
+    """Every secret-looking value in the environment: no message doctor returns may carry one."""
+    found = {v for n, v in environ.items() if is_secret(n, v) and len(v.strip()) >= 4}
+    found.update(m.group(0) for v in environ.values() for m in SECRET_VALUE.finditer(v))
+    return Redactor(found)
+
+
+def overlay(stack: Stack, environ: Mapping[str, str], names: list[str]) -> Stack:
+    """`stack` as its processes would run from this shell: each role gets the shell's value of each of `names`
+    that its own env does not set (the launch script exports the role's env over the inherited one)."""
+    roles: dict[str, RoleConfig] = {}
+    for role_name, role in stack.roles.items():
+        scope = role.scope.copy()
+        for name in names:
+            if role.entry("env", name) is None:
+                scope.assign(("env", name), environ[name], Location(SHELL, 0, 0, key=f"env.{name}"))
+        roles[role_name] = RoleConfig(role.name, scope, role.command)
+    return Stack(stack.spec, stack.layers, roles, stack.findings)
+
+
+def _key(finding: Finding) -> tuple[str, str | None, str, str]:
+    return finding.rule, finding.role, finding.severity.value, finding.message
+
+
+def _behind(finding: Finding, names: list[str]) -> tuple[str, ...]:
+    """The shell variables a finding stems from: those it locates, else those its message names."""
+    located = [loc.key.removeprefix("env.") for loc in finding.locations if loc.file == SHELL]
+    if located:
+        return tuple(dict.fromkeys(located))
+    named = [n for n in names if n in finding.message]
+    return tuple(named or names)
+
+
+def shell_findings(session: Session, stack: Stack, environ: Mapping[str, str], names: list[str]) -> list[ShellFinding]:
+    """The findings `stack` has only when its roles inherit `names` from `environ`."""
+    from profilekit.rules.env import WRITTEN_ENV_RULES
+
+    if not names:
+        return []
+    before = {_key(f) for f in session.check(stack)}
+    broken = {key[:2] for key in before}
+    out: list[ShellFinding] = []
+    for finding in session.check(overlay(stack, environ, names)):
+        if _key(finding) in before or finding.rule in WRITTEN_ENV_RULES:
+            continue
+        if finding.rule == "unknown-env-var" and finding.severity is Severity.WARNING:
+            continue  # the variable list says it already, with its did-you-mean
+        # a location in no file is the shell's: kept out of the finding, which names the variables instead
+        finding.locations = [loc for loc in finding.locations if loc.file != SHELL]
+        out.append(ShellFinding(_behind(finding, names), finding, _key(finding)[:2] in broken))
+    return out
+
+
+def audit(session: Session, environ: Mapping[str, str], *, stack: Stack | None = None) -> Audit:
+    """Everything on this machine, seen from `environ`, that changes what `session`'s release and `stack` mean."""
+    version = session.version
+    variables = _variables(environ, version)
+    result = Audit(installed_release(version), installed_plugins(environ), variables)
+    redactor = _redactor(environ)
+    if stack is None:
+        return result
+    result.stack = stack.spec
+    names = [v.name for v in variables]
+    result.variables = [
+        Variable(
+            v.name,
+            v.value,
+            v.does,
+            v.unknown,
+            tuple(r for r, role in stack.roles.items() if role.entry("env", v.name) is not None),
+            tuple(r for r, role in stack.roles.items() if role.entry("env", v.name) is None),
+        )
+        for v in variables
+    ]
+    found = shell_findings(session, stack, environ, names)
+    result.findings = [ShellFinding(f.variables, redactor.finding(f.finding), f.also_without_shell) for f in found]
+    result.secrets = [
+        SecretNeed(r, name, name in environ)
+        for r, role in stack.roles.items()
+        for name, value in role.env.items()
+        if isinstance(value, dict)
+    ]
+    return result
