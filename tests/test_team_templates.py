@@ -47,6 +47,14 @@ class Bad(NamedTuple):
     fix: str
 
 
+class Broken(NamedTuple):
+    """A team template that fails to render, the line it fails at and why."""
+
+    text: str
+    line: int
+    why: str
+
+
 def _render(make_repo: MakeRepo, run: Run, tmp_path: Path, name: str, text: str) -> tuple[int, str, Path]:
     repo = make_repo({"pd.toml": PD, f"team-templates/{name}": text}, config=CONFIG)
     out = tmp_path / "out"
@@ -141,51 +149,40 @@ def test_a_slurm_template_adds_an_sbatch_line(make_repo: MakeRepo, run: Run, tmp
     assert (out / "job.sbatch").stat().st_mode & 0o777 == 0o755
 
 
-@pytest.mark.parametrize("name", list(TARGET))
-def test_a_template_syntax_error_names_its_line_and_writes_nothing(
-    name: str, make_repo: MakeRepo, run: Run, tmp_path: Path
-) -> None:
-    code, output, out = _render(make_repo, run, tmp_path, name, "# {{ layers }}\n{% for %}\n")
-    assert code == 1, output
-    assert output.splitlines()[0] == (
-        f"team-templates/{name}:2:1: error template-error template team-templates/{name} failed at line 2: "
-        "Expected an expression, got 'end of statement block'"
-    )
-    assert _unchanged(out)
+# what each template is given, as the fix of a failing one lists it
+NAMES = {
+    "k8s.yaml.j2": "argv, documents, env, gpus, header, image, labels, layers, name, port, profilekit_version, role, "
+    "side_channel_ports, stack, vllm_version, yaml",
+    "kustomization.yaml.j2": "document, header, layers, profilekit_version, resources, stack, vllm_version, yaml",
+    "vllm-config.yaml.j2": "config, config_file, header, layers, model, profilekit_version, role, stack, "
+    "vllm_version, yaml",
+    "slurm.sbatch.j2": "body, directives, gpus, job_name, layers, profilekit_version, roles, script, stack, "
+    "vllm_version",
+}
 
 
 @pytest.mark.parametrize(
-    ("name", "names"),
+    "broken",
     [
-        (
-            "k8s.yaml.j2",
-            "argv, documents, env, gpus, header, image, labels, layers, name, port, profilekit_version, role, "
-            "side_channel_ports, stack, vllm_version, yaml",
-        ),
-        (
-            "kustomization.yaml.j2",
-            "document, header, layers, profilekit_version, resources, stack, vllm_version, yaml",
-        ),
-        (
-            "vllm-config.yaml.j2",
-            "config, config_file, header, layers, model, profilekit_version, role, stack, vllm_version, yaml",
-        ),
-        (
-            "slurm.sbatch.j2",
-            "body, directives, gpus, job_name, layers, profilekit_version, roles, script, stack, vllm_version",
-        ),
+        Broken("# {{ layers }}\n{% for %}\n", 2, "Expected an expression, got 'end of statement block'"),
+        Broken("# {{ layers }}\n\n{{ nope }}\n", 3, "'nope' is undefined"),
+        Broken("# {{ layers }}\n{{ 1 // 0 }}\n", 2, "ZeroDivisionError: integer division or modulo by zero"),
     ],
+    ids=["syntax", "undefined", "raise"],
 )
-def test_an_undefined_name_lists_what_the_template_can_use(
-    name: str, names: str, make_repo: MakeRepo, run: Run, tmp_path: Path
+@pytest.mark.parametrize("name", list(TARGET))
+def test_a_failing_template_names_its_line_and_writes_nothing(
+    name: str, broken: Broken, make_repo: MakeRepo, run: Run, tmp_path: Path
 ) -> None:
-    code, output, out = _render(make_repo, run, tmp_path, name, "# {{ layers }}\n\n{{ nope }}\n")
+    code, output, out = _render(make_repo, run, tmp_path, name, broken.text)
     assert code == 1, output
-    assert output.splitlines()[:2] == [
-        f"team-templates/{name}:3:1: error template-error template team-templates/{name} failed at line 3: "
-        "'nope' is undefined",
-        f"    fix: fix the template; templates can use: {names}",
-    ]
+    line = broken.line
+    assert output == (
+        f"team-templates/{name}:{line}:1: error template-error template team-templates/{name} failed at line "
+        f"{line}: {broken.why}\n"
+        f"    fix: fix the template; templates can use: {NAMES[name]}\n"
+        "1 error, 0 warnings\n"
+    )
     assert _unchanged(out)
 
 
@@ -241,7 +238,7 @@ def test_output_the_target_cannot_write_is_a_template_error(
     code, output, out = _render(make_repo, run, tmp_path, bad.name, bad.text)
     assert code == 1, output
     prefix = f"team-templates/{bad.name}:1:1: error template-error template team-templates/{bad.name} "
-    assert output.splitlines()[:2] == [prefix + bad.message, bad.fix]
+    assert output == f"{prefix}{bad.message}\n{bad.fix}\n1 error, 0 warnings\n"
     assert _unchanged(out)
 
 
