@@ -8,6 +8,7 @@ accepts. Anything else is a `template-error` naming the template file, and the r
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from typing import TYPE_CHECKING, Any
@@ -76,7 +77,14 @@ def render_bash(env: Sandbox, name: str, context: dict[str, Any]) -> str:
     fix = "fix the template so that its output passes `bash -n`"
     try:
         checked = subprocess.run(
-            ["bash", "-n"], input=text, capture_output=True, text=True, timeout=BASH_CHECK_SECONDS, check=False
+            ["bash", "-n"],
+            input=text,
+            capture_output=True,
+            text=True,
+            timeout=BASH_CHECK_SECONDS,
+            check=False,
+            # bash's messages in English whatever the locale, as the finding quotes them
+            env={"PATH": os.environ.get("PATH", os.defpath), "LC_ALL": "C"},
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise output_failure(env, name, f"rendered a script that `bash -n` could not check: {exc}", fix=fix) from None
