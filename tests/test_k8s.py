@@ -432,7 +432,8 @@ def test_roles_without_a_tcp_port_get_no_service_and_loopback_binds_open(
     worker = docs["worker.k8s.yaml"][0]["spec"]["template"]["spec"]["containers"][0]
     assert worker["args"] == ["-m", "worker", "--target", "http://edge-local:8300/v1"]
     header = (tmp_path / "worker.k8s.yaml").read_text(encoding="utf-8").split("---", 1)[0]
-    assert header.splitlines()[2:] == [
+    assert header.splitlines()[1] == "# Layers, in merge order: edge (profiles/edge.toml)."
+    assert header.splitlines()[3:] == [
         "# no Service: the command names no --port",
         "# localhost:8300 written as edge-local:8300: role local",
         "# the vLLM image runs this command: set images.worker in [render.k8s] for another",

@@ -333,3 +333,42 @@ def test_one_role_renders_no_job(run: Run, tmp_path: Path) -> None:
         "note: job.sbatch not written: it starts every role of the stack; render without --role for it\n"
     )
     assert (tmp_path / "job.sbatch").read_text(encoding="utf-8") == before
+
+
+TEAM_LAYERS = {
+    "team.toml": """
+        [serve]
+        model = "Qwen/Qwen3-0.6B"
+
+        [roles.engine.serve]
+        port = 8300
+
+        [roles.front]
+        command = ["my-proxy", "--upstream", "http://localhost:8300/v1", "--port", "9000"]
+    """,
+    # a team's own job: an extra #SBATCH line and a line of its own before the default body
+    "team-templates/slurm.sbatch.j2": (
+        "{{ directives }}#SBATCH --comment=team\n"
+        'echo "team prologue for {{ job_name }}:" {{ roles | join(" ") | sh }} >&2\n'
+        "{{ body }}"
+    ),
+}
+
+
+def test_a_team_template_job_runs_with_its_own_lines(
+    make_repo: MakeRepo, run: Run, tmp_path: Path, slurm: dict[str, str], stubs: Path
+) -> None:
+    repo = make_repo(TEAM_LAYERS, config='[vllm]\nversion = "0.33.0"\n[render]\ntemplates = "team-templates"\n')
+    out = tmp_path / "out"
+    assert run("--repo", repo, "render", "team", "--out", out, "--target", "slurm").code == 0
+    job = out / "job.sbatch"
+    # bash -n only: shellcheck reads the default's `# shellcheck disable` as file-wide before the first command
+    assert subprocess.run(["bash", "-n", str(job)], capture_output=True, check=False).returncode == 0
+    lines = job.read_text(encoding="utf-8").splitlines()
+    assert [line for line in lines if line.startswith("#SBATCH")][-1] == "#SBATCH --comment=team"
+    assert "# Layers, in merge order: team (profiles/team.toml)." in lines
+    proc, output, records = _sbatch(job, slurm, stubs, "--nodes=1")  # the test cluster has one node
+    assert proc.returncode == 0, output
+    assert output.splitlines()[0] == "team prologue for team: engine front"
+    assert sorted(records) == ["engine", "front"], output
+    assert records["front"]["argv"][1:] == ["--upstream", f"http://{NODE_ADDRESS}:8300/v1", "--port", "9000"]

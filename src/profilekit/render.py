@@ -57,15 +57,20 @@ def role_argv(role: RoleConfig, catalogue: Catalogue | None) -> list[str]:
     return ["vllm", "serve", *render_argv(role.serve, catalogue)]
 
 
-def _context(stack: Stack, role: RoleConfig, version: str) -> dict[str, Any]:
+def stack_context(stack: Stack, version: str) -> dict[str, Any]:
+    """What every template of a stack is given: the versions, and the stack and its layers as comment text."""
     return {
         "profilekit_version": __version__,
         # free text that templates write into `#` comments: a layer's file name may hold a newline
         "stack": comment_text(stack.spec),
         "layers": header_layers(stack),
-        "role": comment_text(role.name),
         "vllm_version": version,
     }
+
+
+def template_context(stack: Stack, role: RoleConfig, version: str) -> dict[str, Any]:
+    """What every template of one role is given: `stack_context` and the role's name as comment text."""
+    return {**stack_context(stack, version), "role": comment_text(role.name)}
 
 
 def header_layers(stack: Stack) -> str:
@@ -99,16 +104,15 @@ def render_stack(
         findings += [f for f in env_findings(stack, role) if not waived(f, targets)]
     if findings:
         return {}, findings
-    try:
-        files = _files(
-            _environment(team_templates, root), stack, chosen, version=version, catalogue=catalogue, targets=targets
-        )
+    env = _environment(team_templates, root)
+    try:  # a failing template, in any target, leaves no file at all: the render writes nothing
+        files = _files(env, stack, chosen, version=version, catalogue=catalogue, targets=targets)
+        if "k8s" in targets:
+            files = _with_k8s(files, env, stack, chosen, version=version, catalogue=catalogue, settings=k8s, root=root)
+        if "slurm" in targets and len(chosen) == len(stack.roles):
+            files = _with_slurm(files, env, stack, version=version, catalogue=catalogue, settings=slurm, root=root)
     except (TemplateFailure, ConfigUnwritable) as failure:
         return {}, [failure.finding]
-    if "k8s" in targets:
-        files = _with_k8s(files, stack, chosen, version=version, catalogue=catalogue, settings=k8s, root=root)
-    if "slurm" in targets and len(chosen) == len(stack.roles):
-        files = _with_slurm(files, stack, version=version, catalogue=catalogue, settings=slurm, root=root)
     return files, []
 
 
@@ -126,6 +130,7 @@ def waived(finding: Finding, targets: tuple[str, ...]) -> bool:
 
 def _with_k8s(
     files: dict[str, Rendered],
+    env: Sandbox,
     stack: Stack,
     chosen: list[RoleConfig],
     *,
@@ -138,12 +143,15 @@ def _with_k8s(
     from profilekit.models import K8sSection
     from profilekit.targets.k8s import render_k8s
 
-    k8s = render_k8s(stack, chosen, version=version, catalogue=catalogue, settings=settings or K8sSection(), root=root)
+    k8s = render_k8s(
+        stack, chosen, version=version, catalogue=catalogue, settings=settings or K8sSection(), root=root, templates=env
+    )
     return _with_files(files, k8s, stack, version=version)
 
 
 def _with_slurm(
     files: dict[str, Rendered],
+    env: Sandbox,
     stack: Stack,
     *,
     version: str,
@@ -155,7 +163,9 @@ def _with_slurm(
     from profilekit.models import SlurmSection
     from profilekit.targets.slurm import render_slurm
 
-    job = render_slurm(stack, version=version, catalogue=catalogue, settings=settings or SlurmSection(), root=root)
+    job = render_slurm(
+        stack, version=version, catalogue=catalogue, settings=settings or SlurmSection(), root=root, templates=env
+    )
     return _with_files(files, job, stack, version=version)
 
 
@@ -178,7 +188,7 @@ def _files(
     files: dict[str, Rendered] = {}
     for role in chosen:
         plain, secrets = split_env(role)
-        ctx = _context(stack, role, version)
+        ctx = template_context(stack, role, version)
         if "script" in targets:
             files[f"{role.name}.sh"] = _launch_script(env, ctx, role, argv=role_argv(role, catalogue))
         if "env" in targets:
@@ -232,7 +242,7 @@ def _vllm_config_files(
 
     argv, path = launch_words(role)
     return {
-        config_file_name(role): Rendered(config_text(stack, role, version=version, catalogue=catalogue)),
+        config_file_name(role): Rendered(config_text(stack, role, version=version, catalogue=catalogue, templates=env)),
         f"{role.name}.sh": _launch_script(env, ctx, role, argv=argv, tail=path),
     }
 
@@ -289,10 +299,7 @@ def _up_script(env: Sandbox, stack: Stack, roles: list[RoleConfig], version: str
         env,
         TEMPLATE_FILES["up"],
         {
-            "profilekit_version": __version__,
-            "stack": comment_text(stack.spec),
-            "layers": header_layers(stack),
-            "vllm_version": version,
+            **stack_context(stack, version),
             "vllm_roles": listed([role.name for role in ordered if role.is_vllm]),
             "command_roles": listed([role.name for role in ordered if not role.is_vllm]),
             "names": words([role.name for role in ordered]),

@@ -86,6 +86,7 @@ def environment(folders: list[Path], *, root: Path | None = None) -> Sandbox:
     )
     env.filters["sh"] = shell_quote
     env.filters["comment"] = comment_text
+    env.filters["to_yaml"] = to_yaml
     env.root = root
     return env
 
@@ -109,6 +110,39 @@ def render_template(env: Sandbox, name: str, context: dict[str, Any]) -> str:
                 fix="fix the template; templates can use: " + ", ".join(sorted(context)),
             )
         ) from None
+
+
+def has_template(env: Sandbox, name: str) -> bool:
+    """Whether the sandbox finds a template `name` (one that fails to compile is found: render_template says why)."""
+    from jinja2 import TemplateNotFound
+
+    try:
+        env.get_template(name)
+    except TemplateNotFound:
+        return False
+    except (Exception, RecursionError):  # a team template is code: rendering it reports the failure
+        return True
+    return True
+
+
+def output_failure(env: Sandbox, name: str, reason: str, *, fix: str) -> TemplateFailure:
+    """A template that rendered, but into a file the target cannot write: the finding names the template file."""
+    shown = _shown(env.get_template(name).filename or name, env.root)
+    return TemplateFailure(
+        Finding("template-error", Severity.ERROR, f"template {shown} {reason}", [Location(shown, 1, 1)], fix=fix)
+    )
+
+
+def to_yaml(value: Any) -> str:
+    """The `to_yaml` filter: a value as block YAML, keys in their order, no anchors, one line per scalar."""
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        def ignore_aliases(self, data: Any) -> bool:
+            return True  # repeated labels are written in full: no `&id001` anchors for a reader to chase
+
+    text: str = yaml.dump(value, Dumper=Dumper, sort_keys=False, allow_unicode=True, width=1 << 20)
+    return text
 
 
 def _bounded(template: Template, context: dict[str, Any]) -> str:
@@ -192,4 +226,13 @@ def _shown(file: str, root: Path | None) -> str:
     return file
 
 
-__all__ = ["MAX_SIZE", "Sandbox", "TemplateFailure", "environment", "render_template"]
+__all__ = [
+    "MAX_SIZE",
+    "Sandbox",
+    "TemplateFailure",
+    "environment",
+    "has_template",
+    "output_failure",
+    "render_template",
+    "to_yaml",
+]

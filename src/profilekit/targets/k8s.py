@@ -14,6 +14,7 @@ Every `$` of a value is written `$$`, so the kubelet's `$(NAME)` expansion hands
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
     from profilekit.compose import RoleConfig, Stack
     from profilekit.models import K8sSection
+    from profilekit.templating import Sandbox
     from profilekit.vllm.catalogue import Catalogue
 
 KUSTOMIZATION = "kustomization.yaml"
@@ -98,25 +100,72 @@ def render_k8s(
     catalogue: Catalogue | None,
     settings: K8sSection,
     root: Path | None,
+    templates: Sandbox | None = None,
 ) -> dict[str, Rendered]:
-    """`R.k8s.yaml` per chosen role, and `kustomization.yaml` when every role of the stack is chosen."""
+    """`R.k8s.yaml` per chosen role, and `kustomization.yaml` when every role of the stack is chosen.
+
+    A team's `k8s.yaml.j2` and `kustomization.yaml.j2` (targets/team.py) replace them, given what is computed here.
+    """
+    from profilekit.render import header_layers, stack_context
+    from profilekit.targets import team
+
     pods = {
         role.name: _pod(stack, role, version=version, catalogue=catalogue, root=root) for role in stack.roles.values()
     }
     _point_at_services(pods)
     files: dict[str, Rendered] = {}
     for role in chosen:
-        docs = _documents(stack, pods[role.name], version=version, settings=settings)
-        files[file_name(role.name)] = Rendered(_header(stack, pods[role.name], version) + _dump(docs))
+        pod = pods[role.name]
+        docs = _documents(stack, pod, version=version, settings=settings)
+        header = _header(stack, pod, version)
+        text = header + _dump(docs)
+        if templates is not None and team.team_template(templates, team.K8S):
+            text = team.render_yaml(templates, team.K8S, _pod_context(stack, pod, docs, header, version), k8s=True)
+        files[file_name(role.name)] = Rendered(text)
     if len(chosen) == len(stack.roles):
         kustomization = {
             "apiVersion": "kustomize.config.k8s.io/v1beta1",
             "kind": "Kustomization",
             "resources": [file_name(name) for name in sorted(stack.roles)],
         }
-        head = f"# profilekit {__version__}: the manifests of stack {comment_text(stack.spec)}; overlay them here\n"
-        files[KUSTOMIZATION] = Rendered(head + _dump([kustomization]))
+        head = (
+            f"# profilekit {__version__}: the manifests of stack {comment_text(stack.spec)} (vLLM {version}); "
+            "overlay them here\n"
+            f"# Layers, in merge order: {header_layers(stack)}.\n"
+        )
+        text = head + _dump([kustomization])
+        if templates is not None and team.team_template(templates, team.KUSTOMIZATION):
+            context = {
+                **stack_context(stack, version),
+                "header": head,
+                "resources": list(kustomization["resources"]),
+                "document": copy.deepcopy(kustomization),
+                "yaml": _dump([kustomization]),
+            }
+            text = team.render_yaml(templates, team.KUSTOMIZATION, context, k8s=True)
+        files[KUSTOMIZATION] = Rendered(text)
     return files
+
+
+def _pod_context(stack: Stack, pod: _Pod, docs: list[dict[str, Any]], header: str, version: str) -> dict[str, Any]:
+    """What `k8s.yaml.j2` is given for one role: its parts, and the documents written without it (and as YAML)."""
+    from profilekit.render import template_context
+
+    container = docs[0]["spec"]["template"]["spec"]["containers"][0]
+    return {
+        **template_context(stack, pod.role, version),
+        "header": header,
+        "name": pod.name,
+        "labels": dict(pod.labels),
+        "argv": list(pod.argv),
+        "env": copy.deepcopy(container.get("env", [])),
+        "image": container["image"],
+        "gpus": gpu_count(pod.role),
+        "port": pod.port,
+        "side_channel_ports": list(pod.side_channel),
+        "documents": copy.deepcopy(docs),
+        "yaml": _dump(docs),
+    }
 
 
 def misspelt_settings(stack: Stack, settings: K8sSection) -> list[str]:
@@ -141,22 +190,18 @@ def misspelt_settings(stack: Stack, settings: K8sSection) -> list[str]:
 
 
 def _dump(docs: list[dict[str, Any]]) -> str:
-    import yaml
+    from profilekit.templating import to_yaml
 
-    class Dumper(yaml.SafeDumper):
-        def ignore_aliases(self, data: Any) -> bool:
-            return True  # the labels repeat in full: no `&id001` anchors for a reader to chase
-
-    text: str = yaml.dump_all(
-        docs, Dumper=Dumper, sort_keys=False, allow_unicode=True, width=1 << 20, explicit_start=True
-    )
-    return text
+    return "".join("---\n" + to_yaml(doc) for doc in docs)
 
 
 def _header(stack: Stack, pod: _Pod, version: str) -> str:
+    from profilekit.render import header_layers
+
     lines = [
         f"# profilekit {__version__}: role {comment_text(pod.role.name)} of stack {comment_text(stack.spec)} "
         f"(vLLM {version})",
+        f"# Layers, in merge order: {header_layers(stack)}.",
         f"# regenerate with `profilekit render {comment_text(stack.spec)} --target k8s`; change it with a kustomize "
         "overlay, not by hand",
         *(f"# {comment_text(note)}" for note in pod.notes),

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
     from profilekit.compose import RoleConfig, Stack
     from profilekit.models import SlurmSection
+    from profilekit.templating import Sandbox
     from profilekit.vllm.catalogue import Catalogue
 
 JOB_FILE = "job.sbatch"
@@ -114,12 +115,30 @@ def render_slurm(
     catalogue: Catalogue | None,
     settings: SlurmSection,
     root: Path | None,
+    templates: Sandbox | None = None,
 ) -> dict[str, Rendered]:
-    """`job.sbatch` for every role of the stack."""
+    """`job.sbatch` for every role of the stack; a team's `slurm.sbatch.j2` (targets/team.py) replaces it."""
+    from profilekit.render import stack_context
+    from profilekit.targets import team
+
     roles = list(stack.roles.values())
     steps = [_Step(index, role, version=version, catalogue=catalogue, root=root) for index, role in enumerate(roles)]
     _point_at_nodes(steps)
-    return {JOB_FILE: Rendered(_script(stack, steps, version=version, settings=settings), 0o755)}
+    text = _script(stack, steps, version=version, settings=settings)
+    if templates is not None and team.team_template(templates, team.SLURM):
+        lines = text.splitlines(keepends=True)
+        count = next((n for n, line in enumerate(lines) if not line.startswith(("#!", "#SBATCH "))), len(lines))
+        context = {
+            **stack_context(stack, version),
+            "job_name": job_name(stack.spec),
+            "roles": [step.role.name for step in steps],
+            "gpus": [step.gpus for step in steps],
+            "script": text,
+            "directives": "".join(lines[:count]),
+            "body": "".join(lines[count:]),
+        }
+        text = team.render_bash(templates, team.SLURM, context)
+    return {JOB_FILE: Rendered(text, 0o755)}
 
 
 class _Step:

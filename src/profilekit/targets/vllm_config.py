@@ -31,6 +31,7 @@ from profilekit.quoting import comment_text, shell_quote
 
 if TYPE_CHECKING:
     from profilekit.compose import RoleConfig, Stack
+    from profilekit.templating import Sandbox
     from profilekit.vllm.catalogue import Catalogue
 
 
@@ -78,10 +79,18 @@ def config_mapping(stack: Stack, role: RoleConfig, catalogue: Catalogue | None) 
     return mapping
 
 
-def config_text(stack: Stack, role: RoleConfig, *, version: str, catalogue: Catalogue | None) -> str:
-    """The YAML file of one vLLM role, with a `#` header naming where it comes from."""
+def config_text(
+    stack: Stack, role: RoleConfig, *, version: str, catalogue: Catalogue | None, templates: Sandbox | None = None
+) -> str:
+    """The YAML file of one vLLM role, with a `#` header naming where it comes from.
+
+    A team's `vllm-config.yaml.j2` (targets/team.py) replaces it, given the mapping and its YAML text.
+    """
+    import copy
+
     from profilekit import __version__
-    from profilekit.render import header_layers
+    from profilekit.render import header_layers, template_context
+    from profilekit.targets import team
     from profilekit.vllm.config_yaml import dump_yaml
 
     header = [
@@ -95,7 +104,18 @@ def config_text(stack: Stack, role: RoleConfig, *, version: str, catalogue: Cata
     # ASCII only, as dump_yaml writes the values: vLLM reads the file in the locale's encoding
     comments = "".join(f"# {comment_text(line)}\n" for line in header).encode("ascii", "backslashreplace").decode()
     # `{}` for a role with no options: an empty file is None to PyYAML, on which vLLM fails
-    return comments + dump_yaml(mapping)
+    text = comments + dump_yaml(mapping)
+    if templates is None or not team.team_template(templates, team.VLLM_CONFIG):
+        return text
+    context = {
+        **template_context(stack, role, version),
+        "header": comments,
+        "config": copy.deepcopy(mapping),
+        "yaml": dump_yaml(mapping),
+        "model": str(role.serve["model"]),
+        "config_file": config_file_name(role),
+    }
+    return team.render_yaml(templates, team.VLLM_CONFIG, context)
 
 
 def _groups(words: list[str]) -> list[list[str]]:
