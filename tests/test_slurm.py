@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO_ROOT, MakeRepo, Run
+from tests.test_k8s import ONE_HOST_LAYERS
 from tests.test_render import HOSTILE, shellcheck
 
 CLUSTER = REPO_ROOT / "tools" / "slurm" / "local-cluster.sh"
@@ -280,20 +281,6 @@ def test_values_reach_each_role_exactly_as_composed(
     assert engine["env"]["SLURM_GPUS_ON_NODE"] == "2"
     assert not list(tmp_path.rglob("PWNED"))
     assert not (out / "PWNED").exists()
-
-
-ONE_HOST_LAYERS = {
-    "pd.toml": """
-        [serve]
-        model = "Qwen/Qwen3-0.6B"
-
-        [roles.prefill.serve]
-        kv_transfer_config = { kv_connector = "NixlConnector", kv_role = "kv_producer" }
-
-        [roles.decode.serve]
-        kv_transfer_config = { kv_connector = "NixlConnector", kv_role = "kv_consumer" }
-    """,
-}
 
 
 def test_one_host_findings_do_not_stop_the_slurm_target(make_repo: MakeRepo, run: Run, tmp_path: Path) -> None:
