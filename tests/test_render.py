@@ -259,6 +259,19 @@ def test_print_writes_one_script_to_stdout(run: Run, tmp_path: Path) -> None:
     )
 
 
+def test_print_with_a_target_that_writes_no_script_is_a_usage_error(run: Run, tmp_path: Path) -> None:
+    from tests.conftest import REPO_ROOT
+
+    result = run("--repo", REPO_ROOT, "render", "qwen-disaggregated", "--print", "--role", "proxy", "--target", "k8s")
+    assert (result.code, result.out) == (2, "")
+    assert result.err == (
+        "profilekit: error: --print prints one role's launch script, and --target k8s writes no launch script\n"
+        "  hint: drop --print to write the files, or --target to print the script\n"
+    )
+    printed = run("--repo", REPO_ROOT, "render", "qwen-offload", "--print", "--target", "script,env")
+    assert printed.code == 0 and printed.out.startswith("#!/usr/bin/env bash\n"), printed
+
+
 def test_rerender_removes_stale_files_and_keeps_manifest(make_repo: MakeRepo, run: Run, tmp_path: Path) -> None:
     from tests.conftest import REPO_ROOT
 

@@ -80,6 +80,11 @@ def render(
     specs = chosen_stacks(session, stacks or [], every=every)
     if print_ and explain:
         raise UsageError("--print and --explain each print instead of writing: choose one")
+    if print_ and target and "script" not in targets:
+        raise UsageError(
+            f"--print prints one role's launch script, and --target {','.join(targets)} writes no launch script",
+            hint="drop --print to write the files, or --target to print the script",
+        )
     for flag, what in (("--print", "one script"), ("--explain", "one stack's provenance")):
         if (print_ if flag == "--print" else explain) and len(specs) > 1:
             raise UsageError(f"{flag} prints {what}: name one stack", hint=f"e.g. render {specs[0]} {flag}")
