@@ -265,7 +265,7 @@ def test_print_with_a_target_that_writes_no_script_is_a_usage_error(run: Run, tm
     result = run("--repo", REPO_ROOT, "render", "qwen-disaggregated", "--print", "--role", "proxy", "--target", "k8s")
     assert (result.code, result.out) == (2, "")
     assert result.err == (
-        "profilekit: error: --print prints one role's launch script, and --target k8s writes no launch script\n"
+        "profilekit: error: --print prints one role's script of the script target, which --target k8s does not render\n"
         "  hint: drop --print to write the files, or --target to print the script\n"
     )
     printed = run("--repo", REPO_ROOT, "render", "qwen-offload", "--print", "--target", "script,env")

@@ -82,7 +82,7 @@ def render(
         raise UsageError("--print and --explain each print instead of writing: choose one")
     if print_ and target and "script" not in targets:
         raise UsageError(
-            f"--print prints one role's launch script, and --target {','.join(targets)} writes no launch script",
+            f"--print prints one role's script of the script target, which --target {','.join(targets)} does not render",
             hint="drop --print to write the files, or --target to print the script",
         )
     for flag, what in (("--print", "one script"), ("--explain", "one stack's provenance")):
