@@ -241,6 +241,12 @@ def _combinations(
     closures = _Closures(checker.session)
     for a, b in itertools.combinations(deployable, 2):
         checked += 1
+        if closures.closure(a) is None or closures.closure(b) is None:
+            # a member whose `extends` do not close (a cycle, an unknown or broken layer) breaks every pair it is
+            # in, as composing would find again for each pair; lint reported it once, with the member alone
+            exclusive.add(frozenset((a, b)))
+            pairs[a, b] = Pair("broken")
+            continue
         reasons = closures.declared_exclusive(a, b)
         if reasons:  # the same verdict composing would give, without composing
             exclusive.add(frozenset((a, b)))

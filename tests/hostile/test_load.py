@@ -308,6 +308,14 @@ CASES = [
         seconds=60,
     ),
     Case(
+        "lint-pairs-extends-cycle-300",  # no pair is composed again around a member's cycle (was cubic: 40 s)
+        lambda: chain(300, cycle=True),
+        ("lint",),
+        1,
+        ("300 errors, 0 warnings",),
+        seconds=30,
+    ),
+    Case(
         "import-json-5000-deep",
         layer(MODEL),
         ("import", "--name", "deep", "--", "vllm", "serve", "m", "--kv-transfer-config", nested(5000, '{"a": ', "}")),
