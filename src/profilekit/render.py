@@ -108,9 +108,27 @@ def render_stack(
     try:  # a failing template, in any target, leaves no file at all: the render writes nothing
         files = _files(env, stack, chosen, version=version, catalogue=catalogue, targets=targets)
         if "k8s" in targets:
-            files = _with_k8s(files, env, stack, chosen, version=version, catalogue=catalogue, settings=k8s, root=root)
-        if "slurm" in targets and len(chosen) == len(stack.roles):
-            files = _with_slurm(files, env, stack, version=version, catalogue=catalogue, settings=slurm, root=root)
+            from profilekit.models import K8sSection
+            from profilekit.targets.k8s import render_k8s
+
+            manifests = render_k8s(
+                stack,
+                chosen,
+                version=version,
+                catalogue=catalogue,
+                settings=k8s or K8sSection(),
+                root=root,
+                templates=env,
+            )
+            files = _with_files(files, manifests, stack, version=version)
+        if "slurm" in targets and len(chosen) == len(stack.roles):  # job.sbatch starts every role of the stack
+            from profilekit.models import SlurmSection
+            from profilekit.targets.slurm import render_slurm
+
+            job = render_slurm(
+                stack, version=version, catalogue=catalogue, settings=slurm or SlurmSection(), root=root, templates=env
+            )
+            files = _with_files(files, job, stack, version=version)
     except (TemplateFailure, ConfigUnwritable) as failure:
         return {}, [failure.finding]
     return files, []
@@ -128,50 +146,10 @@ def waived(finding: Finding, targets: tuple[str, ...]) -> bool:
     return chosen <= SEPARATE_HOST_TARGETS and one_host_only(finding)
 
 
-def _with_k8s(
-    files: dict[str, Rendered],
-    env: Sandbox,
-    stack: Stack,
-    chosen: list[RoleConfig],
-    *,
-    version: str,
-    catalogue: Catalogue | None,
-    settings: K8sSection | None,
-    root: Path | None,
-) -> dict[str, Rendered]:
-    """`files` with the k8s target's manifests, and a manifest.json that lists them."""
-    from profilekit.models import K8sSection
-    from profilekit.targets.k8s import render_k8s
-
-    k8s = render_k8s(
-        stack, chosen, version=version, catalogue=catalogue, settings=settings or K8sSection(), root=root, templates=env
-    )
-    return _with_files(files, k8s, stack, version=version)
-
-
-def _with_slurm(
-    files: dict[str, Rendered],
-    env: Sandbox,
-    stack: Stack,
-    *,
-    version: str,
-    catalogue: Catalogue | None,
-    settings: SlurmSection | None,
-    root: Path | None,
-) -> dict[str, Rendered]:
-    """`files` with the slurm target's `job.sbatch` (every role of the stack), and a manifest.json that lists it."""
-    from profilekit.models import SlurmSection
-    from profilekit.targets.slurm import render_slurm
-
-    job = render_slurm(
-        stack, version=version, catalogue=catalogue, settings=settings or SlurmSection(), root=root, templates=env
-    )
-    return _with_files(files, job, stack, version=version)
-
-
 def _with_files(
     files: dict[str, Rendered], extra: dict[str, Rendered], stack: Stack, *, version: str
 ) -> dict[str, Rendered]:
+    """`files` with a target's `extra` files, and a manifest.json that lists them all."""
     merged = {**{path: item for path, item in files.items() if path != MANIFEST}, **extra}
     return {**merged, MANIFEST: Rendered(manifest(stack, version=version, files=merged))}
 
