@@ -17,8 +17,9 @@ from __future__ import annotations
 import copy
 import hashlib
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from profilekit import __version__
 from profilekit.output import Rendered
@@ -263,21 +264,37 @@ def bind_every_address(argv: list[str], notes: list[str], why: str) -> None:
             argv[index] = "--host=0.0.0.0"
 
 
+P = TypeVar("P")
+
+
+def port_owner(items: Iterable[P], port: Callable[[P], int | None]) -> Callable[[P, int], P | None]:
+    """For rewriting a loopback `host:PORT`: `owner(asker, PORT)` is the one item other than `asker` whose port is
+    PORT, or None when no other item or several have it (then the address is left as written)."""
+    by_port: dict[int, list[P]] = {}
+    for item in items:
+        number = port(item)
+        if number is not None:
+            by_port.setdefault(number, []).append(item)
+
+    def owner(asker: P, number: int) -> P | None:
+        others = [other for other in by_port.get(number, []) if other is not asker]
+        return others[0] if len(others) == 1 else None
+
+    return owner
+
+
 def _point_at_services(pods: dict[str, _Pod]) -> None:
     """A loopback `host:PORT` in a role's argv, PORT another role's port, becomes that role's Service name."""
-    by_port: dict[int, list[_Pod]] = {}
-    for pod in pods.values():
-        if pod.port is not None:
-            by_port.setdefault(pod.port, []).append(pod)
+    owner = port_owner(pods.values(), lambda pod: pod.port)
     for pod in pods.values():
 
         def service(match: re.Match[str], pod: _Pod = pod) -> str:
             port = int(match.group(2))
-            others = [other for other in by_port.get(port, []) if other is not pod]
-            if len(others) != 1:
+            other = owner(pod, port)
+            if other is None:
                 return match.group(0)
-            pod.notes.append(f"{match.group(0)} written as {others[0].name}:{port}: role {others[0].role.name}")
-            return f"{others[0].name}:{port}"
+            pod.notes.append(f"{match.group(0)} written as {other.name}:{port}: role {other.role.name}")
+            return f"{other.name}:{port}"
 
         pod.argv = [LOOPBACK_PORT.sub(service, word) for word in pod.argv]
 

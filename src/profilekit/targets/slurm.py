@@ -24,7 +24,14 @@ from typing import TYPE_CHECKING
 from profilekit import __version__
 from profilekit.output import Rendered
 from profilekit.quoting import comment_text, shell_quote
-from profilekit.targets.k8s import DEVICES, LOOPBACK_PORT, SIDE_CHANNEL_HOST, bind_every_address, gpu_count
+from profilekit.targets.k8s import (
+    DEVICES,
+    LOOPBACK_PORT,
+    SIDE_CHANNEL_HOST,
+    bind_every_address,
+    gpu_count,
+    port_owner,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -197,20 +204,16 @@ class _Step:
 
 def _point_at_nodes(steps: list[_Step]) -> None:
     """A loopback `host:PORT` in a role's argv, PORT the port of exactly one other role: that role's address."""
-    by_port: dict[int, list[_Step]] = {}
-    for step in steps:
-        if step.port is not None:
-            by_port.setdefault(step.port, []).append(step)
+    owner = port_owner(steps, lambda step: step.port)
     for step in steps:
         for word in step.argv:
             pieces: list[str] = []
             last = 0
             for match in LOOPBACK_PORT.finditer(word):
                 port = int(match.group(2))
-                others = [other for other in by_port.get(port, []) if other is not step]
-                if len(others) != 1:
+                other = owner(step, port)
+                if other is None:
                     continue
-                other = others[0]
                 pieces += [shell_quote(word[last : match.start()]) if match.start() > last else ""]
                 pieces.append(f'"${{address[{other.index}]}}"' + shell_quote(f":{port}"))
                 step.notes.append(f"{match.group(0)} written as the address of role {other.role.name}:{port}")
