@@ -195,7 +195,7 @@ def _behind(finding: Finding, names: list[str]) -> tuple[str, ...]:
 
 def shell_findings(session: Session, stack: Stack, environ: Mapping[str, str], names: list[str]) -> list[ShellFinding]:
     """The findings `stack` has only when its roles inherit `names` from `environ`."""
-    from profilekit.rules.env import WRITTEN_ENV_RULES
+    from profilekit.rules.env import ENV_FILE_RULES
 
     if not names:
         return []
@@ -203,7 +203,7 @@ def shell_findings(session: Session, stack: Stack, environ: Mapping[str, str], n
     broken = {key[:2] for key in before}
     out: list[ShellFinding] = []
     for finding in session.check(overlay(stack, environ, names)):
-        if _key(finding) in before or finding.rule in WRITTEN_ENV_RULES:
+        if _key(finding) in before or finding.rule in ENV_FILE_RULES:
             continue
         if finding.rule == "unknown-env-var" and finding.severity is Severity.WARNING:
             continue  # the variable list says it already, with its did-you-mean

@@ -34,10 +34,6 @@ BASH_DYNAMIC = frozenset(
 # names, passed on from the launching environment, would reach the process with bash's value.
 BASH_NOT_INHERITED = frozenset({"BASH", "BASH_VERSION", "COMP_WORDBREAKS", "IFS", "OLDPWD", "OPTERR", "PS4", "PWD"})
 
-# the rules that judge the env files and launch scripts profilekit writes: a value a process inherits from the
-# shell that launches it is written by neither (doctor leaves these out of what the shell adds)
-WRITTEN_ENV_RULES = frozenset({"env-bash-reserved", "env-unrepresentable"})
-
 # `validate_environ` is the first check of EngineArgs.create_engine_config, before any config object is built
 _VALIDATE_ENVIRON = (STAGE_CONFIG_OBJECTS, -1)
 
@@ -118,7 +114,9 @@ def env_unrepresentable(ctx: Context) -> Iterable[Hit]:
     return [hit for role in ctx.stack.roles.values() for hit in _unrepresentable(role)]
 
 
-# what only a launch script (bash) and an env file (bash and python-dotenv) cannot carry: other targets waive them
+# what only a launch script (bash) and an env file (bash and python-dotenv) cannot carry: targets that write
+# neither waive them, and `doctor` leaves them out of what the shell adds (a value a process inherits from the
+# shell that launches it is written to no file)
 ENV_FILE_RULES = frozenset({"env-bash-reserved", "env-unrepresentable"})
 
 
