@@ -9,7 +9,6 @@ from profilekit.quoting import shell_quote
 
 if TYPE_CHECKING:
     from profilekit.diff import KeyChange, LineChange, RoleDiff, Side, StackDiff
-    from profilekit.errors import Location
     from profilekit.redact import Redactor
 
 SECRET_REFERENCE = "<secret: from the launching environment>"
@@ -21,15 +20,11 @@ def value_text(value: Any, redact: Redactor) -> str:
     return json.dumps(redact.value(value), ensure_ascii=False)
 
 
-def origin_text(origin: Location) -> str:
-    return f"{origin}  ({origin.key}, layer {origin.layer})"
-
-
 def _side_lines(label: str, side: Side | None) -> list[str]:
     if side is None:
         return []
     verb = "unset at " if side.unset else ""
-    return [f"      {label}: {verb}{origin_text(side.origin)}"]
+    return [f"      {label}: {verb}{side.origin.provenance()}"]
 
 
 def key_text(change: KeyChange, redact: Redactor) -> list[str]:

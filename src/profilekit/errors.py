@@ -40,6 +40,10 @@ class Location:
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.column}"
 
+    def provenance(self) -> str:
+        """`file:line:col  (key, layer L)`: where `explain` and `render --explain` say a value came from."""
+        return f"{self}  ({self.key}, layer {self.layer})"
+
 
 @dataclass(slots=True)
 class Finding:

@@ -63,10 +63,7 @@ def _resolution_lines(entry: Entry, redact: Redactor) -> list[str]:
         return []
     lines = [f"    written as {_value_text(entry.resolution.written, redact)}"]
     for part in entry.resolution.parts:
-        lines.append(
-            f"    {part.text} = {_value_text(part.value, redact)} from {part.origin}  "
-            f"({part.origin.key}, layer {part.origin.layer})"
-        )
+        lines.append(f"    {part.text} = {_value_text(part.value, redact)} from {part.origin.provenance()}")
     return lines
 
 
@@ -204,12 +201,12 @@ def explain(
     for name, k, entry in rows:
         out(f"[{name}] {k} = {_value_text(entry.value, redact)}")
         verb = "unset at" if _is_unset(entry.value) else "set at"
-        out(f"    {verb} {entry.origin}  ({entry.origin.key}, layer {entry.origin.layer})")
+        out(f"    {verb} {entry.origin.provenance()}")
         for line in _resolution_lines(entry, redact):
             out(line)
         for old in reversed(entry.overridden):
             what = "unset" if _is_unset(old.value) else _value_text(old.value, redact)
-            out(f"    overrides {what} from {old.origin}  ({old.origin.key}, layer {old.origin.layer})")
+            out(f"    overrides {what} from {old.origin.provenance()}")
     for name in defaults:
         assert target.flag is not None
         out(f"[{name}] {shown} is not set by any layer; {_default_text(target.flag, session.version)}")

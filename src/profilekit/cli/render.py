@@ -137,7 +137,7 @@ def _explain(session: Session, stack: Stack, role: str | None) -> None:
         for item in role_provenance(stack.roles[name], session.catalogue):
             out(f"[{name}] {item.text}")
             for origin in item.origins:
-                out(f"    set at {origin}  ({origin.key}, layer {origin.layer})")
+                out(f"    set at {origin.provenance()}")
 
 
 def _checks_pass(session: Session, stacks: list[Stack], targets: tuple[str, ...]) -> bool:
