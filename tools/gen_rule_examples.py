@@ -78,6 +78,9 @@ def _example(rule: str, what: str) -> list[str]:
         if path.suffix == ".json":  # the model's facts: linked, not shown
             others.append(f"[`{name}`](../tests/rule_examples/{rule}/{name})")
             continue
+        if path.suffix == ".bundle":  # a source repository, as one file git fetches from
+            lines += [f"[`{name}`](../tests/rule_examples/{rule}/{name}): the source's repository, a git bundle.", ""]
+            continue
         text = path.read_text(encoding="utf-8")
         if not text.strip():
             lines += [f"`{name}`: an empty file.", ""]

@@ -113,6 +113,46 @@ OTHER_CHECKS = [
     ),
     ("extends-cycle", "error", "`extends` forms a cycle", "`compose.py`"),
     (
+        "invalid-source",
+        "error",
+        "a `[sources.NAME]` git address that carries credentials or names a transport that runs programs, a bad "
+        "`rev`, or a commit holding a path out of its folder or a symlink where profilekit reads "
+        "([docs/SOURCES.md](SOURCES.md))",
+        "`sources/`",
+    ),
+    (
+        "source-unlocked",
+        "error",
+        "a source has no entry in profilekit.lock (or the lock file cannot be read): run `profilekit lock`",
+        "`sources/__init__.py`",
+    ),
+    (
+        "source-lock-stale",
+        "error",
+        "a source's `git` or `rev` in profilekit.toml is not the one profilekit.lock was written for",
+        "`sources/__init__.py`",
+    ),
+    (
+        "source-unavailable",
+        "error",
+        "a source's locked commit is not in the cache and cannot be fetched, or its `rev` names nothing "
+        "(did-you-mean over its tags and branches)",
+        "`sources/`",
+    ),
+    (
+        "source-tampered",
+        "error",
+        "a source's files in the cache, or as fetched, do not match the digest profilekit.lock records",
+        "`sources/__init__.py`",
+    ),
+    (
+        "source-config-mismatch",
+        "warning",
+        "a source's own profilekit.toml targets another vLLM release or lints other combinations, or has sources "
+        "of its own (not followed)",
+        "`rules/sources.py`",
+    ),
+    (
         "unknown-reference",
         "error",
         "a `${...}` reference in a `serve`, `env` or `command` string names no value of the stack (with did-you-mean)",

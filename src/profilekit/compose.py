@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,6 +16,7 @@ from profilekit.tomlpos import format_key, parse_key
 
 if TYPE_CHECKING:
     from profilekit.references import Resolution
+    from profilekit.sources import Source
     from profilekit.vllm.catalogue import Catalogue
 
 DEFAULT_ROLE = "serve"
@@ -231,9 +232,16 @@ class Stack:
 class Catalog:
     """Lazily loaded layers of one repository; each file is read at most once."""
 
-    def __init__(self, root: Path, catalogue: Catalogue | None = None) -> None:
+    def __init__(self, root: Path, catalogue: Catalogue | None = None, sources: Sequence[Source] = ()) -> None:
         self.root = root
         self.files = discover_layers(root)
+        # the repository's own layers; the layers of its sources (`NAME:LAYER`) follow them in `files`
+        self.local = list(self.files)
+        self.origins: dict[str, Source] = {}
+        for source in sources:
+            for name, path in discover_layers(source.tree).items():
+                self.files[f"{source.name}:{name}"] = path
+                self.origins[f"{source.name}:{name}"] = source
         # with the target release's flag catalogue, serve keys written as aliases become dests
         self.catalogue = catalogue
         self._loaded: dict[str, tuple[Layer | None, list[Finding]]] = {}
@@ -241,7 +249,13 @@ class Catalog:
 
     def get(self, name: str) -> tuple[Layer | None, list[Finding]]:
         if name not in self._loaded:
-            self._loaded[name] = load_layer(self.root, name, self.files[name], self.catalogue)
+            source = self.origins.get(name)
+            if source is None:
+                self._loaded[name] = load_layer(self.root, name, self.files[name], self.catalogue)
+            else:
+                from profilekit.sources.layers import load_source_layer
+
+                self._loaded[name] = load_source_layer(source, name, self.files[name], self.catalogue)
         return self._loaded[name]
 
     def provided(self) -> dict[str, list[str]]:

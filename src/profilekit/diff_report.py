@@ -27,7 +27,7 @@ def _side_lines(label: str, side: Side | None) -> list[str]:
     return [f"      {label}: {verb}{side.origin.provenance()}"]
 
 
-def key_text(change: KeyChange, redact: Redactor) -> list[str]:
+def key_text(change: KeyChange, redact: Redactor, labels: tuple[str, str] = ("a", "b")) -> list[str]:
     a, b = change.a, change.b
     if change.change == "changed":
         assert a is not None and b is not None
@@ -38,7 +38,7 @@ def key_text(change: KeyChange, redact: Redactor) -> list[str]:
     else:
         assert a is not None
         head = f"  - {change.key} = {value_text(a.value, redact)}"
-    return [head, *_side_lines("a", a), *_side_lines("b", b)]
+    return [head, *_side_lines(labels[0], a), *_side_lines(labels[1], b)]
 
 
 def line_text(line: LineChange, *, env: bool) -> str:
@@ -63,14 +63,16 @@ def role_header(role: RoleDiff, only: dict[str, str]) -> str:
     return f"[{role.role}]" + (f" only in {only[role.presence]}" if role.presence != "both" else "")
 
 
-def stack_diff_text(diff: StackDiff, redact: Redactor) -> str:
-    """`--- a: STACK_A`, `+++ b: STACK_B`, then per differing role its keys and rendered lines, then a summary."""
-    lines = [f"--- a: {diff.a.spec}", f"+++ b: {diff.b.spec}"]
-    only = {"a": f"a ({diff.a.spec})", "b": f"b ({diff.b.spec})"}
+def stack_diff_text(diff: StackDiff, redact: Redactor, labels: tuple[str, str] = ("a", "b")) -> str:
+    """`--- a: STACK_A`, `+++ b: STACK_B`, then per differing role its keys and rendered lines, then a summary.
+
+    `labels` name the sides (`update` compares one stack before and after a source moved)."""
+    lines = [f"--- {labels[0]}: {diff.a.spec}", f"+++ {labels[1]}: {diff.b.spec}"]
+    only = {"a": f"{labels[0]} ({diff.a.spec})", "b": f"{labels[1]} ({diff.b.spec})"}
     for role in diff.changed:
         lines.append(role_header(role, only))
         for change in role.keys:
-            lines += key_text(change, redact)
+            lines += key_text(change, redact, labels)
         lines += rendered_text(role)
     lines.append(_summary(diff))
     return "\n".join(lines)

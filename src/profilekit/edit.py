@@ -199,6 +199,13 @@ def _layer_name(session: Session, layer: str) -> str:
     names = session.layers.parse_stack(layer)  # a name or a layer file, with a did-you-mean
     if len(names) != 1:
         raise UsageError(f"{layer!r} names {len(names)} layers: set and unset edit one", hint=f"e.g. {names[0]}")
+    source = session.layers.origins.get(names[0])
+    if source is not None:
+        raise UsageError(
+            f"layer {names[0]!r} is a layer of source {source.name!r} ({source.label}): sources are read-only here",
+            hint=f"change it in {source.git} and `profilekit update {source.name}`, or set the key in a layer "
+            "of this repository that extends it",
+        )
     return names[0]
 
 

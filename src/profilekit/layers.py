@@ -138,9 +138,14 @@ def discover_layers(root: Path) -> dict[str, Path]:
     return dict(sorted(found.items()))
 
 
-def read_toml(root: Path, path: Path) -> tuple[SourceFile | None, dict[str, Any] | None, list[Finding]]:
-    """Read and parse one TOML file; a syntax error becomes a `toml-syntax` finding."""
-    rel = path.relative_to(root).as_posix()
+def read_toml(
+    root: Path, path: Path, prefix: str = ""
+) -> tuple[SourceFile | None, dict[str, Any] | None, list[Finding]]:
+    """Read and parse one TOML file; a syntax error becomes a `toml-syntax` finding.
+
+    Its name in findings is its path below `root`, after `prefix` (`platform@3f2a9c1:` for a source's files).
+    """
+    rel = prefix + path.relative_to(root).as_posix()
     try:
         raw_bytes = path.read_bytes()
     except OSError as exc:
@@ -387,7 +392,7 @@ def _normalise_serve(
 
 
 def load_layer(
-    root: Path, name: str, path: Path, catalogue: Catalogue | None = None
+    root: Path, name: str, path: Path, catalogue: Catalogue | None = None, prefix: str = ""
 ) -> tuple[Layer | None, list[Finding]]:
     """Read, parse and validate one layer file. Never raises for a user mistake.
 
@@ -397,7 +402,7 @@ def load_layer(
 
     from profilekit.models import LayerFile
 
-    source, raw, findings = read_toml(root, path)
+    source, raw, findings = read_toml(root, path, prefix)
     if source is None or raw is None:
         for f in findings:
             f.locations = [Location(loc.file, loc.line, loc.column, loc.key, name) for loc in f.locations]
@@ -424,12 +429,12 @@ def load_layer(
     return Layer(name, source, data, serve, role_serve, spelling, catalogue), problems
 
 
-def load_repo_config(root: Path) -> tuple[RepoConfig, SourceFile | None, list[Finding]]:
+def load_repo_config(root: Path, prefix: str = "") -> tuple[RepoConfig, SourceFile | None, list[Finding]]:
     from pydantic import ValidationError
 
     from profilekit.models import RepoConfig
 
-    source, raw, findings = read_toml(root, root / REPO_MARKER)
+    source, raw, findings = read_toml(root, root / REPO_MARKER, prefix)
     if source is None or raw is None:
         return RepoConfig(), None, findings
     unsafe = content_findings(raw, source.pos, file=source.file, rule="invalid-config")

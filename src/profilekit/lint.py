@@ -98,9 +98,13 @@ class _Checker:
         return True, self.session.check(stack)
 
 
-def lint_repository(session: Session, *, combinations: str | None = None, units: LintCache | None = None) -> LintReport:
+def lint_repository(
+    session: Session, *, combinations: str | None = None, units: LintCache | None = None, sources: bool = False
+) -> LintReport:
     """Every finding of the repository of `session`, deduplicated and sorted by file and line.
 
+    The layers of its sources count where the repository uses them; with `sources`, each source's own layers
+    are linted too (files and deployable layers, against this repository's release).
     With `units` (the cache of the last lint), a file or stack whose inputs did not change is not checked again;
     the report is the same.
     """
@@ -108,14 +112,15 @@ def lint_repository(session: Session, *, combinations: str | None = None, units:
     findings: list[Finding] = list(session.config_findings)
     facts = _facts(session, units)
     checker = _Checker(session, units, facts)
+    scope = list(catalog.files) if sources else catalog.local
 
     # 1. every file parses and matches the schema
-    for name in catalog.files:
+    for name in scope:
         findings += _file_findings(session, name, facts[name], units)
 
     stacks: list[str] = []
     # 2. every non-abstract layer, composed with its extends
-    deployable = [name for name, f in facts.items() if f["loaded"] and not f["abstract"]]
+    deployable = [name for name in scope if facts[name]["loaded"] and not facts[name]["abstract"]]
     for name in deployable:
         stacks.append(name)
         findings += checker.run([name])[1]
@@ -139,7 +144,7 @@ def lint_repository(session: Session, *, combinations: str | None = None, units:
 
     if units is not None:
         units.save()
-    return LintReport(_dedupe(findings), len(catalog.files), stacks, checked, mode, deployable, pairs)
+    return LintReport(_dedupe(findings), len(scope), stacks, checked, mode, deployable, pairs)
 
 
 def _facts(session: Session, units: LintCache | None) -> dict[str, dict[str, Any]]:

@@ -8,8 +8,13 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 
 ROLE_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
-# `@capability` or a layer name (path below profiles/, `/`-separated)
-REFERENCE = r"^(@[A-Za-z0-9][A-Za-z0-9_.-]*|[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*)$"
+# a `[sources.NAME]` name: the `NAME:` before the layers of that source
+SOURCE_NAME = r"^[a-z0-9][a-z0-9_-]*$"
+# `@capability` or a layer name (path below profiles/, `/`-separated), maybe of a source (`platform:base`)
+REFERENCE = (
+    r"^(@[A-Za-z0-9][A-Za-z0-9_.-]*"
+    r"|([a-z0-9][a-z0-9_-]*:)?[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*)$"
+)
 
 _STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
 
@@ -140,6 +145,14 @@ class RenderSection(BaseModel):
     slurm: SlurmSection = Field(default_factory=SlurmSection)
 
 
+class SourceSpec(BaseModel):
+    """`[sources.NAME]`: a repository of layers this one builds on, at a revision (docs/SOURCES.md)."""
+
+    model_config = _STRICT
+    git: str = Field(min_length=1, description="a git URL (https://, ssh://, file://) or a local path")
+    rev: str = Field(min_length=1, description="a tag, a branch or a commit")
+
+
 class RepoConfig(BaseModel):
     """profilekit.toml."""
 
@@ -147,3 +160,4 @@ class RepoConfig(BaseModel):
     vllm: VllmSection = Field(default_factory=VllmSection)
     lint: LintSection = Field(default_factory=LintSection)
     render: RenderSection = Field(default_factory=RenderSection)
+    sources: dict[Annotated[str, StringConstraints(pattern=SOURCE_NAME)], SourceSpec] = Field(default_factory=dict)

@@ -15,6 +15,8 @@ from profilekit.vllm.versions import resolve_version
 if TYPE_CHECKING:
     from profilekit.models import RepoConfig
     from profilekit.redact import Redactor
+    from profilekit.sources import Source
+    from profilekit.sources.lockfile import Locked
     from profilekit.vllm.catalogue import Catalogue
 
 
@@ -25,21 +27,42 @@ class Session:
     version: str
     layers: Catalog
     config_findings: list[Finding] = field(default_factory=list)
+    # `[sources.NAME]` at their locked commits
+    sources: list[Source] = field(default_factory=list)
     # warnings found while composing a stack named on the command line (an unset that removes nothing, ...)
     _warnings: dict[str, list[Finding]] = field(default_factory=dict)
     _redactor: tuple[int, Redactor] | None = None
 
     @classmethod
-    def open(cls, *, repo: Path | None, vllm_version: str | None, cwd: Path | None = None) -> Session:
+    def open(
+        cls,
+        *,
+        repo: Path | None,
+        vllm_version: str | None,
+        cwd: Path | None = None,
+        locked: dict[str, Locked] | None = None,
+    ) -> Session:
+        """The repository at `repo` (or above `cwd`), its sources at their locked commits (or at `locked`)."""
         root = find_repo(cwd, repo)
-        config, _source, findings = load_repo_config(root)
+        config, config_file, findings = load_repo_config(root)
         if findings and vllm_version is None:
             # the target release cannot be trusted from a broken profilekit.toml
             raise FindingsError(findings)
         version = resolve_version(vllm_version, config.vllm.version)
         from profilekit.vllm.catalogue import load_catalogue
 
-        return cls(root, config, version, Catalog(root, load_catalogue(version)), findings)
+        sources: list[Source] = []
+        if config.sources:
+            from profilekit.sources import open_sources
+
+            sources, problems = open_sources(root, config, config_file, locked=locked)
+            if problems:
+                raise FindingsError(findings + problems)  # a layer of a source that is not there names nothing
+            from profilekit.rules.sources import source_config_findings
+
+            findings = findings + source_config_findings(root, config, config_file, version, sources)
+        catalog = Catalog(root, load_catalogue(version), sources)
+        return cls(root, config, version, catalog, findings, sources=sources)
 
     @property
     def catalogue(self) -> Catalogue | None:

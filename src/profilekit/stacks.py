@@ -14,9 +14,10 @@ _SUGGESTION_BUDGET = 24
 
 
 def deployable_layers(session: Session) -> list[str]:
-    """Every layer that is not abstract (a file that does not load counts: its stack reports why)."""
+    """Every layer of the repository (not of its sources) that is not abstract (a file that does not load
+    counts: its stack reports why)."""
     found: list[str] = []
-    for name in session.layers.files:
+    for name in session.layers.local:
         layer, _problems = session.layers.get(name)
         if layer is None or not layer.data.layer.abstract:
             found.append(name)

@@ -26,11 +26,13 @@ _ACCESS = os.O_ACCMODE
 class Recording:
     """The inputs of one run, as absolute paths."""
 
-    def __init__(self, ignored: tuple[str, ...]) -> None:
+    def __init__(self, ignored: tuple[str, ...], watched: tuple[str, ...] = ()) -> None:
         self.files: dict[str, None] = {}
         self.folders: dict[str, None] = {}
         self.probes: dict[str, None] = {}
         self.ignored = ignored
+        # folders inside an ignored one that are input all the same (the copies of sources in the cache)
+        self.watched = watched
         self.paused = 0
 
     def _keep(self, path: Any) -> str | None:
@@ -40,7 +42,10 @@ class Recording:
             absolute = os.path.abspath(os.fsdecode(path))
         except (TypeError, ValueError):
             return None
-        return None if (absolute + os.sep).startswith(self.ignored) else absolute
+        inside = absolute + os.sep
+        if inside.startswith(self.ignored) and not (self.watched and inside.startswith(self.watched)):
+            return None
+        return absolute
 
     def opened(self, path: Any, mode: Any, flags: Any) -> None:
         if isinstance(mode, str):
@@ -88,12 +93,12 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
             recording.listed(args[0] if args else None)
 
 
-def start(ignored: tuple[str, ...]) -> Recording:
-    """Record what this process reads from now on (until `stop`)."""
+def start(ignored: tuple[str, ...], watched: tuple[str, ...] = ()) -> Recording:
+    """Record what this process reads from now on (until `stop`), except below `ignored` unless below `watched`."""
     if not _STATE.hooked:
         sys.addaudithook(_hook)  # for the life of the process: a hook cannot be removed
         _STATE.hooked = True
-    recording = Recording(ignored)
+    recording = Recording(ignored, watched)
     _STATE.recordings = (*_STATE.recordings, recording)
     return recording
 

@@ -35,6 +35,7 @@ COMMAND_MODULES = (
     "flags",
     "scaffold",
     "doctor",
+    "sources",
 )
 
 

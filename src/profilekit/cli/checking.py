@@ -78,6 +78,9 @@ def lint(
     to_release: Annotated[
         str | None, typer.Option("--to-release", help="What upgrading vLLM to this release changes (text, json).")
     ] = None,
+    sources: Annotated[
+        bool, typer.Option("--sources", help="Lint the layers of every [sources] entry too, not only those used.")
+    ] = False,
 ) -> int:
     """Check the whole repository: every file, every deployable layer, every [lint] stack, layer combinations."""
     from profilekit.errors import UsageError
@@ -102,7 +105,7 @@ def lint(
         from profilekit.lintcache import LintCache
 
         units = LintCache(session)
-    report = lint_repository(session, combinations=combinations, units=units)
+    report = lint_repository(session, combinations=combinations, units=units, sources=sources)
     if fmt == "markdown":
         from profilekit.markdown import format_lint
 

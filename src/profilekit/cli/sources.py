@@ -1,0 +1,137 @@
+"""`profilekit lock` and `profilekit update`: pin the repository's sources, and move them with a diff."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from profilekit.cli.app import G, app, command, err, out, redactor
+from profilekit.errors import EXIT_OK
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from profilekit.layers import SourceFile
+    from profilekit.models import RepoConfig
+    from profilekit.session import Session
+    from profilekit.sources.lockfile import Locked
+    from profilekit.sources.locking import Moved
+
+
+def _repository() -> tuple[Path, RepoConfig, dict[str, Locked], SourceFile | None]:
+    from profilekit.errors import FindingsError
+    from profilekit.layers import find_repo, load_repo_config
+    from profilekit.sources.lockfile import LockError, read_lock
+
+    root = find_repo(None, G.repo)
+    config, config_file, findings = load_repo_config(root)
+    if findings:
+        raise FindingsError(findings)
+    try:
+        previous = read_lock(root) or {}
+    except LockError:
+        previous = {}  # `lock` writes it again from profilekit.toml
+    return root, config, previous, config_file
+
+
+def _moved_text(step: Moved) -> list[str]:
+    if step.old is None:
+        return [f"{step.name}: {step.rev} locked at {step.new[:7]}"]
+    if not step.changed:
+        return [f"{step.name}: {step.rev} stays at {step.new[:7]}"]
+    count = len(step.commits)
+    lines = [f"{step.name}: {step.rev} moved {step.old[:7]} -> {step.new[:7]} ({count} commit{'s' * (count != 1)})"]
+    return lines + [f"  {subject}" for subject in step.commits]
+
+
+@app.command()
+@command
+def lock() -> int:
+    """Resolve every [sources.NAME] rev to a commit and write profilekit.lock (a locked source stays put).
+
+    A source whose git or rev changed in profilekit.toml is resolved again; `profilekit update` moves the others.
+    """
+    from profilekit.sources.lockfile import LOCK_FILE, write_lock
+    from profilekit.sources.locking import lock_sources
+
+    root, config, previous, config_file = _repository()
+    if not config.sources:
+        err("profilekit.toml has no [sources]: nothing to lock")
+        return EXIT_OK
+    locked, moved = lock_sources(root, config, config_file, previous, move=set())
+    _check(locked)
+    write_lock(root, locked)
+    for step in moved:
+        out("\n".join(_moved_text(step)))
+    err(f"wrote {LOCK_FILE}")
+    return EXIT_OK
+
+
+def _check(locked: dict[str, Locked]) -> Session:
+    """The repository opened with `locked`: its layers load, and each source's own rules are compared (warned)."""
+    from profilekit.cli.app import warn
+    from profilekit.session import Session
+
+    session = Session.open(repo=G.repo, vllm_version=G.vllm_version, locked=locked)
+    G.session = session
+    warn([f for f in session.config_findings if f.rule == "source-config-mismatch"])
+    return session
+
+
+@app.command()
+@command
+def update(
+    names: Annotated[
+        list[str] | None, typer.Argument(metavar="[SOURCE]...", help="Sources to move (default: all).")
+    ] = None,
+) -> int:
+    """Move sources to the newest commit of their rev; print what changes in every stack; write profilekit.lock."""
+    from profilekit.errors import UsageError
+    from profilekit.session import Session
+    from profilekit.sources.lockfile import LOCK_FILE, write_lock
+    from profilekit.sources.locking import lock_sources, pick_sources
+
+    root, config, previous, config_file = _repository()
+    chosen = pick_sources(config, names or [])
+    if not previous:
+        raise UsageError(f"there is no {LOCK_FILE} to update", hint="run `profilekit lock` first")
+    before = Session.open(repo=G.repo, vllm_version=G.vllm_version)
+    locked, moved = lock_sources(root, config, config_file, previous, move=chosen)
+    after = _check(locked)
+    for step in moved:
+        if step.name in chosen:
+            out("\n".join(_moved_text(step)))
+    if any(step.changed for step in moved):
+        out(_stacks_text(before, after))
+    write_lock(root, locked)
+    err(f"wrote {LOCK_FILE}")
+    return EXIT_OK
+
+
+def _stacks_text(before: Session, after: Session) -> str:
+    """Every stack of the repository composed at the old and the new commits, key by key."""
+    from profilekit.diff import diff_stacks, role_union
+    from profilekit.diff_report import stack_diff_text
+    from profilekit.errors import FindingsError
+    from profilekit.report import format_text
+    from profilekit.stacks import all_stacks
+
+    redact = redactor()
+    parts: list[str] = []
+    for spec in dict.fromkeys([*all_stacks(before), *all_stacks(after)]):
+        try:
+            a = before.stack(spec)
+        except FindingsError:
+            continue  # broken before the update: lint says why
+        try:
+            b = after.stack(spec)
+        except FindingsError as exc:
+            parts.append(f"\nstack {spec}: no longer composes\n" + format_text(redact.findings(exc.findings)).rstrip())
+            continue
+        diff = diff_stacks(a, b, version=after.version, catalogue=after.catalogue, roles=role_union(a, b))
+        if diff.equal:
+            parts.append(f"\nstack {spec}: no change")
+        else:
+            parts.append(f"\nstack {spec}:\n" + stack_diff_text(diff, redact, labels=("before", "after")))
+    return "\n".join(parts).lstrip("\n")

@@ -1,0 +1,188 @@
+"""Sources: repositories of layers a profile repository builds on, pinned by profilekit.lock (docs/SOURCES.md).
+
+`[sources.NAME]` in profilekit.toml names a git repository and a `rev`; `profilekit lock` resolves the rev to a
+commit and records it with a digest of the commit's files. Every other command reads a source only at its
+locked commit, from a copy in the user cache folder (`sources/trees/COMMIT`), fetched once and checked against
+the digest on every run: a missing or stale lock, a copy that changed, or a commit that cannot be fetched is an
+error naming the source. The layers of source NAME are `NAME:LAYER`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from profilekit.errors import Finding, Location, Severity
+from profilekit.sources.lockfile import LOCK_FILE, Locked, LockError, read_lock, tree_hash
+
+if TYPE_CHECKING:
+    from profilekit.layers import SourceFile
+    from profilekit.models import RepoConfig, SourceSpec
+
+SOURCES_DIR = "sources"
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """One source at its locked commit, its files in `tree`."""
+
+    name: str
+    git: str  # as profilekit.toml writes it
+    rev: str
+    commit: str
+    hash: str
+    tree: Path
+
+    @property
+    def label(self) -> str:
+        """`platform@3f2a9c1`: how files of the source are named in every message."""
+        return f"{self.name}@{self.commit[:7]}"
+
+
+def cache_root() -> Path:
+    from profilekit import cache
+
+    return Path(cache.cache_dir()) / SOURCES_DIR
+
+
+def git_address(root: Path, git: str) -> str:
+    """What git is given: a URL as written, a local path made absolute against the repository root."""
+    from profilekit.sources.gitio import _SCHEME, _SCP
+
+    if _SCHEME.match(git) or _SCP.match(git):
+        return git
+    return str((root / Path(git).expanduser()).resolve())
+
+
+def tree_path(commit: str) -> Path:
+    return cache_root() / "trees" / commit
+
+
+def extracted_digest(tree: Path) -> str:
+    """The digest of `tree` when it was copied out of git (beside it, as `COMMIT.digest`), or ""."""
+    try:
+        return tree.with_name(tree.name + ".digest").read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def spec_problem(spec: SourceSpec) -> tuple[str, str]:
+    """(key, why) when profilekit.toml's entry cannot name a source, else ("", "")."""
+    from profilekit.sources.gitio import rev_problem, url_problem
+
+    problem = url_problem(spec.git)
+    if problem:
+        return "git", problem
+    problem = rev_problem(spec.rev)
+    return ("rev", problem) if problem else ("", "")
+
+
+def _where(config_file: SourceFile | None, name: str, key: str = "") -> Location:
+    path = ("sources", name, key) if key else ("sources", name)
+    pos = config_file.pos(path) if config_file is not None else None
+    shown = f"sources.{name}.{key}" if key else f"sources.{name}"
+    return Location("profilekit.toml", pos.line if pos else 1, pos.column if pos else 1, shown)
+
+
+def open_sources(
+    root: Path, config: RepoConfig, config_file: SourceFile | None, *, locked: dict[str, Locked] | None = None
+) -> tuple[list[Source], list[Finding]]:
+    """Every source at its locked commit (fetched into the cache when it is not there yet), or why not.
+
+    `locked` replaces profilekit.lock (`update` checks a lock before it writes it).
+    """
+    if not config.sources:
+        return [], []
+    if locked is None:
+        try:
+            locked = read_lock(root)
+        except LockError as exc:
+            finding = Finding(
+                "source-unlocked",
+                Severity.ERROR,
+                str(exc),
+                [Location(LOCK_FILE, 1, 1)],
+                fix="run `profilekit lock` to write it again",
+            )
+            return [], [finding]
+    found: list[Source] = []
+    problems: list[Finding] = []
+    for name, spec in config.sources.items():
+        source, problem = _open_one(root, name, spec, (locked or {}).get(name), config_file, missing=locked is None)
+        if problem is not None:
+            problems.append(problem)
+        elif source is not None:
+            found.append(source)
+    return found, problems
+
+
+def _open_one(
+    root: Path, name: str, spec: SourceSpec, entry: Locked | None, config_file: SourceFile | None, *, missing: bool
+) -> tuple[Source | None, Finding | None]:
+    key, problem = spec_problem(spec)
+    if problem:
+        return None, Finding(
+            "invalid-source", Severity.ERROR, f"source {name!r}: {problem}", [_where(config_file, name, key)]
+        )
+    if entry is None:
+        why = f"there is no {LOCK_FILE}" if missing else f"{LOCK_FILE} has no entry for it"
+        return None, Finding(
+            "source-unlocked",
+            Severity.ERROR,
+            f"source {name!r} is not locked: {why}",
+            [_where(config_file, name)],
+            fix="run `profilekit lock` (and commit profilekit.lock), so every run reads the same commit",
+        )
+    for key, now, then in (("git", spec.git, entry.git), ("rev", spec.rev, entry.rev)):
+        if now != then:
+            return None, Finding(
+                "source-lock-stale",
+                Severity.ERROR,
+                f"source {name!r} changed since it was locked: {key} is {now!r} in profilekit.toml, "
+                f"{then!r} in {LOCK_FILE}",
+                [_where(config_file, name, key)],
+                fix=f"run `profilekit lock` to lock {name!r} at the new {key}",
+            )
+    return _materialise(root, name, spec, entry, config_file)
+
+
+def _materialise(
+    root: Path, name: str, spec: SourceSpec, entry: Locked, config_file: SourceFile | None
+) -> tuple[Source | None, Finding | None]:
+    from profilekit.sources import gitio
+
+    source = Source(name, spec.git, spec.rev, entry.commit, entry.hash, tree_path(entry.commit))
+    where = [_where(config_file, name)]
+    if not gitio.is_commit(entry.commit):
+        return None, Finding(
+            "source-unlocked",
+            Severity.ERROR,
+            f"{LOCK_FILE} locks source {name!r} at {entry.commit!r}, which is not a commit id",
+            where,
+            fix="run `profilekit lock` to write it again",
+        )
+    if not source.tree.is_dir():
+        try:
+            mirror = gitio.fetch(cache_root(), git_address(root, spec.git), commit=entry.commit)
+            gitio.extract(mirror, entry.commit, source.tree)
+        except gitio.UnsafeSource as exc:
+            return None, Finding("invalid-source", Severity.ERROR, f"source {name!r}: {exc}", where)
+        except gitio.GitError as exc:
+            return None, Finding(
+                "source-unavailable",
+                Severity.ERROR,
+                f"source {name!r}: commit {entry.commit[:7]} is not in the cache and cannot be fetched: {exc}",
+                where,
+                fix="check the git address and your access to it; `profilekit lock` again if the commit is gone",
+            )
+    digest = tree_hash(source.tree)
+    if digest != entry.hash:
+        if digest == extracted_digest(source.tree):  # the copy is as git gave it: the lock says otherwise
+            why = f"the files of commit {entry.commit[:7]} do not match the digest in {LOCK_FILE}"
+            fix = f"run `profilekit lock` again if {LOCK_FILE} was edited by hand"
+        else:
+            why = f"the cached copy of {source.label} ({source.tree}) changed after it was fetched"
+            fix = f"delete {source.tree} and run again: the locked commit is fetched anew and checked"
+        return None, Finding("source-tampered", Severity.ERROR, f"source {name!r}: {why}", where, fix=fix)
+    return source, None
