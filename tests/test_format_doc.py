@@ -10,7 +10,7 @@ import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from profilekit.models import K8sSection, LayerFile, LayerMeta, RepoConfig
+from profilekit.models import K8sSection, LayerFile, LayerMeta, RepoConfig, SourceSpec
 from tests.conftest import Run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,9 +55,14 @@ def test_the_annotated_layer_uses_every_table_and_key_of_the_format() -> None:
     assert set(layer["layer"]) == set(LayerMeta.model_fields)
     assert {part for role in layer["roles"].values() for part in role} == {"serve", "env", "command"}
     config = tomllib.loads(files["profilekit.toml"])
+    # [sources.NAME] has its own block (the example repository has no source to lock)
     assert {section: set(keys) for section, keys in config.items()} == {
-        name: set(field.annotation.model_fields) for name, field in RepoConfig.model_fields.items()
+        name: set(field.annotation.model_fields) for name, field in RepoConfig.model_fields.items() if name != "sources"
     }
+    block = FORMAT.read_text(encoding="utf-8").split("# in profilekit.toml: the platform team's layers", 1)[1]
+    sources = tomllib.loads(block.split("\n", 1)[1].split("```", 1)[0])["sources"]
+    RepoConfig.model_validate({"sources": sources})
+    assert set(sources["platform"]) == set(SourceSpec.model_fields)
     assert set(config["render"]["k8s"]) == set(K8sSection.model_fields)
     text = files["profiles/qwen-pd.toml"]
     assert "${roles.prefill.serve.port}" in text  # references, with their own section of the page

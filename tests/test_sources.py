@@ -250,8 +250,12 @@ def test_after_lock_every_command_works_offline_from_the_cache(platform: Path, t
     platform.rename(tmp_path / "gone")  # the network-facing path: not there any more
     assert run("--repo", root, "check", "qwen").code == 0
     assert run("--repo", root, "render", "qwen", "--out", tmp_path / "out").code == 0
-    manifest = (tmp_path / "out" / "manifest.json").read_text()
-    assert f"platform@{short(tmp_path / 'gone')}:profiles/base.toml" in manifest
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    base = manifest["layers"][0]
+    assert base["name"] == "platform:base"
+    assert base["file"] == f"platform@{short(tmp_path / 'gone')}:profiles/base.toml"
+    assert base["source"] == {"name": "platform", "git": "../platform", "rev": "main", "commit": locked(root)["commit"]}
+    assert "source" not in manifest["layers"][1]
 
 
 def test_a_locked_commit_that_cannot_be_fetched_names_the_source(platform: Path, tmp_path: Path, run: Run) -> None:
@@ -536,3 +540,29 @@ def _tree(repo: Path, entries: list[tuple[bytes, bytes, str]]) -> str:
         check=True,
     )
     return done.stdout.decode().strip()
+
+
+def test_team_templates_from_a_source_render_in_the_same_sandbox(platform: Path, tmp_path: Path, run: Run) -> None:
+    hostile = '#!/bin/bash\n{{ "".__class__.__mro__[1].__subclasses__() }}\n'
+    commit(platform, "a hostile launch template", {"templates/launch.sh.j2": hostile})
+    root = consumer(tmp_path, "../platform")
+    config = root / "profilekit.toml"
+    config.write_text(config.read_text() + '\n[render]\ntemplates = "platform:templates"\n')
+    run("--repo", root, "lock")
+    out = tmp_path / "out"
+    result = run("--repo", root, "render", "qwen", "--out", out)
+    assert result.code == 1, result
+    at = f"platform@{short(platform)}"
+    assert result.out.startswith(
+        f"{at}:templates/launch.sh.j2:2:1: error template-error template {at}:templates/launch.sh.j2 failed at "
+        "line 2: refused by the sandbox: access to attribute '__class__' of 'str' object is unsafe.\n"
+    ), result
+    assert not out.exists()
+    typo = config.read_text().replace('"platform:templates"', '"platfrom:templates"')
+    config.write_text(typo)
+    wrong = run("--repo", root, "render", "qwen", "--out", out)
+    assert (wrong.code, wrong.err) == (
+        2,
+        "profilekit: error: [render] templates = 'platfrom:templates' names no source 'platfrom' (nor a folder of "
+        "this repository)\n  hint: did you mean 'platform'?\n",
+    )

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from pydantic import ValidationError
 
     from profilekit.models import LayerFile, RepoConfig
+    from profilekit.sources import Source
     from profilekit.vllm.catalogue import Catalogue
 
 REPO_MARKER = "profilekit.toml"
@@ -70,6 +71,8 @@ class Layer:
     _located: dict[KeyPath, Location] = field(default_factory=dict, repr=False, compare=False)
     # facts derived from this layer alone (e.g. its secret-looking values), kept for every stack it is in
     memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    # the source whose layer this is (`[sources.NAME]`); None for a layer of the repository itself
+    origin: Source | None = None
 
     def dest(self, key: str) -> str:
         """A `serve` key as vLLM's dest: aliases resolved with the catalogue, else dashes folded."""

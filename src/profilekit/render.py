@@ -17,6 +17,7 @@ from profilekit.vllm.argv import render_argv
 
 if TYPE_CHECKING:
     from profilekit.compose import RoleConfig, Stack
+    from profilekit.layers import Layer
     from profilekit.models import K8sSection, SlurmSection
     from profilekit.templating import Sandbox
     from profilekit.vllm.catalogue import Catalogue
@@ -44,10 +45,11 @@ def builtin_templates() -> Path:
     return Path(__file__).resolve().parents[2] / "templates"
 
 
-def _environment(team_dir: Path | None, root: Path | None) -> Sandbox:
+def _environment(team_dir: Path | None, root: Path | None, labels: dict[Path, str] | None = None) -> Sandbox:
     from profilekit.templating import environment
 
-    return environment([*([team_dir] if team_dir is not None else []), builtin_templates()], root=root)
+    folders = [*([team_dir] if team_dir is not None else []), builtin_templates()]
+    return environment(folders, root=root, labels=labels)
 
 
 def role_argv(role: RoleConfig, catalogue: Catalogue | None) -> list[str]:
@@ -87,13 +89,15 @@ def render_stack(
     targets: tuple[str, ...] = DEFAULT_TARGETS,
     team_templates: Path | None = None,
     root: Path | None = None,
+    labels: dict[Path, str] | None = None,
     k8s: K8sSection | None = None,
     slurm: SlurmSection | None = None,
 ) -> tuple[dict[str, Rendered], list[Finding]]:
     """Every output file of the stack; findings instead of files when a value or a template cannot be written.
 
-    `root` is the repository's: a failing team template is named by its file relative to it. `k8s` and `slurm`
-    are the repository's `[render.k8s]` and `[render.slurm]` tables.
+    `root` is the repository's: a failing team template is named by its file relative to it (or, with `labels`,
+    to the source it comes from). `k8s` and `slurm` are the repository's `[render.k8s]` and `[render.slurm]`
+    tables.
     """
     from profilekit.targets.vllm_config import ConfigUnwritable
     from profilekit.templating import TemplateFailure
@@ -104,7 +108,7 @@ def render_stack(
         findings += [f for f in env_findings(stack, role) if not waived(f, targets)]
     if findings:
         return {}, findings
-    env = _environment(team_templates, root)
+    env = _environment(team_templates, root, labels)
     try:  # a failing template, in any target, leaves no file at all: the render writes nothing
         files = _files(env, stack, chosen, version=version, catalogue=catalogue, targets=targets)
         if "k8s" in targets:
@@ -305,10 +309,18 @@ def _command_lines(argv: list[str]) -> str:
     return " \\\n  ".join(" ".join(words) for words in lines)
 
 
+def _manifest_layer(layer: Layer) -> dict[str, Any]:
+    entry: dict[str, Any] = {"name": layer.name, "file": layer.file, "sha256": layer.sha256}
+    if layer.origin is not None:  # a layer of a source: where it came from, whole
+        source = layer.origin
+        entry["source"] = {"name": source.name, "git": source.git, "rev": source.rev, "commit": source.commit}
+    return entry
+
+
 def manifest(stack: Stack, *, version: str, files: dict[str, Rendered]) -> str:
     data = {
         "stack": stack.spec,
-        "layers": [{"name": layer.name, "file": layer.file, "sha256": layer.sha256} for layer in stack.layers],
+        "layers": [_manifest_layer(layer) for layer in stack.layers],
         "vllm_version": version,
         "profilekit_version": __version__,
         "files": [

@@ -148,15 +148,41 @@ class Session:
         return [role]
 
     def templates_dir(self) -> Path | None:
+        """`[render] templates`: a folder of the repository, or `NAME:FOLDER` of source NAME (sandboxed alike)."""
         name = self.config.render.templates
         if not name:
             return None
-        folder = (self.root / name).resolve()
+        folder = self._source_folder(name) or (self.root / name).resolve()
         listed(folder)  # a team template added later replaces a built-in one: the folder's names are an input
         if not folder.is_dir():
             raise UsageError(
                 f"templates folder {name!r} named in profilekit.toml does not exist",
                 hint=f"create {folder} or remove [render] templates",
+            )
+        return folder
+
+    def _source_folder(self, name: str) -> Path | None:
+        """`platform:templates` as the folder of source `platform`; None when `name` names no source."""
+        import re
+
+        match = re.match(r"^([a-z0-9][a-z0-9_-]*):(.*)$", name)
+        if match is None or (self.root / name).exists():
+            return None
+        sources = {source.name: source for source in self.sources}
+        source = sources.get(match.group(1))
+        if source is None:
+            import difflib
+
+            close = difflib.get_close_matches(match.group(1), list(sources), n=1)
+            raise UsageError(
+                f"[render] templates = {name!r} names no source {match.group(1)!r} (nor a folder of this repository)",
+                hint=f"did you mean {close[0]!r}?" if close else "sources: " + (", ".join(sources) or "none"),
+            )
+        folder = (source.tree / match.group(2)).resolve()
+        if not folder.is_relative_to(source.tree.resolve()):
+            raise UsageError(
+                f"[render] templates = {name!r} leaves source {source.name!r}",
+                hint=f"name a folder inside it, e.g. {source.name}:templates",
             )
         return folder
 

@@ -52,6 +52,8 @@ class Sandbox(SandboxedEnvironment):
     intercepted_binops = frozenset({"*", "**"})
     # the repository root, so that a failure names the template's file relative to it
     root: Path | None = None
+    # folders of sources' files, by the prefix their files are named with (`platform@3f2a9c1:`)
+    labels: dict[Path, str] = {}  # noqa: RUF012 - replaced whole per environment, never mutated
 
     def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
         if operator == "**" and _big_power(left, right):
@@ -74,7 +76,7 @@ def _big_repeat(left: Any, right: Any) -> bool:
     return False
 
 
-def environment(folders: list[Path], *, root: Path | None = None) -> Sandbox:
+def environment(folders: list[Path], *, root: Path | None = None, labels: dict[Path, str] | None = None) -> Sandbox:
     """A sandbox that looks templates up in `folders`, first match wins; `sh` and `comment` quote for templates."""
     env = Sandbox(
         loader=ChoiceLoader([FileSystemLoader(str(folder)) for folder in folders]),
@@ -88,6 +90,7 @@ def environment(folders: list[Path], *, root: Path | None = None) -> Sandbox:
     env.filters["comment"] = comment_text
     env.filters["to_yaml"] = to_yaml
     env.root = root
+    env.labels = dict(labels or {})
     return env
 
 
@@ -103,10 +106,10 @@ def render_template(env: Sandbox, name: str, context: dict[str, Any]) -> str:
             Finding(
                 "template-error",
                 Severity.ERROR,
-                f"template {_shown(file, env.root)} failed at line {line}: {_reason(exc)}"
+                f"template {_shown(file, env)} failed at line {line}: {_reason(exc)}"
                 if line
-                else f"template {_shown(file, env.root)} failed: {_reason(exc)}",
-                [Location(_shown(file, env.root), line or 1, 1)],
+                else f"template {_shown(file, env)} failed: {_reason(exc)}",
+                [Location(_shown(file, env), line or 1, 1)],
                 fix="fix the template; templates can use: " + ", ".join(sorted(context)),
             )
         ) from None
@@ -127,7 +130,7 @@ def has_template(env: Sandbox, name: str) -> bool:
 
 def output_failure(env: Sandbox, name: str, reason: str, *, fix: str) -> TemplateFailure:
     """A template that rendered, but into a file the target cannot write: the finding names the template file."""
-    shown = _shown(env.get_template(name).filename or name, env.root)
+    shown = _shown(env.get_template(name).filename or name, env)
     return TemplateFailure(
         Finding("template-error", Severity.ERROR, f"template {shown} {reason}", [Location(shown, 1, 1)], fix=fix)
     )
@@ -216,11 +219,12 @@ def _decode_line(exc: BaseException) -> int:
     return 0
 
 
-def _shown(file: str, root: Path | None) -> str:
-    """A template's file relative to the repository root where it lies inside it."""
-    if root is not None:
+def _shown(file: str, env: Sandbox) -> str:
+    """A template's file relative to the repository root where it lies inside it (or inside a source)."""
+    bases = [(env.root, "")] if env.root is not None else []
+    for base, prefix in [*bases, *env.labels.items()]:
         try:
-            return Path(file).resolve().relative_to(root.resolve()).as_posix()
+            return prefix + Path(file).resolve().relative_to(base.resolve()).as_posix()
         except (ValueError, OSError):
             pass
     return file

@@ -53,4 +53,5 @@ def load_source_layer(
             return None, findings
         data = data.model_copy(update={"model": data.model.model_copy(update={"config": str(inside)})})
     layer.data = data
+    layer.origin = source
     return layer, findings
