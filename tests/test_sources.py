@@ -468,6 +468,7 @@ def test_layers_of_a_source_cannot_be_edited_here(platform: Path, tmp_path: Path
         ("ext::sh -c touch% PWNED", "git transports written as `NAME::ADDRESS` run programs and are not allowed"),
         ("fd::3", "git transports written as `NAME::ADDRESS` run programs and are not allowed"),
         ("sftp://host/x", "git URLs of scheme 'sftp' are not allowed (use https://, ssh://, git:// or file://)"),
+        ("--upload-pack=touch PWNED", "a git URL cannot start with '-'"),
     ],
 )
 def test_addresses_that_carry_credentials_or_run_programs_are_refused(
@@ -565,4 +566,32 @@ def test_team_templates_from_a_source_render_in_the_same_sandbox(platform: Path,
         2,
         "profilekit: error: [render] templates = 'platfrom:templates' names no source 'platfrom' (nor a folder of "
         "this repository)\n  hint: did you mean 'platform'?\n",
+    )
+
+
+def test_a_rev_that_git_would_read_as_an_option_is_refused(platform: Path, tmp_path: Path, run: Run) -> None:
+    root = consumer(tmp_path, "../platform", rev="--output=PWNED")
+    result = run("--repo", root, "lock", cwd=tmp_path)
+    assert result.code == 1, result
+    assert result.err.startswith(
+        "profilekit.toml:6:1: error invalid-source source 'platform': a rev is a tag, a branch or a commit: "
+        "letters, digits and . _ / + -, not starting with '-'\n"
+    ), result
+    assert not list(tmp_path.rglob("PWNED"))
+
+
+def test_two_runs_at_once_on_an_empty_cache_both_fetch_a_whole_copy(platform: Path, tmp_path: Path) -> None:
+    root = consumer(tmp_path, "../platform")
+    env = {**os.environ, "PROFILEKIT_CACHE_DIR": str(tmp_path / "cache-a")}
+    subprocess.run([sys.executable, "-m", "profilekit", "--repo", str(root), "lock"], env=env, check=True)
+    env["PROFILEKIT_CACHE_DIR"] = str(tmp_path / "cache-b")  # a new machine: the lock, no copy yet
+    command = [sys.executable, "-m", "profilekit", "--repo", str(root), "explain", "qwen", "max_num_seqs"]
+    runs = [subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in "ab"]
+    for proc in runs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        assert out.startswith("[serve] serve.max_num_seqs = 256\n"), out
+    trees = tmp_path / "cache-b" / "sources" / "trees"
+    assert sorted(p.name for p in trees.iterdir()) == sorted(
+        [locked(root)["commit"], locked(root)["commit"] + ".digest"]
     )
