@@ -239,6 +239,11 @@ def test_a_stale_lock_is_refused_at_the_line_that_changed(platform: Path, tmp_pa
     )
     assert run("--repo", root, "lock").code == 0
     assert run("--repo", root, "check", "qwen").code == 0
+    write(root, {"profilekit.toml": '[vllm]\nversion = "0.33.0"\n', "profiles/qwen.toml": "[serve]\nmodel = 'm'\n"})
+    dropped = run("--repo", root, "lock")  # the last source removed: so is the lock
+    assert (dropped.code, dropped.out) == (0, "platform: no longer in profilekit.toml, dropped from profilekit.lock\n")
+    assert dropped.err == "profilekit.toml has no [sources]: removed profilekit.lock\n"
+    assert not (root / "profilekit.lock").exists()
 
 
 # ---- offline, and the cache that must not be trusted blindly -------------------------------------
@@ -595,3 +600,37 @@ def test_two_runs_at_once_on_an_empty_cache_both_fetch_a_whole_copy(platform: Pa
     assert sorted(p.name for p in trees.iterdir()) == sorted(
         [locked(root)["commit"], locked(root)["commit"] + ".digest"]
     )
+
+
+def test_a_file_of_the_repository_named_like_a_source_layer_is_an_error(
+    platform: Path, tmp_path: Path, run: Run
+) -> None:
+    root = consumer(tmp_path, "../platform")
+    write(root, {"profiles/platform:base.toml": "[serve]\nport = 1\n"})
+    run("--repo", root, "lock")
+    result = run("--repo", root, "lint")
+    assert result.code == 1, result
+    assert result.out == (
+        "profiles/platform:base.toml:1:1: error invalid-layer layer file name 'platform:base' holds ':', which "
+        "names a layer of a source (NAME:LAYER, [sources] in profilekit.toml)\n"
+        "    in stack qwen\n"
+        "    fix: rename the file without ':', e.g. platform-base.toml\n"
+        "1 error, 0 warnings\n"
+    )
+
+
+def test_completion_offers_locked_sources_layers_and_source_names_without_fetching(
+    platform: Path, tmp_path: Path
+) -> None:
+    from tests.test_completion import candidates
+
+    root = consumer(tmp_path, "../platform")
+    cache = tmp_path / "cache"
+    env = {**os.environ, "PROFILEKIT_CACHE_DIR": str(cache)}
+    subprocess.run([sys.executable, "-m", "profilekit", "--repo", str(root), "lock"], env=env, check=True)
+    words = "profilekit check qwen+platform:"
+    assert candidates(words, 2, cwd=root, cache=cache) == ["plain,qwen+platform:base", "plain,qwen+platform:replayssm"]
+    assert candidates("profilekit update pl", 2, cwd=root, cache=cache) == ["plain,platform"]
+    empty = tmp_path / "empty-cache"  # a commit not fetched yet: nothing offered, nothing fetched
+    assert candidates(words, 2, cwd=root, cache=empty) == []
+    assert not (empty / "sources").exists()

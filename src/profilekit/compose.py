@@ -240,8 +240,10 @@ class Catalog:
         self.origins: dict[str, Source] = {}
         for source in sources:
             for name, path in discover_layers(source.tree).items():
-                self.files[f"{source.name}:{name}"] = path
-                self.origins[f"{source.name}:{name}"] = source
+                full = f"{source.name}:{name}"
+                if full not in self.files:  # a file of the repository named so is an error (`_colon_in_name`)
+                    self.files[full] = path
+                    self.origins[full] = source
         # with the target release's flag catalogue, serve keys written as aliases become dests
         self.catalogue = catalogue
         self._loaded: dict[str, tuple[Layer | None, list[Finding]]] = {}
@@ -250,7 +252,9 @@ class Catalog:
     def get(self, name: str) -> tuple[Layer | None, list[Finding]]:
         if name not in self._loaded:
             source = self.origins.get(name)
-            if source is None:
+            if source is None and ":" in name:
+                self._loaded[name] = (None, [_colon_in_name(self.root, name, self.files[name])])
+            elif source is None:
                 self._loaded[name] = load_layer(self.root, name, self.files[name], self.catalogue)
             else:
                 from profilekit.sources.layers import load_source_layer
@@ -318,6 +322,18 @@ class Catalog:
                 hint=f"layers are the .toml files under {profiles}",
             ) from None
         return relative.with_suffix("").as_posix()
+
+
+def _colon_in_name(root: Path, name: str, path: Path) -> Finding:
+    """A file of the repository named like a layer of a source (`platform:base`) would hide it, or be hidden."""
+    return Finding(
+        "invalid-layer",
+        Severity.ERROR,
+        f"layer file name {name!r} holds ':', which names a layer of a source (NAME:LAYER, [sources] in "
+        "profilekit.toml)",
+        [Location(path.relative_to(root).as_posix(), 1, 1, layer=name)],
+        fix=f"rename the file without ':', e.g. {name.replace(':', '-')}.toml",
+    )
 
 
 def linearise(catalog: Catalog, names: list[str]) -> tuple[list[Layer], list[Finding]]:

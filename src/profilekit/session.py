@@ -41,8 +41,10 @@ class Session:
         vllm_version: str | None,
         cwd: Path | None = None,
         locked: dict[str, Locked] | None = None,
+        fetch: bool = True,
     ) -> Session:
-        """The repository at `repo` (or above `cwd`), its sources at their locked commits (or at `locked`)."""
+        """The repository at `repo` (or above `cwd`), its sources at their locked commits (or at `locked`);
+        without `fetch`, a source whose commit is not in the cache is an error rather than fetched."""
         root = find_repo(cwd, repo)
         config, config_file, findings = load_repo_config(root)
         if findings and vllm_version is None:
@@ -55,7 +57,7 @@ class Session:
         if config.sources:
             from profilekit.sources import open_sources
 
-            sources, problems = open_sources(root, config, config_file, locked=locked)
+            sources, problems = open_sources(root, config, config_file, locked=locked, fetch=fetch)
             if problems:
                 raise FindingsError(findings + problems)  # a layer of a source that is not there names nothing
             from profilekit.rules.sources import source_config_findings

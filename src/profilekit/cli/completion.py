@@ -60,11 +60,32 @@ def _root(ctx: typer.Context) -> Path | None:
 
 
 def _layer_names(ctx: typer.Context) -> list[str]:
+    """The repository's layers, then those of its locked sources whose commit is in the cache (never fetched)."""
     from profilekit.layers import discover_layers
 
     root = _root(ctx)
     try:
-        return list(discover_layers(root)) if root is not None else []
+        if root is None:
+            return []
+        names = list(discover_layers(root))
+        from profilekit.sources import tree_path
+        from profilekit.sources.lockfile import read_lock
+
+        for source, entry in (read_lock(root) or {}).items():
+            tree = tree_path(entry.commit)
+            names += [f"{source}:{name}" for name in discover_layers(tree)] if tree.is_dir() else []
+        return names
+    except Exception:
+        return []
+
+
+def complete_source(ctx: typer.Context, incomplete: str) -> list[str]:
+    """A `[sources.NAME]` of profilekit.toml (`update NAME`)."""
+    from profilekit.layers import load_repo_config
+
+    root = _root(ctx)
+    try:
+        return _complete(list(load_repo_config(root)[0].sources), incomplete) if root is not None else []
     except Exception:
         return []
 
@@ -152,7 +173,7 @@ def _composed(ctx: typer.Context, spec: str) -> Stack | None:
         from profilekit.session import Session
 
         params = _params(ctx)
-        session = Session.open(repo=params.get("repo"), vllm_version=params.get("vllm_version"))
+        session = Session.open(repo=params.get("repo"), vllm_version=params.get("vllm_version"), fetch=False)
         names = session.layers.parse_stack(spec)
         layers, problems = linearise(session.layers, names)
         return None if problems else compose_layers("+".join(names), layers, [])

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from profilekit.cli.app import G, app, command, err, out, redactor
+from profilekit.cli.completion import complete_source
 from profilekit.errors import EXIT_OK
 
 if TYPE_CHECKING:
@@ -57,13 +58,22 @@ def lock() -> int:
 
     root, config, previous, config_file = _repository()
     if not config.sources:
-        err("profilekit.toml has no [sources]: nothing to lock")
+        if (root / LOCK_FILE).exists():  # every source was removed: so is the lock
+            (root / LOCK_FILE).unlink()
+            for name in previous:
+                out(f"{name}: no longer in profilekit.toml, dropped from {LOCK_FILE}")
+            err(f"profilekit.toml has no [sources]: removed {LOCK_FILE}")
+        else:
+            err("profilekit.toml has no [sources]: nothing to lock")
         return EXIT_OK
     locked, moved = lock_sources(root, config, config_file, previous, move=set())
     _check(locked)
     write_lock(root, locked)
     for step in moved:
         out("\n".join(_moved_text(step)))
+    for name in previous:
+        if name not in locked:
+            out(f"{name}: no longer in profilekit.toml, dropped from {LOCK_FILE}")
     err(f"wrote {LOCK_FILE}")
     return EXIT_OK
 
@@ -83,7 +93,8 @@ def _check(locked: dict[str, Locked]) -> Session:
 @command
 def update(
     names: Annotated[
-        list[str] | None, typer.Argument(metavar="[SOURCE]...", help="Sources to move (default: all).")
+        list[str] | None,
+        typer.Argument(metavar="[SOURCE]...", help="Sources to move (default: all).", autocompletion=complete_source),
     ] = None,
 ) -> int:
     """Move sources to the newest commit of their rev; print what changes in every stack; write profilekit.lock."""

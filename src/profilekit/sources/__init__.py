@@ -86,11 +86,17 @@ def _where(config_file: SourceFile | None, name: str, key: str = "") -> Location
 
 
 def open_sources(
-    root: Path, config: RepoConfig, config_file: SourceFile | None, *, locked: dict[str, Locked] | None = None
+    root: Path,
+    config: RepoConfig,
+    config_file: SourceFile | None,
+    *,
+    locked: dict[str, Locked] | None = None,
+    fetch: bool = True,
 ) -> tuple[list[Source], list[Finding]]:
     """Every source at its locked commit (fetched into the cache when it is not there yet), or why not.
 
-    `locked` replaces profilekit.lock (`update` checks a lock before it writes it).
+    `locked` replaces profilekit.lock (`update` checks a lock before it writes it); without `fetch` a commit not
+    in the cache is a finding (shell completion never reaches the network).
     """
     if not config.sources:
         return [], []
@@ -109,7 +115,8 @@ def open_sources(
     found: list[Source] = []
     problems: list[Finding] = []
     for name, spec in config.sources.items():
-        source, problem = _open_one(root, name, spec, (locked or {}).get(name), config_file, missing=locked is None)
+        entry = (locked or {}).get(name)
+        source, problem = _open_one(root, name, spec, entry, config_file, missing=locked is None, fetch=fetch)
         if problem is not None:
             problems.append(problem)
         elif source is not None:
@@ -118,7 +125,14 @@ def open_sources(
 
 
 def _open_one(
-    root: Path, name: str, spec: SourceSpec, entry: Locked | None, config_file: SourceFile | None, *, missing: bool
+    root: Path,
+    name: str,
+    spec: SourceSpec,
+    entry: Locked | None,
+    config_file: SourceFile | None,
+    *,
+    missing: bool,
+    fetch: bool,
 ) -> tuple[Source | None, Finding | None]:
     key, problem = spec_problem(spec)
     if problem:
@@ -144,11 +158,11 @@ def _open_one(
                 [_where(config_file, name, key)],
                 fix=f"run `profilekit lock` to lock {name!r} at the new {key}",
             )
-    return _materialise(root, name, spec, entry, config_file)
+    return _materialise(root, name, spec, entry, config_file, fetch=fetch)
 
 
 def _materialise(
-    root: Path, name: str, spec: SourceSpec, entry: Locked, config_file: SourceFile | None
+    root: Path, name: str, spec: SourceSpec, entry: Locked, config_file: SourceFile | None, *, fetch: bool
 ) -> tuple[Source | None, Finding | None]:
     from profilekit.sources import gitio
 
@@ -162,6 +176,9 @@ def _materialise(
             where,
             fix="run `profilekit lock` to write it again",
         )
+    if not source.tree.is_dir() and not fetch:
+        why = f"source {name!r}: commit {entry.commit[:7]} is not in the cache (not fetched here)"
+        return None, Finding("source-unavailable", Severity.ERROR, why, where)
     if not source.tree.is_dir():
         try:
             mirror = gitio.fetch(cache_root(), git_address(root, spec.git), commit=entry.commit)
