@@ -183,6 +183,24 @@ def test_a_finding_inside_a_source_is_located_there_in_text_and_json(platform: P
     assert ("profiles/nemo.toml", 6, "nemo") in files
     text = run("--repo", root, "check", "nemo")
     assert f"{at}:profiles/replayssm.toml:7:1: error replayssm-kv-connector use_replayssm = true" in text.out
+    # CI formats: a source's file is not in this repository, so the annotation sits at the line here
+    github = run("--repo", root, "check", "nemo", "--format", "github").out.splitlines()
+    line = next(x for x in github if "title=replayssm-kv-connector" in x)
+    assert line.startswith("::error file=profiles/nemo.toml,line=6,col=1,title=replayssm-kv-connector::"), line
+    assert f"%0Aalso {at}:profiles/replayssm.toml:7:1: serve.use_replayssm (layer platform:replayssm)%0A" in line
+    sarif = json.loads(run("--repo", root, "check", "nemo", "--format", "sarif").out)["runs"][0]
+    result = next(r for r in sarif["results"] if r["ruleId"] == "replayssm-kv-connector")
+    first = result["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert first == {"uri": "profiles/nemo.toml", "uriBaseId": "%SRCROOT%"}
+    related = [r["physicalLocation"]["artifactLocation"] for r in result["relatedLocations"]]
+    base = f"SOURCE_platform_{short(platform)}"
+    assert {"uri": "profiles/replayssm.toml", "uriBaseId": base} in related
+    assert sarif["originalUriBaseIds"][base] == {
+        "description": {"text": f"source platform at commit {short(platform)} (profilekit.lock)"}
+    }
+    for result in sarif["results"]:  # every uri a relative reference: no ':' before its first '/'
+        for loc in [*result["locations"], *result.get("relatedLocations", [])]:
+            assert ":" not in loc["physicalLocation"]["artifactLocation"]["uri"].split("/")[0]
 
 
 def test_a_file_url_source_and_a_tag(platform: Path, tmp_path: Path, run: Run) -> None:

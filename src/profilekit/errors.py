@@ -40,6 +40,14 @@ class Location:
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.column}"
 
+    def in_source(self) -> tuple[str, str] | None:
+        """(`platform@3f2a9c1`, `profiles/base.toml`) for a file of a source (docs/SOURCES.md), else None."""
+        label, sep, path = self.file.partition(":")
+        name, at, commit = label.partition("@")
+        if sep and at and name and len(commit) == 7 and all(c in "0123456789abcdef" for c in commit):
+            return label, path
+        return None
+
     def provenance(self) -> str:
         """`file:line:col  (key, layer L)`: where `explain` and `render --explain` say a value came from."""
         return f"{self}  ({self.key}, layer {self.layer})"

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from profilekit import __version__
-from profilekit.errors import Finding, Severity, count
+from profilekit.errors import Finding, Location, Severity, count
 
 FORMATS = ("text", "json", "github", "sarif", "markdown")
 
@@ -59,14 +59,21 @@ def _gh_escape(text: str, *, prop: bool = False) -> str:
     return text
 
 
-def _annotation_text(f: Finding) -> str:
+def _annotated(f: Finding) -> Location | None:
+    """The location an annotation is shown at: the first in this repository (a source's file is not here)."""
+    return next((loc for loc in f.locations if loc.in_source() is None), None)
+
+
+def _annotation_text(f: Finding, shown: Location | None) -> str:
     """What an annotation says on its own, shown at one line of one file: the message, the stack and role,
     every other location that took part, the notes and the fix, one per line."""
     lines = [f.message]
     context = [f"{what} {name}" for what, name in (("stack", f.stack), ("role", f.role)) if name is not None]
     if context:
         lines.append("in " + ", ".join(context))
-    for loc in f.locations[1:]:
+    for loc in f.locations:
+        if loc is shown:
+            continue
         where = f" {loc.key}" if loc.key else ""
         layer = f" (layer {loc.layer})" if loc.layer else ""
         lines.append(f"also {loc}:{where}{layer}")
@@ -82,27 +89,46 @@ def format_github(findings: list[Finding]) -> str:
     for f in findings:
         level = "error" if f.severity is Severity.ERROR else "warning"
         props = [f"title={_gh_escape(f.rule, prop=True)}"]
-        if f.locations:
-            loc = f.locations[0]
+        loc = _annotated(f)
+        if loc is not None:
             props = [f"file={_gh_escape(loc.file, prop=True)}", f"line={loc.line}", f"col={loc.column}", *props]
-        lines.append(f"::{level} {','.join(props)}::{_gh_escape(_annotation_text(f))}")
+        lines.append(f"::{level} {','.join(props)}::{_gh_escape(_annotation_text(f, loc))}")
     return "\n".join(lines)
+
+
+def _artifact(loc: Location, bases: dict[str, Any]) -> dict[str, Any]:
+    """A file of this repository is relative to %SRCROOT%; a source's file to a base of its own, which names the
+    source and commit (`platform@3f2a9c1:profiles/base.toml` is no URI reference: its first part holds a ':')."""
+    found = loc.in_source()
+    if found is None:
+        return {"uri": loc.file, "uriBaseId": "%SRCROOT%"}
+    label, path = found
+    base = "SOURCE_" + label.replace("@", "_")
+    bases[base] = {"description": {"text": f"source {label.replace('@', ' at commit ')} (profilekit.lock)"}}
+    return {"uri": path, "uriBaseId": base}
+
+
+def _local_first(f: Finding) -> list[Location]:
+    """The finding's locations, the first of this repository first: code scanning shows a result at a file here."""
+    shown = _annotated(f)
+    return f.locations if shown is None else [shown, *(loc for loc in f.locations if loc is not shown)]
 
 
 def format_sarif(findings: list[Finding]) -> str:
     rules: dict[str, dict[str, Any]] = {}
     results = []
+    bases: dict[str, Any] = {}
     for f in findings:
         rules.setdefault(f.rule, {"id": f.rule, "name": f.rule, "shortDescription": {"text": f.rule}})
         locations = [
             {
                 "physicalLocation": {
-                    "artifactLocation": {"uri": loc.file, "uriBaseId": "%SRCROOT%"},
+                    "artifactLocation": _artifact(loc, bases),
                     "region": {"startLine": loc.line, "startColumn": loc.column},
                 },
                 **({"logicalLocations": [{"fullyQualifiedName": loc.key}]} if loc.key else {}),
             }
-            for loc in f.locations
+            for loc in _local_first(f)
         ]
         result: dict[str, Any] = {
             "ruleId": f.rule,
@@ -130,6 +156,7 @@ def format_sarif(findings: list[Finding]) -> str:
                     }
                 },
                 "results": results,
+                **({"originalUriBaseIds": bases} if bases else {}),
             }
         ],
     }
