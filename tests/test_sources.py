@@ -652,3 +652,32 @@ def test_completion_offers_locked_sources_layers_and_source_names_without_fetchi
     empty = tmp_path / "empty-cache"  # a commit not fetched yet: nothing offered, nothing fetched
     assert candidates(words, 2, cwd=root, cache=empty) == []
     assert not (empty / "sources").exists()
+
+
+def test_update_dry_run_in_json_for_a_bot_that_opens_the_pull_request(platform: Path, tmp_path: Path, run: Run) -> None:
+    root = consumer(tmp_path, "../platform")
+    run("--repo", root, "lock")
+    old = locked(root)["commit"]
+    new = commit(platform, "base: port 8100", {"profiles/base.toml": BASE.replace("port = 8000", "port = 8100")})
+    before = (root / "profilekit.lock").read_text()
+    result = run("--repo", root, "update", "platform", "--dry-run", "--format", "json")
+    assert result.code == 0, result
+    assert result.err == "profilekit.lock left as it was (--dry-run)\n"
+    assert (root / "profilekit.lock").read_text() == before
+    data = json.loads(result.out)
+    assert data["sources"] == [
+        {
+            "name": "platform",
+            "rev": "main",
+            "from": old,
+            "to": new,
+            "moved": True,
+            "commits": [f"{new[:7]} base: port 8100"],
+        }
+    ]
+    [stack] = data["stacks"]
+    assert (stack["stack"], stack["composes"], stack["equal"]) == ("qwen", True, False)
+    [role] = stack["diff"]["roles"]
+    [key] = role["keys"]
+    assert (key["key"], key["change"], key["a"]["value"], key["b"]["value"]) == ("serve.port", "changed", 8000, 8100)
+    assert key["b"]["origin"]["file"] == f"platform@{new[:7]}:profiles/base.toml"

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from profilekit.layers import SourceFile
     from profilekit.models import RepoConfig
     from profilekit.session import Session
+    from profilekit.sources.impact import StackImpact
     from profilekit.sources.lockfile import Locked
     from profilekit.sources.locking import Moved
 
@@ -96,13 +97,18 @@ def update(
         list[str] | None,
         typer.Argument(metavar="[SOURCE]...", help="Sources to move (default: all).", autocompletion=complete_source),
     ] = None,
+    fmt: Annotated[str, typer.Option("--format", help="text or json")] = "text",
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print what would change; write nothing.")] = False,
 ) -> int:
     """Move sources to the newest commit of their rev; print what changes in every stack; write profilekit.lock."""
+    from profilekit.cli.app import check_format
     from profilekit.errors import UsageError
     from profilekit.session import Session
+    from profilekit.sources.impact import stack_impacts
     from profilekit.sources.lockfile import LOCK_FILE, write_lock
     from profilekit.sources.locking import lock_sources, pick_sources
 
+    check_format(fmt, ("text", "json"))
     root, config, previous, config_file = _repository()
     chosen = pick_sources(config, names or [])
     if not previous:
@@ -110,39 +116,53 @@ def update(
     before = Session.open(repo=G.repo, vllm_version=G.vllm_version)
     locked, moved = lock_sources(root, config, config_file, previous, move=chosen)
     after = _check(locked)
-    for step in moved:
-        if step.name in chosen:
-            out("\n".join(_moved_text(step)))
-    if any(step.changed for step in moved):
-        out(_stacks_text(before, after))
-    write_lock(root, locked)
-    err(f"wrote {LOCK_FILE}")
+    steps = [step for step in moved if step.name in chosen]
+    impacts = stack_impacts(before, after) if any(step.changed for step in moved) else []
+    out(_update_json(steps, impacts) if fmt == "json" else _update_text(steps, impacts))
+    if not dry_run:
+        write_lock(root, locked)
+    err(f"{LOCK_FILE} left as it was (--dry-run)" if dry_run else f"wrote {LOCK_FILE}")
     return EXIT_OK
 
 
-def _stacks_text(before: Session, after: Session) -> str:
-    """Every stack of the repository composed at the old and the new commits, key by key."""
-    from profilekit.diff import diff_stacks, role_union
+def _update_text(steps: list[Moved], impacts: list[StackImpact]) -> str:
     from profilekit.diff_report import stack_diff_text
-    from profilekit.errors import FindingsError
     from profilekit.report import format_text
-    from profilekit.stacks import all_stacks
 
     redact = redactor()
-    parts: list[str] = []
-    for spec in dict.fromkeys([*all_stacks(before), *all_stacks(after)]):
-        try:
-            a = before.stack(spec)
-        except FindingsError:
-            continue  # broken before the update: lint says why
-        try:
-            b = after.stack(spec)
-        except FindingsError as exc:
-            parts.append(f"\nstack {spec}: no longer composes\n" + format_text(redact.findings(exc.findings)).rstrip())
-            continue
-        diff = diff_stacks(a, b, version=after.version, catalogue=after.catalogue, roles=role_union(a, b))
-        if diff.equal:
-            parts.append(f"\nstack {spec}: no change")
+    parts = ["\n".join(_moved_text(step)) for step in steps]
+    for i, impact in enumerate(impacts):
+        gap = "\n" if i else ""
+        if impact.diff is None:
+            parts.append(
+                f"{gap}stack {impact.spec}: no longer composes\n"
+                + format_text(redact.findings(impact.findings)).rstrip()
+            )
+        elif impact.diff.equal:
+            parts.append(f"{gap}stack {impact.spec}: no change")
         else:
-            parts.append(f"\nstack {spec}:\n" + stack_diff_text(diff, redact, labels=("before", "after")))
-    return "\n".join(parts).lstrip("\n")
+            parts.append(
+                f"{gap}stack {impact.spec}:\n" + stack_diff_text(impact.diff, redact, labels=("before", "after"))
+            )
+    return "\n".join(parts)
+
+
+def _update_json(steps: list[Moved], impacts: list[StackImpact]) -> str:
+    import json
+
+    from profilekit.diff_report import stack_diff_json
+
+    redact = redactor()
+    data = {
+        "sources": [
+            {"name": s.name, "rev": s.rev, "from": s.old, "to": s.new, "moved": s.changed, "commits": s.commits}
+            for s in steps
+        ],
+        "stacks": [
+            {"stack": i.spec, "composes": i.diff is not None, "equal": i.diff is not None and i.diff.equal}
+            | ({"diff": stack_diff_json(i.diff, redact)} if i.diff is not None and not i.diff.equal else {})
+            | ({"findings": [f.as_dict() for f in redact.findings(i.findings)]} if i.diff is None else {})
+            for i in impacts
+        ],
+    }
+    return json.dumps(data, indent=2, ensure_ascii=False)
