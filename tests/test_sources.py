@@ -281,26 +281,26 @@ def test_after_lock_every_command_works_offline_from_the_cache(platform: Path, t
     assert "source" not in manifest["layers"][1]
 
 
-def test_a_locked_commit_that_cannot_be_fetched_names_the_source(platform: Path, tmp_path: Path, run: Run) -> None:
+def test_a_locked_commit_that_cannot_be_fetched_names_the_source(
+    platform: Path, tmp_path: Path, run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
     private = tmp_path / "cache"
-    os.environ["PROFILEKIT_CACHE_DIR"] = str(private)  # an empty cache: a new machine
-    try:
-        root = consumer(tmp_path, "../platform")
-        run("--repo", root, "lock")
-        import shutil
+    monkeypatch.setenv("PROFILEKIT_CACHE_DIR", str(private))  # this test's own cache: it empties it
+    root = consumer(tmp_path, "../platform")
+    run("--repo", root, "lock")
+    import shutil
 
-        shutil.rmtree(private)
-        platform.rename(tmp_path / "gone")
-        result = run("--repo", root, "check", "qwen")
-        assert result.code == 1, result
-        first = result.err.splitlines()[0]
-        commit_id = locked(root)["commit"][:7]
-        assert first.startswith(
-            f"profilekit.toml:4:1: error source-unavailable source 'platform': commit {commit_id} is not in the "
-            "cache and cannot be fetched: "
-        ), result
-    finally:
-        os.environ["PROFILEKIT_CACHE_DIR"] = str(private.parent / "profilekit-cache")
+    shutil.rmtree(private)  # a new machine: the lock, an empty cache
+    platform.rename(tmp_path / "gone")  # and the source out of reach
+    result = run("--repo", root, "check", "qwen")
+    assert result.code == 1, result
+    commit_id = locked(root)["commit"][:7]
+    assert result.err == (
+        f"profilekit.toml:4:1: error source-unavailable source 'platform': commit {commit_id} is not in the cache "
+        f"and cannot be fetched: '{platform}' does not appear to be a git repository\n"
+        "    fix: check the git address and your access to it; `profilekit lock` again if the commit is gone\n"
+        "1 error, 0 warnings\n"
+    ), result
 
 
 def _process(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
