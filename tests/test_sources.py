@@ -681,3 +681,12 @@ def test_update_dry_run_in_json_for_a_bot_that_opens_the_pull_request(platform: 
     [key] = role["keys"]
     assert (key["key"], key["change"], key["a"]["value"], key["b"]["value"]) == ("serve.port", "changed", 8000, 8100)
     assert key["b"]["origin"]["file"] == f"platform@{new[:7]}:profiles/base.toml"
+
+
+def test_a_commit_as_rev_stays_where_it_is(platform: Path, tmp_path: Path, run: Run) -> None:
+    first = git(platform, "rev-parse", "HEAD")
+    commit(platform, "later", {"profiles/base.toml": BASE.replace("256", "512")})
+    root = consumer(tmp_path, "../platform", rev=first)
+    assert run("--repo", root, "lock").out == f"platform: {first} locked at {first[:7]}\n"
+    assert run("--repo", root, "update").out == f"platform: {first} stays at {first[:7]}\n"
+    assert "serve.max_num_seqs = 256" in run("--repo", root, "explain", "qwen", "max_num_seqs").out

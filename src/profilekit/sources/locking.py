@@ -80,6 +80,9 @@ def _lock_one(root: Path, name: str, spec: SourceSpec, old: Locked | None, *, mo
         else:
             mirror = gitio.fetch(cache_root(), url)
             found = gitio.resolve(mirror, spec.rev)
+            if found is None and gitio.is_commit(spec.rev):  # a commit no branch or tag holds: asked for by id
+                mirror = gitio.fetch(cache_root(), url, commit=spec.rev)
+                found = gitio.resolve(mirror, spec.rev)
             if found is None:
                 raise _Refused(_unknown_rev(name, spec, mirror), "rev")
             commit = found
