@@ -259,3 +259,22 @@ def test_template_with_undefined_name_is_not_a_traceback(make_repo: MakeRepo, ru
         "secrets, stack, vllm_version\n"
         "1 error, 0 warnings\n"
     )
+
+
+def test_each_command_is_registered_by_the_module_a_run_imports_for_it() -> None:
+    """`cli.COMMANDS` (a run imports only its command's module) is what the modules register, command by command."""
+    code = (
+        "from profilekit.cli import _app, command_name\n"
+        "for c in _app().registered_commands:\n"
+        "    print(command_name(c), c.callback.__module__.rsplit('.', 1)[1])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    from profilekit.cli import COMMANDS
+
+    assert dict(line.split() for line in done.stdout.splitlines()) == COMMANDS
+
+
+def test_an_unknown_command_still_gets_a_did_you_mean_from_every_command(run: Run) -> None:
+    result = run("--repo", REPO_ROOT, "chek", "x")
+    assert result.code == 2
+    assert "Error: No such command 'chek'. Did you mean 'check', 'schema'?" in result.err
