@@ -113,7 +113,10 @@ class _Checker:
         return known
 
     def _run(self, names: list[str], spec: str) -> tuple[bool, list[Finding]]:
-        stack, problems = self.session.compose(names, spec)
+        if len(names) == 1 and spec == names[0]:
+            stack, problems = self.session.compose_layer(spec)
+        else:
+            stack, problems = self.session.compose(names, spec)
         if problems or stack is None:
             for finding in problems:
                 finding.stack = spec
@@ -172,7 +175,7 @@ def lint_repository(session: Session, *, combinations: str | None = None, units:
     broken: list[str] = []
     if mode in ("pairs", "all"):
         closures = _Closures(session, cyclic)
-        broken = [name for name in deployable if closures.closure(name) is None]
+        broken = [name for name in deployable if not closures.closes(name)]
         found, checked = _combinations(checker, closures, deployable, pairs, all_subsets=mode == "all")
         findings += found
 
@@ -320,7 +323,7 @@ def _combinations(
     checked = len(deployable) * (len(deployable) - 1) // 2
     exclusive: set[frozenset[str]] = set()
     legal_pairs: list[tuple[str, str]] = []
-    closing = [name for name in deployable if closures.closure(name) is not None]
+    closing = [name for name in deployable if closures.closes(name)]
     for a, b in itertools.combinations(closing, 2):
         reasons = closures.declared_exclusive(a, b)
         if reasons:  # the same verdict composing would give, without composing
@@ -364,12 +367,14 @@ class _Closures:
         # a layer that reaches an extends cycle has no closure: known without walking the cycle again
         self.known: dict[str, tuple[Layer, ...] | None] = dict.fromkeys(cyclic)
 
+    def closes(self, name: str) -> bool:
+        """Whether `name`'s `extends` closure loads without a problem (known without listing it)."""
+        return self.known.get(name, ()) is not None and self.session.lineages().node(name) is not None
+
     def closure(self, name: str) -> tuple[Layer, ...] | None:
         if name not in self.known:
-            from profilekit.compose import linearise
-
-            layers, problems = linearise(self.session.layers, [name])
-            self.known[name] = None if problems else tuple(layers)
+            node = self.session.lineages().node(name)
+            self.known[name] = None if node is None else tuple(node.layers())
         return self.known[name]
 
     def declared_exclusive(self, a: str, b: str) -> tuple[str, ...]:
