@@ -209,3 +209,35 @@ def test_a_pair_with_a_member_in_a_cycle_cannot_be_composed(make_repo: MakeRepo,
     ) in result.out
     assert "| `a` | — | 💥 | 💥 | 💥 |\n" in result.out
     assert "| `base` | 💥 | 💥 | — | ✅ |\n" in result.out
+
+
+def test_pairs_in_one_extends_chain_give_what_composing_them_gives(make_repo: MakeRepo, run: Run) -> None:
+    """A pair whose one member extends the other is that member's stack (fast+fast2 is fast2): its verdict is
+    taken from the member, not composed again; every other pair is composed (matrix checked against that)."""
+    root = make_repo(
+        {
+            "nemo.toml": NEMO,
+            "fast.toml": FAST,
+            "offload.toml": OFFLOAD,
+            "fast2.toml": '[layer]\nextends = ["fast"]\ngroup = "g"\n\n[serve]\nmax_num_seqs = 4\n',
+            "fast3.toml": '[layer]\nextends = ["fast2"]\ngroup = "g"\n',
+            "c1.toml": '[layer]\nextends = ["offload"]\nconflicts = ["nemo"]\n',
+            "c2.toml": '[layer]\nextends = ["c1"]\n',
+            "o2.toml": '[layer]\nextends = ["offload"]\n\n[serve]\nmax_num_seqs = 2\n',
+        }
+    )
+    result = run("lint", "--format", "markdown", cwd=root)
+    assert result.code == 1, result
+    assert "8 deployable layers, 28 pairs: 6 compose, 18 declared exclusive, 4 undeclared conflicts.\n" in result.out
+    assert result.out.splitlines()[-10:] == [
+        "| | `c1` | `c2` | `fast` | `fast2` | `fast3` | `nemo` | `o2` | `offload` |",
+        "| --- | :---: | :---: | :---: | :---: | :---: | :---: | :---: | :---: |",
+        "| `c1` | — | 🔒 conflicts `nemo` | 🔒 conflicts `nemo` | 🔒 conflicts `nemo` | 🔒 conflicts `nemo`, group `g` | 🔒 conflicts `nemo` | 🔒 conflicts `nemo` | 🔒 conflicts `nemo` |",
+        "| `c2` | 🔒 conflicts `nemo` | — | 🔒 conflicts `nemo` | 🔒 conflicts `nemo` | 🔒 conflicts `nemo`, group `g` | 🔒 conflicts `nemo` | 🔒 conflicts `nemo` | 🔒 conflicts `nemo` |",
+        "| `fast` | 🔒 conflicts `nemo` | 🔒 conflicts `nemo` | — | ✅ | 🔒 group `g` | ✅ | ⚠️ `replayssm-kv-connector` | ⚠️ `replayssm-kv-connector` |",
+        "| `fast2` | 🔒 conflicts `nemo` | 🔒 conflicts `nemo` | ✅ | — | 🔒 group `g` | ✅ | ⚠️ `replayssm-kv-connector` | ⚠️ `replayssm-kv-connector` |",
+        "| `fast3` | 🔒 conflicts `nemo`, group `g` | 🔒 conflicts `nemo`, group `g` | 🔒 group `g` | 🔒 group `g` | — | 🔒 group `g` | 🔒 group `g` | 🔒 group `g` |",
+        "| `nemo` | 🔒 conflicts `nemo` | 🔒 conflicts `nemo` | ✅ | ✅ | 🔒 group `g` | — | ✅ | ✅ |",
+        "| `o2` | 🔒 conflicts `nemo` | 🔒 conflicts `nemo` | ⚠️ `replayssm-kv-connector` | ⚠️ `replayssm-kv-connector` | 🔒 group `g` | ✅ | — | ✅ |",
+        "| `offload` | 🔒 conflicts `nemo` | 🔒 conflicts `nemo` | ⚠️ `replayssm-kv-connector` | ⚠️ `replayssm-kv-connector` | 🔒 group `g` | ✅ | ✅ | — |",
+    ]

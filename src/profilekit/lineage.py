@@ -137,6 +137,8 @@ class Lineages:
         self.catalog = catalog
         self.nodes: dict[str, _Node | None] = {}
         self.kept = 0  # entries held by the nodes' top levels
+        self._span: dict[int, tuple[int, int]] = {}
+        self._span_of = -1  # how many nodes `_span` was computed with
 
     def node(self, name: str) -> _Node | None:
         trail: list[str] = []  # layers with one parent, waiting for it
@@ -163,6 +165,56 @@ class Lineages:
             below = self.nodes.get(layer.data.layer.extends[0])
             self.nodes[child] = self._grown(below, layer) if below is not None else None
         return self.nodes[name]
+
+    def within(self, a: str, b: str) -> str | None:
+        """Of two layers with nodes, the one whose linearisation is the other's followed by more layers, if any.
+
+        Then the stack `a+b` is that layer's stack: the same layers in the same order (the other is placed
+        first, or already placed, and the rest of the chain follows it), so it gives the same findings.
+        """
+        first, second = self.nodes.get(a), self.nodes.get(b)
+        if first is None or second is None:
+            return None
+        span = self._spans()
+        (a_in, a_out), (b_in, b_out) = span[id(first)], span[id(second)]
+        if a_in <= b_in and b_out <= a_out:
+            return b
+        if b_in <= a_in and a_out <= b_out:
+            return a
+        return None
+
+    def _spans(self) -> dict[int, tuple[int, int]]:
+        """Each node's entry and exit time in one walk of the node forest: a node is below another's span when
+        that node is in its prefix (computed again only when nodes were added since)."""
+        if self._span_of == len(self.nodes):
+            return self._span
+        children: dict[int, list[_Node]] = {}
+        roots: list[_Node] = []
+        known: set[int] = set()
+        for start in self.nodes.values():
+            node = start
+            while node is not None and id(node) not in known:
+                known.add(id(node))
+                if node.below is None:
+                    roots.append(node)
+                else:
+                    children.setdefault(id(node.below), []).append(node)
+                node = node.below
+        span: dict[int, tuple[int, int]] = {}
+        clock = 0
+        for root in roots:
+            pending: list[tuple[_Node, bool]] = [(root, False)]
+            while pending:  # iterative: the forest may be 10,000 nodes deep
+                node, leaving = pending.pop()
+                clock += 1
+                if leaving:
+                    span[id(node)] = (span[id(node)][0], clock)
+                    continue
+                span[id(node)] = (clock, clock)
+                pending.append((node, True))
+                pending += [(child, False) for child in children.get(id(node), [])]
+        self._span, self._span_of = span, len(self.nodes)
+        return span
 
     def _linearised(self, name: str) -> _Node | None:
         """A layer with no parent or several: its linearisation merged from scratch."""

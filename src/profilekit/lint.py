@@ -55,6 +55,7 @@ class Pair:
 
 
 BROKEN = Pair("broken")
+COMPOSES = Pair("composes")
 
 
 @dataclass(slots=True)
@@ -325,10 +326,19 @@ def _combinations(
     legal_pairs: list[tuple[str, str]] = []
     closing = [name for name in deployable if closures.closes(name)]
     for a, b in itertools.combinations(closing, 2):
-        reasons = closures.declared_exclusive(a, b)
+        inner = checker.session.lineages().within(a, b)  # the pair is this member's stack, when one extends the other
+        reasons = closures.declared_exclusive(a, b) if inner is None else closures.own_reasons(inner)
         if reasons:  # the same verdict composing would give, without composing
             exclusive.add(frozenset((a, b)))
             pairs[a, b] = Pair("exclusive", reasons)
+            continue
+        if inner is not None:  # what composing the pair gives is what the member alone gave: no new error
+            found = checker.run([inner])[1]
+            if any(f.rule in _EXCLUSIVE for f in found):
+                pairs[a, b] = _exclusive_pair(checker, found)
+                continue
+            legal_pairs.append((a, b))
+            pairs[a, b] = COMPOSES
             continue
         composed, found = checker.run([a, b])
         if not composed or any(f.rule in _EXCLUSIVE for f in found):
@@ -366,6 +376,7 @@ class _Closures:
         self.session = session
         # a layer that reaches an extends cycle has no closure: known without walking the cycle again
         self.known: dict[str, tuple[Layer, ...] | None] = dict.fromkeys(cyclic)
+        self.own: dict[str, tuple[str, ...]] = {}
 
     def closes(self, name: str) -> bool:
         """Whether `name`'s `extends` closure loads without a problem (known without listing it)."""
@@ -382,12 +393,23 @@ class _Closures:
         first, second = self.closure(a), self.closure(b)
         if first is None or second is None:
             return ()  # composing reports what is wrong with the files
-        union = list({layer.name: layer for layer in (*first, *second)}.values())
-        at = {id(layer): i for i, layer in enumerate(union)}
-        found = [(at[id(later)], f"group {group}") for group, _first, later in group_clashes(union)]
-        found += [(at[id(layer)], f"conflicts {ref}") for layer, ref in named_conflicts(union)]
-        found.sort(key=lambda item: item[0])  # stable: layer by layer, its group before its conflicts entries
-        return tuple(dict.fromkeys(reason for _i, reason in found))
+        return _declared_reasons(list({layer.name: layer for layer in (*first, *second)}.values()))
+
+    def own_reasons(self, name: str) -> tuple[str, ...]:
+        """`declared_exclusive` of a pair whose union is `name`'s closure (one member extends the other)."""
+        if name not in self.own:
+            node = self.session.lineages().node(name)
+            self.own[name] = _declared_reasons(node.layers()) if node is not None else ()
+        return self.own[name]
+
+
+def _declared_reasons(union: list[Layer]) -> tuple[str, ...]:
+    """The groups two layers of `union` share and the `conflicts` entries naming a layer of it, layer by layer."""
+    at = {id(layer): i for i, layer in enumerate(union)}
+    found = [(at[id(later)], f"group {group}") for group, _first, later in group_clashes(union)]
+    found += [(at[id(layer)], f"conflicts {ref}") for layer, ref in named_conflicts(union)]
+    found.sort(key=lambda item: item[0])  # stable: layer by layer, its group before its conflicts entries
+    return tuple(dict.fromkeys(reason for _i, reason in found))
 
 
 def _cliques(names: list[str], compatible: dict[str, set[str]], *, minimum: int) -> list[list[str]]:
