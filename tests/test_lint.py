@@ -160,14 +160,16 @@ def test_a_fault_reached_through_many_stacks_is_reported_once(make_repo: MakeRep
     assert result.out.count("error replayssm-backend") == 1
 
 
+A_B_CYCLE = {"a.toml": '[layer]\nextends = ["b"]\n', "b.toml": '[layer]\nextends = ["a"]\n'}
+
+
 def test_an_extends_cycle_is_reported_once_and_no_stack_that_reaches_it_is_composed(
     make_repo: MakeRepo, run: Run
 ) -> None:
     """Each cycle once, as `list` reports it, with the stacks lint could not compose because of it."""
     root = make_repo(
         {
-            "a.toml": '[layer]\nextends = ["b"]\n',
-            "b.toml": '[layer]\nextends = ["a"]\n',
+            **A_B_CYCLE,
             "app.toml": '[layer]\nextends = ["nosuch", "a"]\n\n[serve]\nmodel = "m"\n',
             "c.toml": '[layer]\nextends = ["d"]\n',
             "d.toml": '[layer]\nextends = ["c"]\n',
@@ -196,8 +198,7 @@ def test_an_extends_cycle_is_reported_once_and_no_stack_that_reaches_it_is_compo
 def test_a_pair_with_a_member_in_a_cycle_cannot_be_composed(make_repo: MakeRepo, run: Run) -> None:
     root = make_repo(
         {
-            "a.toml": '[layer]\nextends = ["b"]\n',
-            "b.toml": '[layer]\nextends = ["a"]\n',
+            **A_B_CYCLE,
             "base.toml": '[serve]\nmodel = "m"\n',
             "other.toml": '[serve]\nmodel = "n"\n',
         }
