@@ -97,3 +97,13 @@ def test_sharing_a_parents_merge_keeps_unsets_roles_and_references_in_place(make
         }
     )
     _assert_layer_stacks_as_composed_alone(root)
+
+
+def test_a_chain_longer_than_a_checkpoint_lists_every_layer_in_order(make_repo: MakeRepo) -> None:
+    """150 layers: nodes that keep their whole prefix (every 64th) and those that walk to one list the same."""
+    files = {"l0.toml": '[serve]\nmodel = "m"\n'}
+    for i in range(1, 150):
+        body = f"[serve]\nmax_num_seqs = {i}\n" if i % 7 == 0 else ""
+        body += f"[roles.r{i}.serve]\nport = {9000 + i}\n" if i % 50 == 0 else ""
+        files[f"l{i}.toml"] = f'[layer]\nextends = ["l{i - 1}"]\n' + body
+    _assert_layer_stacks_as_composed_alone(make_repo(files))

@@ -96,6 +96,9 @@ def _close_component(
 
 T = TypeVar("T")
 
+# how far apart the nodes that keep their whole prefix are: memory n^2 / (2 * _CHECKPOINT) layer references
+_CHECKPOINT = 64
+
 # merged top levels kept for children to start from, in entries over all layers: a layer of 100,000 env names
 # extended by a long chain must not be copied once per layer of it (a chain past the budget composes from scratch)
 _TOP_BUDGET = 1_000_000
@@ -114,15 +117,17 @@ class _Node:
     roles_in: tuple[tuple[Layer, list[Unset]], ...]  # the layers with `[roles]` tables or role unsets
     references: tuple[Finding, ...]  # each layer's `reference_findings`, in merge order
     traits: dict[str, tuple[Layer, ...]]  # Stack.traits: the layers of the prefix with each trait
+    # every _CHECKPOINT-th node keeps its whole prefix, so listing one walks at most that many nodes
+    whole: tuple[Layer, ...] | None = None
 
     def layers(self) -> list[Layer]:
         tail: list[Layer] = []
         node: _Node | None = self
-        while node is not None:  # a loop, not recursion: a chain may be 10,000 layers deep
+        while node is not None and node.whole is None:  # a loop, not recursion: a chain may be 10,000 deep
             tail.append(node.layer)
             node = node.below
         tail.reverse()
-        return tail
+        return [*node.whole, *tail] if node is not None and node.whole is not None else tail
 
 
 class Lineages:
@@ -242,7 +247,7 @@ class Lineages:
                 top = None
         references = reference_findings(self.catalog, layer)
         with_roles = bool(layer.data.roles) or any(u.path[0] == "roles" for u in unsets)
-        return _Node(
+        node = _Node(
             layer,
             below,
             below.size + 1 if below else 1,
@@ -256,6 +261,9 @@ class Lineages:
                 for trait, test in TRAITS.items()
             },
         )
+        if node.size % _CHECKPOINT == 0:
+            node.whole = tuple(node.layers())
+        return node
 
     def compose(self, spec: str, node: _Node) -> tuple[Stack | None, list[Finding]]:
         """What `Session.compose` gives for the stack of one layer: the stack and the problems of its files."""
