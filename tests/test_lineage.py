@@ -107,3 +107,17 @@ def test_a_chain_longer_than_a_checkpoint_lists_every_layer_in_order(make_repo: 
         body += f"[roles.r{i}.serve]\nport = {9000 + i}\n" if i % 50 == 0 else ""
         files[f"l{i}.toml"] = f'[layer]\nextends = ["l{i - 1}"]\n' + body
     _assert_layer_stacks_as_composed_alone(make_repo(files))
+
+
+def test_a_10000_layer_chain_is_linearised_and_spanned_without_recursion(make_repo: MakeRepo) -> None:
+    length = 10_000
+    files = {f"c{i}.toml": f'[layer]\nextends = ["c{i + 1}"]\n' for i in range(length - 1)}
+    files[f"c{length - 1}.toml"] = '[serve]\nmodel = "m"\n'
+    session = Session.open(repo=make_repo(files), vllm_version=None)
+    lineages = session.lineages()
+    node = lineages.node("c0")
+    assert node is not None and node.size == length
+    assert [layer.name for layer in node.layers()] == [f"c{i}" for i in reversed(range(length))]
+    assert lineages.within("c0", "c9999") == "c0" and lineages.within("c5000", "c1") == "c1"
+    stack, problems = session.compose_layer("c0")
+    assert problems == [] and stack is not None and stack.roles["serve"].serve == {"model": "m"}
