@@ -73,8 +73,13 @@ def test_sharing_a_parents_merge_changes_no_stack_of_the_examples(root: Path) ->
     _assert_layer_stacks_as_composed_alone(root)
 
 
-def test_sharing_a_parents_merge_keeps_unsets_roles_and_references_in_place(make_repo: MakeRepo) -> None:
-    """A chain that unsets, defines and removes roles, refers to values and names things that do not exist."""
+@pytest.mark.parametrize("budget", [1_000_000, 3], ids=["kept", "past-the-budget"])
+def test_sharing_a_parents_merge_keeps_unsets_roles_and_references_in_place(
+    make_repo: MakeRepo, monkeypatch: pytest.MonkeyPatch, budget: int
+) -> None:
+    """A chain that unsets, defines and removes roles, refers to values and names things that do not exist;
+    past the budget of kept top levels, the layers above compose from scratch, to the same stacks."""
+    monkeypatch.setattr("profilekit.lineage._TOP_BUDGET", budget)
     root = make_repo(
         {
             "base.toml": '[serve]\nmodel = "m"\nmax_num_seqs = 8\nport = 8000\n\n[env]\nA = "1"\n',
@@ -97,6 +102,8 @@ def test_sharing_a_parents_merge_keeps_unsets_roles_and_references_in_place(make
         }
     )
     _assert_layer_stacks_as_composed_alone(root)
+    node = Session.open(repo=root, vllm_version=None).lineages().node("top")
+    assert node is not None and (node.top is None) == (budget == 3)
 
 
 def test_a_chain_longer_than_a_checkpoint_lists_every_layer_in_order(make_repo: MakeRepo) -> None:
