@@ -158,3 +158,87 @@ def test_a_fault_reached_through_many_stacks_is_reported_once(make_repo: MakeRep
     )
     result = run("lint", cwd=root)
     assert result.out.count("error replayssm-backend") == 1
+
+
+A_B_CYCLE = {"a.toml": '[layer]\nextends = ["b"]\n', "b.toml": '[layer]\nextends = ["a"]\n'}
+
+
+def test_an_extends_cycle_is_reported_once_and_no_stack_that_reaches_it_is_composed(
+    make_repo: MakeRepo, run: Run
+) -> None:
+    """Each cycle once, as `list` reports it, with the stacks lint could not compose because of it."""
+    root = make_repo(
+        {
+            **A_B_CYCLE,
+            "app.toml": '[layer]\nextends = ["nosuch", "a"]\n\n[serve]\nmodel = "m"\n',
+            "c.toml": '[layer]\nextends = ["d"]\n',
+            "d.toml": '[layer]\nextends = ["c"]\n',
+            "base.toml": '[serve]\nmodel = "m"\n',
+        },
+        config='[vllm]\nversion = "0.33.0"\n\n[lint]\nstacks = ["base+app"]\n',
+    )
+    result = run("lint", cwd=root)
+    assert result.code == 1, result
+    assert result.out == (
+        "profiles/app.toml:2:12: error unknown-layer layer.extends[0] names no layer: 'nosuch'\n"
+        "    fix: create the layer, or remove the entry\n"
+        "profiles/b.toml:2:12: error extends-cycle extends forms a cycle: a -> b -> a\n"
+        "    not composed: 4 stacks reach this cycle through extends (a, app, b, base+app)\n"
+        "    fix: remove one of these `extends` entries\n"
+        "profiles/d.toml:2:12: error extends-cycle extends forms a cycle: c -> d -> c\n"
+        "    not composed: 2 stacks reach this cycle through extends (c, d)\n"
+        "    fix: remove one of these `extends` entries\n"
+        "3 errors, 0 warnings\n"
+    )
+    listed = run("list", cwd=root)  # the same cycles, in the same words
+    assert "profiles/b.toml:2:12: error extends-cycle extends forms a cycle: a -> b -> a\n" in listed.out
+    assert "profiles/d.toml:2:12: error extends-cycle extends forms a cycle: c -> d -> c\n" in listed.out
+
+
+def test_a_pair_with_a_member_in_a_cycle_cannot_be_composed(make_repo: MakeRepo, run: Run) -> None:
+    root = make_repo(
+        {
+            **A_B_CYCLE,
+            "base.toml": '[serve]\nmodel = "m"\n',
+            "other.toml": '[serve]\nmodel = "n"\n',
+        }
+    )
+    result = run("lint", "--format", "markdown", cwd=root)
+    assert result.code == 1, result
+    assert (
+        "4 deployable layers, 6 pairs: 1 compose, 0 declared exclusive, 0 undeclared conflicts, 5 cannot be composed.\n"
+    ) in result.out
+    assert "| `a` | — | 💥 | 💥 | 💥 |\n" in result.out
+    assert "| `base` | 💥 | 💥 | — | ✅ |\n" in result.out
+
+
+def test_pairs_in_one_extends_chain_give_what_composing_them_gives(make_repo: MakeRepo, run: Run) -> None:
+    """A pair whose one member extends the other is that member's stack (fast+fast2 is fast2): its verdict is
+    taken from the member, not composed again; every other pair is composed (matrix checked against that)."""
+    root = make_repo(
+        {
+            "nemo.toml": NEMO,
+            "fast.toml": FAST,
+            "offload.toml": OFFLOAD,
+            "fast2.toml": '[layer]\nextends = ["fast"]\ngroup = "g"\n\n[serve]\nmax_num_seqs = 4\n',
+            "fast3.toml": '[layer]\nextends = ["fast2"]\ngroup = "g"\n',
+            "c1.toml": '[layer]\nextends = ["offload"]\nconflicts = ["nemo"]\n',
+            "c2.toml": '[layer]\nextends = ["c1"]\n',
+            "o2.toml": '[layer]\nextends = ["offload"]\n\n[serve]\nmax_num_seqs = 2\n',
+        }
+    )
+    result = run("lint", "--format", "markdown", cwd=root)
+    assert result.code == 1, result
+    assert "8 deployable layers, 28 pairs: 6 compose, 18 declared exclusive, 4 undeclared conflicts.\n" in result.out
+    assert result.out.splitlines()[-10:] == [
+        "| | `c1` | `c2` | `fast` | `fast2` | `fast3` | `nemo` | `o2` | `offload` |",
+        "| --- | :---: | :---: | :---: | :---: | :---: | :---: | :---: | :---: |",
+        "| `c1` | — | 🔒 conflicts `nemo` | 🔒 conflicts `nemo` | 🔒 conflicts `nemo` | 🔒 conflicts `nemo`, group `g` | 🔒 conflicts `nemo` | 🔒 conflicts `nemo` | 🔒 conflicts `nemo` |",
+        "| `c2` | 🔒 conflicts `nemo` | — | 🔒 conflicts `nemo` | 🔒 conflicts `nemo` | 🔒 conflicts `nemo`, group `g` | 🔒 conflicts `nemo` | 🔒 conflicts `nemo` | 🔒 conflicts `nemo` |",
+        "| `fast` | 🔒 conflicts `nemo` | 🔒 conflicts `nemo` | — | ✅ | 🔒 group `g` | ✅ | ⚠️ `replayssm-kv-connector` | ⚠️ `replayssm-kv-connector` |",
+        "| `fast2` | 🔒 conflicts `nemo` | 🔒 conflicts `nemo` | ✅ | — | 🔒 group `g` | ✅ | ⚠️ `replayssm-kv-connector` | ⚠️ `replayssm-kv-connector` |",
+        "| `fast3` | 🔒 conflicts `nemo`, group `g` | 🔒 conflicts `nemo`, group `g` | 🔒 group `g` | 🔒 group `g` | — | 🔒 group `g` | 🔒 group `g` | 🔒 group `g` |",
+        "| `nemo` | 🔒 conflicts `nemo` | 🔒 conflicts `nemo` | ✅ | ✅ | 🔒 group `g` | — | ✅ | ✅ |",
+        "| `o2` | 🔒 conflicts `nemo` | 🔒 conflicts `nemo` | ⚠️ `replayssm-kv-connector` | ⚠️ `replayssm-kv-connector` | 🔒 group `g` | ✅ | — | ✅ |",
+        "| `offload` | 🔒 conflicts `nemo` | 🔒 conflicts `nemo` | ⚠️ `replayssm-kv-connector` | ⚠️ `replayssm-kv-connector` | 🔒 group `g` | ✅ | ✅ | — |",
+    ]

@@ -93,6 +93,21 @@ def test_every_edit_gives_the_report_a_lint_without_the_cache_gives(repo: Path, 
     assert "unknown-layer" not in rules(same_as_without_cache(repo, cache))
 
 
+def test_an_extends_cycle_made_and_mended_gives_the_report_a_lint_without_the_cache_gives(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Stack keys are built from each layer's closure key: a cycle has none, and mending it keys them again."""
+    cache = tmp_path / "cache"
+    assert rules(same_as_without_cache(repo, cache)) == set()
+    deploy = sorted((repo / "profiles/deploy").glob("*.toml"))[0]
+    name = deploy.relative_to(repo / "profiles").with_suffix("").as_posix()
+    extends = deploy.read_text(encoding="utf-8").split("extends = ")[1].split("\n")[0]
+    edit(deploy, f"extends = {extends}", f'extends = ["{name}"]')
+    assert rules(same_as_without_cache(repo, cache)) == {"extends-cycle"}
+    edit(deploy, f'extends = ["{name}"]', f"extends = {extends}")
+    assert rules(same_as_without_cache(repo, cache)) == set()
+
+
 def test_a_capability_provided_elsewhere_changes_another_files_findings(repo: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     user = repo / "profiles/features/uses-fast-disk.toml"

@@ -215,6 +215,20 @@ class RoleConfig:
         return [e.origin for k, e in self.scope.entries.items() if k[: len(prefix)] == prefix]
 
 
+def _declares(layer: Layer) -> bool:
+    head = layer.data.layer
+    return head.group is not None or bool(head.provides or head.conflicts or head.requires)
+
+
+def _holds(layer: Layer) -> bool:
+    return bool(layer.serve or layer.data.env or layer.data.roles)
+
+
+# what rules that read only some layers of a stack walk (`Stack.layers_that`): `declares` a group, provides,
+# conflicts or requires; `holds` serve, env or roles tables (every option and secret-looking string)
+TRAITS = {"declares": _declares, "holds": _holds}
+
+
 @dataclass(slots=True)
 class Stack:
     """A composed stack: its layers in merge order and its roles."""
@@ -223,10 +237,20 @@ class Stack:
     layers: list[Layer]
     roles: dict[str, RoleConfig]
     findings: list[Finding] = field(default_factory=list)
+    # trait -> the layers that have it, in merge order (lint hands them in: in a long chain most layers have none)
+    traits: dict[str, list[Layer]] = field(default_factory=dict)
 
     @property
     def layer_names(self) -> list[str]:
         return [layer.name for layer in self.layers]
+
+    def layers_that(self, trait: str) -> list[Layer]:
+        """The layers with `trait` (TRAITS), in merge order: the only ones a loop over those tables visits."""
+        known = self.traits.get(trait)
+        if known is None:
+            test = TRAITS[trait]
+            known = self.traits[trait] = [layer for layer in self.layers if test(layer)]
+        return known
 
 
 class Catalog:
@@ -433,7 +457,7 @@ class Unset:
     position: int  # the layer's index in the merge order
 
 
-def _unset_paths(layer: Layer, position: int) -> tuple[list[Unset], list[Finding]]:
+def unset_paths(layer: Layer, position: int) -> tuple[list[Unset], list[Finding]]:
     out: list[Unset] = []
     findings: list[Finding] = []
     for index, text in enumerate(layer.data.layer.unset):
@@ -531,22 +555,28 @@ def _top_tables(layer: Layer) -> tuple[dict[str, Any], dict[str, Any]]:
     return known
 
 
-def _merge_top(layers: list[Layer], unsets: list[list[Unset]]) -> tuple[Scope, list[Finding]]:
-    """The top-level `serve`, `env` and `model` of every layer, merged in order with their unsets."""
-    top = Scope()
-    missed: list[tuple[Unset, list[str]]] = []
-    for layer, layer_unsets in zip(layers, unsets, strict=True):
-        top.merge(("serve",), layer.serve, layer.location)
-        env, model = _top_tables(layer)
-        top.merge(("env",), env, layer.location)
-        top.merge(("model",), model, layer.location)
-        for unset in layer_unsets:
-            if unset.path[0] not in SCOPES:
-                continue
-            if not top.unset(unset.path, unset.origin):  # a miss changes nothing: what is there is what was
-                missed.append((unset, effective_keys(k for k in top.entries if k[0] == unset.path[0])))
+Missed = list[tuple[Unset, list[str]]]  # unsets that removed nothing, with the keys they could have named
+
+
+def merge_top_layer(top: Scope, layer: Layer, layer_unsets: list[Unset], missed: Missed) -> None:
+    """Merge one layer's top-level `serve`, `env` and `model` into `top`, then apply its unsets."""
+    top.merge(("serve",), layer.serve, layer.location)
+    env, model = _top_tables(layer)
+    top.merge(("env",), env, layer.location)
+    top.merge(("model",), model, layer.location)
+    for unset in layer_unsets:
+        if unset.path[0] not in SCOPES:
+            continue
+        if not top.unset(unset.path, unset.origin):  # a miss changes nothing: what is there is what was
+            missed.append((unset, effective_keys(k for k in top.entries if k[0] == unset.path[0])))
+
+
+def missed_findings(top: Scope, missed: Missed, layers: list[Layer]) -> list[Finding]:
+    """`unset-removes-nothing` for each miss, noting the later layers of the whole stack that set the key."""
+    if not missed:
+        return []
     order = {layer.name: index for index, layer in enumerate(layers)}
-    findings = [
+    return [
         unset_removes_nothing(
             unset,
             f"nothing sets {format_key(unset.path)} up to layer {unset.origin.layer!r}",
@@ -555,7 +585,15 @@ def _merge_top(layers: list[Layer], unsets: list[list[Unset]]) -> tuple[Scope, l
         )
         for unset, candidates in missed
     ]
-    return top, findings
+
+
+def _merge_top(layers: list[Layer], unsets: list[list[Unset]]) -> tuple[Scope, list[Finding]]:
+    """The top-level `serve`, `env` and `model` of every layer, merged in order with their unsets."""
+    top = Scope()
+    missed: Missed = []
+    for layer, layer_unsets in zip(layers, unsets, strict=True):
+        merge_top_layer(top, layer, layer_unsets, missed)
+    return top, missed_findings(top, missed, layers)
 
 
 def compose_layers(spec: str, layers: list[Layer], findings: list[Finding]) -> Stack:
@@ -565,7 +603,7 @@ def compose_layers(spec: str, layers: list[Layer], findings: list[Finding]) -> S
 
     unsets: list[list[Unset]] = []
     for position, layer in enumerate(layers):
-        paths, problems = _unset_paths(layer, position)
+        paths, problems = unset_paths(layer, position)
         findings.extend(problems)
         unsets.append(paths)
     top, problems = _merge_top(layers, unsets)

@@ -8,11 +8,13 @@ names), so combinations reuse the single-layer results they are compared against
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from profilekit.errors import Finding, Location, Severity
 from profilekit.layers import REPO_MARKER
+from profilekit.lineage import cycle_reach
 from profilekit.rules.declared import group_clashes, layer_head, named_conflicts, reference_findings
 from profilekit.tomlpos import locate_keys
 
@@ -52,6 +54,10 @@ class Pair:
     reasons: tuple[str, ...] = ()
 
 
+BROKEN = Pair("broken")
+COMPOSES = Pair("composes")
+
+
 @dataclass(slots=True)
 class LintReport:
     findings: list[Finding]
@@ -61,6 +67,24 @@ class LintReport:
     mode: str = "none"  # the combinations mode the lint ran with: none, pairs or all
     deployable: list[str] = field(default_factory=list)  # non-abstract layers that load, in repository order
     pairs: dict[tuple[str, str], Pair] = field(default_factory=dict)  # (a, b) in `deployable` order
+    # deployable layers whose `extends` do not close: every pair with one is `broken`, and is not in `pairs`
+    # (a 5,000-layer cycle would otherwise hold 12.5 million of them)
+    broken: list[str] = field(default_factory=list)
+
+    def pair(self, a: str, b: str) -> Pair | None:
+        """What the pair of `a` and `b` gave (in either order), None when it was not checked."""
+        if self.broken and (a in self.broken or b in self.broken):
+            return BROKEN
+        return self.pairs.get((a, b)) or self.pairs.get((b, a))
+
+    def every_pair(self) -> Iterator[tuple[tuple[str, str], Pair]]:
+        """Every pair checked and what it gave: those in `pairs`, then each pair with a `broken` member."""
+        yield from self.pairs.items()
+        if self.broken:
+            broken = set(self.broken)
+            for a, b in itertools.combinations(self.deployable, 2):
+                if a in broken or b in broken:
+                    yield (a, b), BROKEN
 
 
 class _Checker:
@@ -90,7 +114,10 @@ class _Checker:
         return known
 
     def _run(self, names: list[str], spec: str) -> tuple[bool, list[Finding]]:
-        stack, problems = self.session.compose(names, spec)
+        if len(names) == 1 and spec == names[0]:
+            stack, problems = self.session.compose_layer(spec)
+        else:
+            stack, problems = self.session.compose(names, spec)
         if problems or stack is None:
             for finding in problems:
                 finding.stack = spec
@@ -119,9 +146,17 @@ def lint_repository(
         findings += _file_findings(session, name, facts[name], units)
 
     stacks: list[str] = []
+    # extends cycles, found once for the whole repository: no stack that reaches one is composed (composing
+    # each would walk the cycle again and report it from another layer: a 5,000-layer cycle 5,000 times)
+    cyclic = cycle_reach({name: f["extends"] for name, f in facts.items()})
+    skipped: dict[str, list[str]] = {}  # a member of each cycle -> the stacks that reach that cycle
+
     # 2. every non-abstract layer, composed with its extends
     deployable = [name for name in scope if facts[name]["loaded"] and not facts[name]["abstract"]]
     for name in deployable:
+        if name in cyclic:
+            skipped.setdefault(cyclic[name], []).append(name)
+            continue
         stacks.append(name)
         findings += checker.run([name])[1]
 
@@ -131,20 +166,64 @@ def lint_repository(
         if problem is not None:
             findings.append(problem)
             continue
+        reached = next((cyclic[n] for n in names if n in cyclic), None)
+        if reached is not None:
+            skipped.setdefault(reached, []).append(spec)
+            continue
         stacks.append(spec)
         findings += checker.run(names, spec)[1]
+    findings += _cycle_findings(session, cyclic, skipped)
 
     # 4. combinations of layers that nobody declared exclusive
     mode = combinations or session.config.lint.combinations
     checked = 0
     pairs: dict[tuple[str, str], Pair] = {}
+    broken: list[str] = []
     if mode in ("pairs", "all"):
-        found, checked = _combinations(checker, deployable, pairs, all_subsets=mode == "all")
+        closures = _Closures(session, cyclic)
+        broken = [name for name in deployable if not closures.closes(name)]
+        found, checked = _combinations(checker, closures, deployable, pairs, all_subsets=mode == "all")
         findings += found
 
     if units is not None:
         units.save()
-    return LintReport(_dedupe(findings), len(scope), stacks, checked, mode, deployable, pairs)
+    return LintReport(_dedupe(findings), len(scope), stacks, checked, mode, deployable, pairs, broken)
+
+
+# a note names this many of the stacks an extends cycle kept lint from composing, then says how many more
+_SKIPPED_SHOWN = 6
+
+
+def _cycle_findings(session: Session, cyclic: dict[str, str], skipped: dict[str, list[str]]) -> list[Finding]:
+    """Each extends cycle once, as `list` and `check` report it, noting the stacks lint did not compose for it.
+
+    One walk over the layers that reach a cycle, in repository order: the same walk `list` makes over every
+    layer, since no layer outside `cyclic` leads into one. Unknown names on the way are reported there too; a
+    file's own problems are its file findings.
+    """
+    if not cyclic:
+        return []
+    from profilekit.compose import linearise
+
+    _order, found = linearise(session.layers, [name for name in session.layers.files if name in cyclic])
+    kept: list[Finding] = []
+    noted: set[str] = set()
+    for finding in found:
+        if finding.rule == "extends-cycle" and finding.locations:
+            member = cyclic.get(finding.locations[0].layer, "")
+            if member in skipped and member not in noted:
+                noted.add(member)
+                finding.notes.append(_skipped_note(skipped[member]))
+        if finding.rule in ("extends-cycle", "unknown-layer"):
+            kept.append(finding)
+    return kept
+
+
+def _skipped_note(stacks: list[str]) -> str:
+    shown = ", ".join(stacks[:_SKIPPED_SHOWN])
+    more = f" and {len(stacks) - _SKIPPED_SHOWN} more" if len(stacks) > _SKIPPED_SHOWN else ""
+    what = "stack reaches" if len(stacks) == 1 else f"{len(stacks)} stacks reach"
+    return f"not composed: {what} this cycle through extends ({shown}{more})"
 
 
 def _facts(session: Session, units: LintCache | None) -> dict[str, dict[str, Any]]:
@@ -231,36 +310,45 @@ def _errors(findings: list[Finding]) -> set[tuple[str, str | None]]:
 
 
 def _combinations(
-    checker: _Checker, deployable: list[str], pairs: dict[tuple[str, str], Pair], *, all_subsets: bool
+    checker: _Checker,
+    closures: _Closures,
+    deployable: list[str],
+    pairs: dict[tuple[str, str], Pair],
+    *,
+    all_subsets: bool,
 ) -> tuple[list[Finding], int]:
     """`undeclared-conflict`: combinations that break a rule no member breaks alone, and nothing declares exclusive.
 
     A combination is *declared exclusive* when composing it gives `group-conflict` or `declared-conflict`.
     With `all_subsets`, every legal subset (no two members exclusive) of two or more layers is checked.
-    What each pair gave is recorded in `pairs`.
+    What each pair gave is recorded in `pairs`, but for a pair with a member whose `extends` do not close (a
+    cycle, an unknown or broken layer): that breaks every pair it is in, as composing would find again for each
+    pair; lint reported it once, with the member alone. Such pairs are counted, not visited.
     """
     findings: list[Finding] = []
-    checked = 0
+    checked = len(deployable) * (len(deployable) - 1) // 2
     exclusive: set[frozenset[str]] = set()
     legal_pairs: list[tuple[str, str]] = []
-    closures = _Closures(checker.session)
-    for a, b in itertools.combinations(deployable, 2):
-        checked += 1
-        if closures.closure(a) is None or closures.closure(b) is None:
-            # a member whose `extends` do not close (a cycle, an unknown or broken layer) breaks every pair it is
-            # in, as composing would find again for each pair; lint reported it once, with the member alone
-            exclusive.add(frozenset((a, b)))
-            pairs[a, b] = Pair("broken")
-            continue
-        reasons = closures.declared_exclusive(a, b)
+    closing = [name for name in deployable if closures.closes(name)]
+    for a, b in itertools.combinations(closing, 2):
+        inner = checker.session.lineages().within(a, b)  # the pair is this member's stack, when one extends the other
+        reasons = closures.declared_exclusive(a, b) if inner is None else closures.own_reasons(inner)
         if reasons:  # the same verdict composing would give, without composing
             exclusive.add(frozenset((a, b)))
             pairs[a, b] = Pair("exclusive", reasons)
             continue
+        if inner is not None:  # what composing the pair gives is what the member alone gave: no new error
+            found = checker.run([inner])[1]
+            if any(f.rule in _EXCLUSIVE for f in found):
+                pairs[a, b] = _exclusive_pair(checker, found)
+                continue
+            legal_pairs.append((a, b))
+            pairs[a, b] = COMPOSES
+            continue
         composed, found = checker.run([a, b])
         if not composed or any(f.rule in _EXCLUSIVE for f in found):
             exclusive.add(frozenset((a, b)))
-            pairs[a, b] = _exclusive_pair(checker, found) if composed else Pair("broken")
+            pairs[a, b] = _exclusive_pair(checker, found) if composed else BROKEN
             continue
         legal_pairs.append((a, b))
         new = _new_errors(checker, [a, b], found)
@@ -289,16 +377,20 @@ class _Closures:
     composing.
     """
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, cyclic: dict[str, str]) -> None:
         self.session = session
-        self.known: dict[str, tuple[Layer, ...] | None] = {}
+        # a layer that reaches an extends cycle has no closure: known without walking the cycle again
+        self.known: dict[str, tuple[Layer, ...] | None] = dict.fromkeys(cyclic)
+        self.own: dict[str, tuple[str, ...]] = {}
+
+    def closes(self, name: str) -> bool:
+        """Whether `name`'s `extends` closure loads without a problem (known without listing it)."""
+        return self.known.get(name, ()) is not None and self.session.lineages().node(name) is not None
 
     def closure(self, name: str) -> tuple[Layer, ...] | None:
         if name not in self.known:
-            from profilekit.compose import linearise
-
-            layers, problems = linearise(self.session.layers, [name])
-            self.known[name] = None if problems else tuple(layers)
+            node = self.session.lineages().node(name)
+            self.known[name] = None if node is None else tuple(node.layers())
         return self.known[name]
 
     def declared_exclusive(self, a: str, b: str) -> tuple[str, ...]:
@@ -306,12 +398,23 @@ class _Closures:
         first, second = self.closure(a), self.closure(b)
         if first is None or second is None:
             return ()  # composing reports what is wrong with the files
-        union = list({layer.name: layer for layer in (*first, *second)}.values())
-        at = {id(layer): i for i, layer in enumerate(union)}
-        found = [(at[id(later)], f"group {group}") for group, _first, later in group_clashes(union)]
-        found += [(at[id(layer)], f"conflicts {ref}") for layer, ref in named_conflicts(union)]
-        found.sort(key=lambda item: item[0])  # stable: layer by layer, its group before its conflicts entries
-        return tuple(dict.fromkeys(reason for _i, reason in found))
+        return _declared_reasons(list({layer.name: layer for layer in (*first, *second)}.values()))
+
+    def own_reasons(self, name: str) -> tuple[str, ...]:
+        """`declared_exclusive` of a pair whose union is `name`'s closure (one member extends the other)."""
+        if name not in self.own:
+            node = self.session.lineages().node(name)
+            self.own[name] = _declared_reasons(node.layers()) if node is not None else ()
+        return self.own[name]
+
+
+def _declared_reasons(union: list[Layer]) -> tuple[str, ...]:
+    """The groups two layers of `union` share and the `conflicts` entries naming a layer of it, layer by layer."""
+    at = {id(layer): i for i, layer in enumerate(union)}
+    found = [(at[id(later)], f"group {group}") for group, _first, later in group_clashes(union)]
+    found += [(at[id(layer)], f"conflicts {ref}") for layer, ref in named_conflicts(union)]
+    found.sort(key=lambda item: item[0])  # stable: layer by layer, its group before its conflicts entries
+    return tuple(dict.fromkeys(reason for _i, reason in found))
 
 
 def _cliques(names: list[str], compatible: dict[str, set[str]], *, minimum: int) -> list[list[str]]:

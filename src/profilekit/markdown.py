@@ -163,13 +163,13 @@ def _compatibility(report: LintReport) -> list[str]:
     lines = ["", "#### Layer compatibility", ""]
     if len(names) < 2:
         return [*lines, f"{_plural(len(names), 'deployable layer')}: no pairs to compose."]
-    if not report.pairs:
+    if not report.pairs and not report.broken:
         return [
             *lines,
             f"Pairs of the {len(names)} deployable layers were not checked (combinations = "
             f"{code(report.mode)}; run `profilekit lint --combinations pairs`).",
         ]
-    kinds = [pair.kind for pair in report.pairs.values()]
+    kinds = [pair.kind for _names, pair in report.every_pair()]
     tally = [
         f"{kinds.count('composes')} compose",
         f"{kinds.count('exclusive')} declared exclusive",
@@ -188,10 +188,6 @@ def _compatibility(report: LintReport) -> list[str]:
     return lines + _pair_list(report)
 
 
-def _lookup(report: LintReport, a: str, b: str) -> Pair | None:
-    return report.pairs.get((a, b)) or report.pairs.get((b, a))
-
-
 def _square(report: LintReport) -> list[str]:
     names = report.deployable
     rows = [
@@ -201,7 +197,7 @@ def _square(report: LintReport) -> list[str]:
     for a in names:
         cells = []
         for b in names:
-            pair = _lookup(report, a, b)
+            pair = report.pair(a, b)
             cells.append("—" if a == b else _cell(pair) if pair is not None else "")
         rows.append(f"| {code(a)} | " + " | ".join(cells) + " |")
     return rows
@@ -211,7 +207,7 @@ def _pair_list(report: LintReport) -> list[str]:
     """Too many layers for a square: every pair that does not simply compose, worst first."""
     order = {"undeclared": 0, "broken": 1, "exclusive": 2}
     odd = sorted(
-        ((a, b, p) for (a, b), p in report.pairs.items() if p.kind != "composes"),
+        ((a, b, p) for (a, b), p in report.every_pair() if p.kind != "composes"),
         key=lambda item: (order[item[2].kind], item[0], item[1]),
     )
     rows = ["| layer | layer | outcome |", "| --- | --- | --- |"]

@@ -121,11 +121,14 @@ _FAILED: Any = object()
 @dataclass(slots=True)
 class _Resolver:
     roles: dict[str, RoleConfig]
-    layers: dict[str, Layer]
+    layers: list[Layer]  # the stack's, in merge order
     results: dict[Node, Any] = field(default_factory=dict)  # resolved value, or _FAILED
     resolutions: dict[Node, Resolution] = field(default_factory=dict)
     active: list[Node] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    # the layers by name, listed when a reference first needs one (most stacks hold none: lint composes
+    # every layer of a long chain, and listing its layers for each would be quadratic)
+    by_name: dict[str, Layer] | None = None
 
     def value(self, node: Node) -> Any:
         """The resolved value of one effective entry (_FAILED when a reference in it, or below it, failed)."""
@@ -245,8 +248,8 @@ class _Resolver:
         return None
 
     def _dest(self, key: str) -> str:
-        for layer in self.layers.values():
-            return layer.dest(key)
+        if self.layers:
+            return self.layers[0].dest(key)
         return key.replace("-", "_")
 
     def _missing(self, node: Node, ref: _Ref, where: Location, role: str, path: KeyPath) -> None:
@@ -349,7 +352,9 @@ class _Resolver:
 
     def _where(self, origin: Location, index: int | None) -> Location:
         """The location of the string: the value's, or an array item's."""
-        layer = self.layers.get(origin.layer)
+        if self.by_name is None:
+            self.by_name = {layer.name: layer for layer in self.layers}
+        layer = self.by_name.get(origin.layer)
         if index is None or layer is None:
             return origin
         try:
@@ -370,7 +375,7 @@ def resolve_references(roles: dict[str, RoleConfig], layers: list[Layer]) -> lis
 
     A value whose references fail keeps its written text (the findings are errors: nothing renders).
     """
-    resolver = _Resolver(roles, {layer.name: layer for layer in layers})
+    resolver = _Resolver(roles, layers)
     for role, config in roles.items():
         for path in list(config.scope.entries):
             resolver.value((role, path))

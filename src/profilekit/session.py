@@ -13,6 +13,7 @@ from profilekit.layers import find_repo, load_repo_config
 from profilekit.vllm.versions import resolve_version
 
 if TYPE_CHECKING:
+    from profilekit.lineage import Lineages
     from profilekit.models import RepoConfig
     from profilekit.redact import Redactor
     from profilekit.sources import Source
@@ -32,6 +33,7 @@ class Session:
     # warnings found while composing a stack named on the command line (an unset that removes nothing, ...)
     _warnings: dict[str, list[Finding]] = field(default_factory=dict)
     _redactor: tuple[int, Redactor] | None = None
+    _lineages: Lineages | None = None
 
     @classmethod
     def open(
@@ -137,6 +139,21 @@ class Session:
             return None, problems + references
         stack = compose_layers(spec, layers, [])
         return stack, references + stack.findings
+
+    def lineages(self) -> Lineages:
+        """Every layer's linearisation and merged top level, each built once on its parent's (lineage.py)."""
+        if self._lineages is None:
+            from profilekit.lineage import Lineages
+
+            self._lineages = Lineages(self.layers)
+        return self._lineages
+
+    def compose_layer(self, name: str) -> tuple[Stack | None, list[Finding]]:
+        """`compose([name], name)`, sharing the work with the other layers of its `extends` chain (lint's)."""
+        node = self.lineages().node(name)
+        if node is None:  # a problem in its closure: composing reports it
+            return self.compose([name], name)
+        return self.lineages().compose(name, node)
 
     def role_names(self, stack: Stack, role: str | None) -> list[str]:
         if role is None:

@@ -82,7 +82,7 @@ def evaluate(stack: Stack, *, version: str, catalogue: Catalogue | None, root: P
     out = run_rules(ctx)
     if not out:
         return []
-    redactor = Redactor.of_layers(stack.layers)
+    redactor = Redactor.of_layers(stack.layers_that("holds"))  # the only layers that write strings
     redacted: Ordered = []
     for finding, order in out:
         finding.stack = stack.spec

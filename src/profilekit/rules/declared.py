@@ -79,7 +79,7 @@ def capability_sources(ctx: Context, cap: str) -> tuple[list[str], list[Location
     """The roles that have `cap` and the locations that give it to them (derived or `provides`)."""
     roles: list[str] = []
     locs: list[Location] = []
-    for layer in ctx.stack.layers:
+    for layer in ctx.stack.layers_that("declares"):
         if cap in layer.data.layer.provides:
             locs.append(layer.location(("layer", "provides", layer.data.layer.provides.index(cap))))
     for name, f in ctx.facts.items():
@@ -91,7 +91,7 @@ def capability_sources(ctx: Context, cap: str) -> tuple[list[str], list[Location
 
 def stack_capabilities(ctx: Context) -> set[str]:
     caps: set[str] = set()
-    for layer in ctx.stack.layers:
+    for layer in ctx.stack.layers_that("declares"):
         caps.update(layer.data.layer.provides)
     for f in ctx.facts.values():
         caps.update(f.capabilities)
@@ -122,7 +122,7 @@ def named_conflicts(layers: Sequence[Layer]) -> Iterator[tuple[Layer, str]]:
 @stack_rule("group-conflict", Severity.ERROR, "two layers of one group")
 def group_conflict(ctx: Context) -> Iterable[Hit]:
     hits: list[Hit] = []
-    for group, other, layer in group_clashes(ctx.stack.layers):
+    for group, other, layer in group_clashes(ctx.stack.layers_that("declares")):
         hits.append(
             Hit(
                 "group-conflict",
@@ -136,11 +136,13 @@ def group_conflict(ctx: Context) -> Iterable[Hit]:
 
 @stack_rule("declared-conflict", Severity.ERROR, "a `conflicts` entry matched")
 def declared_conflict(ctx: Context) -> Iterable[Hit]:
-    in_stack = {layer.name: layer for layer in ctx.stack.layers}
+    in_stack: dict[str, Layer] = {}  # the stack's layers by name, listed when a `conflicts` entry names a layer
     caps = stack_capabilities(ctx)
     hits: list[Hit] = []
-    for layer in ctx.stack.layers:
+    for layer in ctx.stack.layers_that("declares"):
         for index, ref in enumerate(layer.data.layer.conflicts):
+            if not ref.startswith("@") and not in_stack:
+                in_stack = {x.name: x for x in ctx.stack.layers}
             loc = layer.location(("layer", "conflicts", index))
             if ref.startswith("@"):
                 cap = ref[1:]
@@ -177,12 +179,14 @@ def _derived_note(cap: str) -> list[str]:
 
 @stack_rule("missing-requirement", Severity.ERROR, "a `requires` entry not met")
 def missing_requirement(ctx: Context) -> Iterable[Hit]:
-    in_stack = {layer.name for layer in ctx.stack.layers}
+    in_stack: set[str] = set()  # the stack's layer names, listed when a `requires` entry names a layer
     caps = stack_capabilities(ctx)
     unknown_models = [f for f in ctx.facts.values() if not f.model.known]
     hits: list[Hit] = []
-    for layer in ctx.stack.layers:
+    for layer in ctx.stack.layers_that("declares"):
         for index, ref in enumerate(layer.data.layer.requires):
+            if not ref.startswith("@") and not in_stack:
+                in_stack = {x.name for x in ctx.stack.layers}
             loc = layer.location(("layer", "requires", index))
             if ref.startswith("@"):
                 cap = ref[1:]

@@ -65,7 +65,7 @@ def _entry_loc(role: RoleConfig, *path: str) -> list[Location]:
 
 def _role_loc(ctx: Context, role: RoleConfig) -> list[Location]:
     """Where a role is first defined (`[roles.NAME]`), for a role whose value is vLLM's default."""
-    for layer in ctx.stack.layers:
+    for layer in ctx.stack.layers_that("holds"):
         if role.name in layer.data.roles:
             return [layer.location(("roles", role.name))]
     return []

@@ -100,7 +100,7 @@ def _stack_hits(ctx: Context, rule_id: str) -> list[Hit]:
         return []
     hits: list[Hit] | None = ctx.memo.get("option-hits")
     if hits is None:  # four rules read these: derive them once per stack
-        hits = [hit for layer in ctx.stack.layers for hit in layer_option_hits(layer, ctx.catalogue)]
+        hits = [hit for layer in ctx.stack.layers_that("holds") for hit in layer_option_hits(layer, ctx.catalogue)]
         for facts in ctx.facts.values():
             hits += _resolved_hits(ctx.catalogue, facts)
             hits += _role_hits(ctx.catalogue, facts)

@@ -16,7 +16,7 @@ from profilekit.tomlpos import format_key
 @stack_rule("literal-secret", Severity.ERROR, "a secret-looking value written into a layer")
 def literal_secret(ctx: Context) -> Iterable[Hit]:
     hits: list[Hit] = []
-    for layer in ctx.stack.layers:
+    for layer in ctx.stack.layers_that("holds"):
         for path, value, _name in layer_secrets(layer):
             looks = looks_like_token(value)
             key = format_key(path)
