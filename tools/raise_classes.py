@@ -581,9 +581,8 @@ TABLE: list[tuple[str, str, str, str]] = [
     (
         r"SpeculativeConfig\._maybe_override_draft_max_model_len",
         r"target_max_model_len",
-        "needs-config-json",
-        "the target's derived max_model_len, checked after the draft's own (the draft checkpoint's, or the target's "
-        "for MTP)",
+        "modelled:speculative-max-model-len",
+        "the target's max_model_len as written, else derived from its config.json",
     ),
     (
         r"VllmConfig\._validate_adaptive_verification",

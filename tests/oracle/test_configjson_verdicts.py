@@ -15,6 +15,8 @@ import pytest
 from tests.oracle.conftest import OraclePool, applicable
 from tests.oracle.test_crossfield import LLAMA, Case, _verdicts
 
+MIMO = {"architectures": ["MiMoForCausalLM"], "num_nextn_predict_layers": 1}  # MTP from the target's checkpoint
+MTP = {"method": "mtp", "num_speculative_tokens": 1}
 FP8 = {"quantization_config": {"quant_method": "fp8", "activation_scheme": "dynamic"}}
 
 CASES = [
@@ -36,6 +38,34 @@ CASES = [
     ),
     Case("quant-agrees", None, LLAMA, {"quantization": "fp8"}, config=FP8),
     Case("quant-from-checkpoint", None, LLAMA, {}, config=FP8),
+    # SpeculativeConfig._maybe_override_draft_max_model_len: the draft's length against the target's
+    Case(
+        "spec-len-above-target",
+        "speculative-max-model-len",
+        LLAMA,
+        {"max_model_len": 256, "speculative_config": {**MTP, "max_model_len": 384}},
+        config=MIMO,
+    ),
+    Case(
+        "spec-len-target",
+        None,
+        LLAMA,
+        {"max_model_len": 256, "speculative_config": {**MTP, "max_model_len": 256}},
+        config=MIMO,
+    ),
+    Case("spec-len-within-positions", None, LLAMA, {"speculative_config": {**MTP, "max_model_len": 512}}, config=MIMO),
+]
+
+# A draft built from the target's config.json (MTP) longer than the model's positions fails the draft's own
+# _get_and_verify_max_len first: the same refusal, under vLLM's positions message (max-model-len-positions)
+POSITIONS_FIRST = [
+    Case(
+        "spec-len-above-positions",
+        "speculative-max-model-len",
+        LLAMA,
+        {"speculative_config": {**MTP, "max_model_len": 1024}},
+        config=MIMO,
+    ),
 ]
 
 
@@ -47,9 +77,20 @@ def test_profilekit_gives_vllms_verdict(oracle_pool: OraclePool, version: str, c
     assert (predicted, actual) == (expected, expected), message
 
 
+@pytest.mark.oracle
+@pytest.mark.parametrize(
+    ("version", "case"), applicable(POSITIONS_FIRST), ids=[f"vllm-{v}-{c.id}" for v, c in applicable(POSITIONS_FIRST)]
+)
+def test_a_draft_longer_than_the_positions_fails_the_drafts_own_length_check_first(
+    oracle_pool: OraclePool, version: str, case: Case, tmp_path: Path
+) -> None:
+    predicted, actual, message = _verdicts(case, version, oracle_pool.get(version), tmp_path)
+    assert (predicted, actual) == ("speculative-max-model-len", "max-model-len-positions"), message
+
+
 def test_every_rule_has_a_triggering_and_an_accepted_case() -> None:
     from profilekit.rules import RULES
 
-    ours = {r.id for r in RULES.values() if r.check.__module__.endswith(".checkpoint")}
+    ours = {r.id for r in RULES.values() if r.check.__module__.endswith((".checkpoint", ".speclen"))}
     triggered = {c.expected(v) for c in CASES for v in ("0.27.0", "0.33.0")}
     assert triggered == {*ours, None}

@@ -50,6 +50,7 @@ from profilekit.rules import (  # noqa: F401 - they register
     scheduling,
     secrets,
     specargs,
+    speclen,
     speculative,
     specvllm,
     subconfigs,

@@ -1,0 +1,78 @@
+"""The draft's speculative_config.max_model_len against the target's max_model_len."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.rules.conftest import Check, messages
+from tests.rules.crossfield import files, refuses
+from tests.rules.layers import RELEASES
+
+RULE = "speculative-max-model-len"
+MTP = {"method": "mtp", "num_speculative_tokens": 1}
+MIMO = {"architectures": ["MiMoForCausalLM"], "num_nextn_predict_layers": 1}  # a checkpoint with an MTP layer
+EAGLE = {"method": "eagle3", "model": "org/draft", "num_speculative_tokens": 2}
+MESSAGE = "speculative_max_model_len={} cannot be larger than target_max_model_len={}"
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_a_draft_length_above_the_written_max_model_len(check: Check, version: str) -> None:
+    spec = {**MTP, "max_model_len": 384}
+    found = check(files(config=MIMO, max_model_len=256, speculative_config=spec), version=version)
+    assert messages(found) == [
+        refuses(
+            version,
+            "speculative_config.max_model_len = 384 is more than the target's 256 (max_model_len)",
+            MESSAGE.format(384, 256),
+        )
+    ]
+    assert found[0].rule == RULE
+    assert found[0].fix == (
+        "set speculative_config.max_model_len to 256 or less, or remove it (the draft then takes the target's)"
+    )
+    assert [loc.key for loc in found[0].locations] == ["serve.speculative_config.max_model_len", "serve.max_model_len"]
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_a_draft_length_within_the_target(check: Check, version: str) -> None:
+    spec = {**MTP, "max_model_len": 256}
+    assert check(files(config=MIMO, max_model_len=256, speculative_config=spec), version=version) == []
+    assert check(files(config=MIMO, speculative_config={**MTP, "max_model_len": 512}), version=version) == []
+
+
+def test_the_target_length_derived_from_the_config_json(check: Check) -> None:
+    found = check(files(speculative_config={**EAGLE, "max_model_len": 1024}), rule=RULE)
+    assert messages(found) == [
+        refuses(
+            "0.33.0",
+            "speculative_config.max_model_len = 1024 is more than the target's 512 (the model's positions in its "
+            "config.json)",
+            MESSAGE.format(1024, 512),
+        )
+    ]
+    assert [loc.key for loc in found[0].locations] == ["serve.speculative_config.max_model_len", "model.config"]
+
+
+def test_methods_without_a_draft_model_ignore_it(check: Check) -> None:
+    ngram = {"method": "ngram", "num_speculative_tokens": 2, "prompt_lookup_max": 4, "max_model_len": 4096}
+    assert check(files(max_model_len=256, speculative_config=ngram), rule=RULE) == []
+    # no count: the draft checkpoint's n_predict is read first
+    assert (
+        check(
+            files(max_model_len=256, speculative_config={"method": "eagle3", "model": "org/d", "max_model_len": 4096}),
+            rule=RULE,
+        )
+        == []
+    )
+
+
+def test_without_the_config_json_the_check_is_named_as_not_run(check: Check) -> None:
+    found = check(files(with_config=False, speculative_config={**EAGLE, "max_model_len": 1024}))
+    assert [f.rule for f in found] == ["model-facts-missing"]
+    assert "speculative_config.max_model_len = 1024 against the target's max_model_len" in found[0].message
+    assert (
+        check(
+            files(with_config=False, max_model_len=256, speculative_config={**EAGLE, "max_model_len": 1024}), rule=RULE
+        )
+        != []
+    )
