@@ -883,6 +883,12 @@ TABLE: list[tuple[str, str, str, str]] = [
     (r"_check_valid_dtype", ALL, "needs-config-json", CONFIG_JSON.format("model_type")),
     (
         r"ModelConfig\.__post_init__",
+        r"This model does not support `--runner generate`",
+        "modelled:runner-generate-unsupported",
+        "vLLM's own registry facts per release (tools/gen_registry.py)",
+    ),
+    (
+        r"ModelConfig\.__post_init__",
         r"runner|Embedding models|Video pruning|pooling models",
         "needs-config-json",
         CONFIG_JSON.format("architecture; vLLM's model registry"),
