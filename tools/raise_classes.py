@@ -847,8 +847,14 @@ TABLE: list[tuple[str, str, str, str]] = [
     (
         r"ModelConfig\.verify_with_parallel_config",
         r"--enable-hc-sp requires PP=1",
-        "needs-config-json",
-        CONFIG_JSON.format("architecture: reached only for a model vLLM's registry marks hc-sp capable"),
+        "modelled:hc-sp-pipeline-parallel",
+        "for an architecture the generated registry facts mark hc-sp capable",
+    ),
+    (
+        r"ModelConfig\.verify_with_parallel_config",
+        r"hc-sp is not supported",
+        "modelled:hc-sp-unsupported",
+        "the generated registry facts (supports_hc_sp) of each release",
     ),
     (
         r"ModelConfig\.verify_with_parallel_config|VllmConfig\.__post_init__",
