@@ -64,6 +64,8 @@ def registry_facts(version: str) -> dict[str, Any]:
         "source": "vllm/model_executor/models/registry.py: _ModelInfo.from_model_cls of every registered class",
         "architectures": sorted(infos),
         "flags": {flag: sorted(a for a, info in infos.items() if info.get(flag) is True) for flag in present},
+        # `_ModelInfo.architecture`, the class's own name, where vLLM's messages show it and it is not the key
+        "class_names": {a: info["architecture"] for a, info in sorted(infos.items()) if info["architecture"] != a},
         "video_pruning_methods": {
             a: list(info["supported_video_pruning_methods"])
             for a, info in sorted(infos.items())

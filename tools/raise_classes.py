@@ -889,6 +889,12 @@ TABLE: list[tuple[str, str, str, str]] = [
     (r"_check_valid_dtype", ALL, "needs-config-json", CONFIG_JSON.format("model_type")),
     (
         r"ModelConfig\.__post_init__",
+        r"Video pruning method",
+        "modelled:video-pruning-method-unsupported",
+        "the generated registry facts (supports_multimodal, supported_video_pruning_methods) of each release",
+    ),
+    (
+        r"ModelConfig\.__post_init__",
         r"This model does not support `--runner generate`",
         "modelled:runner-generate-unsupported",
         "vLLM's own registry facts per release (tools/gen_registry.py)",

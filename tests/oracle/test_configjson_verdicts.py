@@ -19,6 +19,8 @@ MIMO = {"architectures": ["MiMoForCausalLM"], "num_nextn_predict_layers": 1}  # 
 MTP = {"method": "mtp", "num_speculative_tokens": 1}
 HC_SP = {"enable_hc_sp": True, "tensor_parallel_size": 2}
 HC_SP_CAPABLE = {"architectures": ["Qwen4ExpForCausalLM"]}  # the registry marks it supports_hc_sp
+QWEN25_VL = {"architectures": ["Qwen2_5_VLForConditionalGeneration"], "model_type": "qwen2_5_vl", "vision_config": {}}
+VIDCOM2 = {"video_pruning_rate": 0.5, "video_pruning_method": "vidcom2"}
 FP8 = {"quantization_config": {"quant_method": "fp8", "activation_scheme": "dynamic"}}
 
 CASES = [
@@ -56,21 +58,28 @@ CASES = [
         config=MIMO,
     ),
     Case("spec-len-within-positions", None, LLAMA, {"speculative_config": {**MTP, "max_model_len": 512}}, config=MIMO),
+    # ModelConfig.__post_init__: the video pruning method against the methods the multimodal class lists (a
+    # text-only model builds no multimodal config)
+    Case("video-pruning-text-only", None, LLAMA, VIDCOM2),
     # ModelConfig.verify_with_parallel_config: --enable-hc-sp is checked only with tensor parallelism
     Case("hc-sp-without-tp", None, LLAMA, {"enable_hc_sp": True}, releases=">=0.32.0"),
 ]
 
-# ... where vLLM first refuses a platform that is not CUDA or ROCm: the CPU oracle cannot reach the model checks,
-# which profilekit judges as on a CUDA host. The hc-sp capable Qwen4-Exp class does not even load in the CPU
-# oracle's inspection subprocess (its module imports a library the oracle does not install; the registry facts
-# come from tools/gen_registry.py, which stands such libraries in)
+# Cases the CPU oracle cannot decide: vLLM first refuses a platform that is not CUDA or ROCm for --enable-hc-sp
+# (profilekit judges as on a CUDA host), or cannot load the model's class in its inspection subprocess, whose
+# module imports a library the oracle does not install (torchvision; the registry facts come from
+# tools/gen_registry.py, which stands such libraries in)
 CPU_REFUSAL = {
     "hc-sp-llama": "--enable-hc-sp currently requires CUDA or ROCm",
     "hc-sp-pp": "Model architectures ['Qwen4ExpForCausalLM'] failed to be inspected. Please check the logs for more details.",
     "hc-sp-capable": "Model architectures ['Qwen4ExpForCausalLM'] failed to be inspected. Please check the logs for more "
     "details.",
+    "video-pruning-vidcom2": "Model architectures ['Qwen2_5_VLForConditionalGeneration'] failed to be inspected. "
+    "Please check the logs for more details.",
+    "video-pruning-evs": "Model architectures ['Qwen2_5_VLForConditionalGeneration'] failed to be inspected. Please "
+    "check the logs for more details.",
 }
-CUDA_FIRST = [
+CPU_UNDECIDED = [
     Case("hc-sp-llama", "hc-sp-unsupported", LLAMA, HC_SP, releases=">=0.32.0"),
     Case(
         "hc-sp-pp",
@@ -81,6 +90,9 @@ CUDA_FIRST = [
         releases=">=0.32.0",
     ),
     Case("hc-sp-capable", None, LLAMA, HC_SP, config=HC_SP_CAPABLE, releases=">=0.32.0"),
+    # every class that lists video pruning methods imports torchvision, which the CPU oracle does not install
+    Case("video-pruning-vidcom2", "video-pruning-method-unsupported", LLAMA, VIDCOM2, config=QWEN25_VL),
+    Case("video-pruning-evs", None, LLAMA, {"video_pruning_rate": 0.5}, config=QWEN25_VL),
 ]
 
 # A draft built from the target's config.json (MTP) longer than the model's positions fails the draft's own
@@ -117,11 +129,9 @@ def test_a_draft_longer_than_the_positions_fails_the_drafts_own_length_check_fir
 
 @pytest.mark.oracle
 @pytest.mark.parametrize(
-    ("version", "case"), applicable(CUDA_FIRST), ids=[f"vllm-{v}-{c.id}" for v, c in applicable(CUDA_FIRST)]
+    ("version", "case"), applicable(CPU_UNDECIDED), ids=[f"vllm-{v}-{c.id}" for v, c in applicable(CPU_UNDECIDED)]
 )
-def test_the_cpu_oracle_refuses_hc_sp_before_the_model_checks(
-    oracle_pool: OraclePool, version: str, case: Case, tmp_path: Path
-) -> None:
+def test_the_cpu_oracle_cannot_decide(oracle_pool: OraclePool, version: str, case: Case, tmp_path: Path) -> None:
     predicted, actual, message = _verdicts(case, version, oracle_pool.get(version), tmp_path)
     assert predicted == case.expected(version)
     assert (actual is None, message) == (False, CPU_REFUSAL[case.id])
@@ -133,5 +143,5 @@ def test_every_rule_has_a_triggering_and_an_accepted_case() -> None:
     ours = {r.id for r in RULES.values() if r.check.__module__.endswith((".checkpoint", ".speclen"))}
     triggered = {c.expected(v) for c in [*CASES, *POSITIONS_FIRST] for v in ("0.27.0", "0.33.0")}
     assert triggered == {*ours, None}
-    hc_sp = {r.id for r in RULES.values() if r.id.startswith("hc-sp-")}
-    assert {c.expected("0.33.0") for c in CUDA_FIRST} == {*hc_sp, None}
+    limited = {r.id for r in RULES.values() if r.id.startswith(("hc-sp-", "video-pruning-"))}
+    assert {c.expected("0.33.0") for c in CPU_UNDECIDED} == {*limited, None}

@@ -184,3 +184,53 @@ def test_the_processor_on_the_gpu_only_on_an_encoder_instance(check: Check, vers
         assert check(cpu, version=version, rule=rule) == []
     assert check(files(MM, mm_processor_device="auto"), version=version, rule=rule) == []
     assert check(files(mm_processor_kwargs={"device": "cuda"}), version=version, rule=rule) == []  # text-only
+
+
+QWEN25_VL = {"architectures": ["Qwen2_5_VLForConditionalGeneration"], "model_type": "qwen2_5_vl"}
+QWEN3_VL = {"architectures": ["Qwen3VLForConditionalGeneration"], "model_type": "qwen3_vl"}
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_a_video_pruning_method_the_models_class_does_not_list(check: Check, version: str) -> None:
+    found = check(files(config=QWEN25_VL, video_pruning_rate=0.5, video_pruning_method="vidcom2"), version=version)
+    found = [f for f in found if f.rule == "video-pruning-method-unsupported"]
+    assert messages(found) == [
+        refuses(
+            version,
+            'video_pruning_method = "vidcom2" with video_pruning_rate = 0.5 for the multimodal '
+            "Qwen2_5_VLForConditionalGeneration model",
+            "Video pruning method 'vidcom2' is not supported by Qwen2_5_VLForConditionalGeneration (supported "
+            "methods: ('evs',)).",
+        )
+    ]
+    assert found[0].fix == 'set video_pruning_method to one of "evs", or remove video_pruning_rate'
+    assert [loc.key for loc in found[0].locations] == [
+        "serve.video_pruning_method",
+        "serve.video_pruning_rate",
+        "model.config",
+    ]
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_video_pruning_that_the_model_supports_or_does_not_run(check: Check, version: str) -> None:
+    rule = "video-pruning-method-unsupported"
+    assert check(files(config=QWEN25_VL, video_pruning_rate=0.5), version=version, rule=rule) == []  # evs
+    assert (
+        check(
+            files(config=QWEN3_VL, video_pruning_rate=0.5, video_pruning_method="vidcom2"), version=version, rule=rule
+        )
+        == []
+    )
+    assert (
+        check(
+            files(config=QWEN25_VL, video_pruning_rate=0.0, video_pruning_method="vidcom2"), version=version, rule=rule
+        )
+        == []
+    )
+    # a text-only model builds no multimodal config; a multimodal class that lists no methods skips the check
+    assert check(files(video_pruning_rate=0.5, video_pruning_method="vidcom2"), version=version, rule=rule) == []
+    pali = {"architectures": [MM], "model_type": "paligemma"}
+    assert (
+        check(files(config=pali, video_pruning_rate=0.5, video_pruning_method="vidcom2"), version=version, rule=rule)
+        == []
+    )

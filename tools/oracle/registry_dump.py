@@ -93,7 +93,7 @@ def dump() -> dict[str, Any]:
             # no host paths in the shipped file: "(/root/.cache/...)" dropped
             failed[arch] = f"{type(exc).__name__}: {re.sub(r' [(]/[^)]*[)]?', '', first)[:160]}"
             continue
-        infos[arch] = {k: v for k, v in dataclasses.asdict(info).items() if k != "architecture"}
+        infos[arch] = dataclasses.asdict(info)
     return {"architectures": infos, "not_inspected": failed}
 
 

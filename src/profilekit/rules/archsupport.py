@@ -13,6 +13,7 @@ The facts per architecture are in rules/models.py, and the generated registry fa
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from profilekit.errors import Severity
 from profilekit.rules import order
@@ -20,6 +21,9 @@ from profilekit.rules.engine import STAGE_POST_INIT, Context, Hit, rule
 from profilekit.rules.facts import RoleFacts, at_least
 from profilekit.rules.modelcfg import serve_int
 from profilekit.vllm.versions import version_key
+
+if TYPE_CHECKING:
+    from profilekit.vllm.registry import Registry
 
 LORA_MODEL = -5  # VllmConfig.__post_init__: after the sampling-replay checks (-10), before stochastic rounding (5)
 HC_SP = order.ATTENTION_HEADS - 5  # verify_with_parallel_config: the hc-sp checks come before the heads
@@ -47,6 +51,16 @@ def _architectures(f: RoleFacts) -> list[str] | None:
     if raw is not None and isinstance(raw.get("architectures"), list):
         return [str(a) for a in raw["architectures"]]
     return [f.model.architecture] if f.model.architecture is not None else None
+
+
+def registered(f: RoleFacts) -> tuple[Registry, str] | None:
+    """vLLM's registry facts of the release and the architecture they are read for (`Registry.resolve`); None when
+    profilekit has none. The registry is loaded only when a rule that needs it gets this far."""
+    from profilekit.vllm.registry import load_registry
+
+    registry = load_registry(f.version)
+    arch = registry.resolve(_architectures(f), f.serve.get("model_impl")) if registry is not None else None
+    return (registry, arch) if registry is not None and arch is not None else None
 
 
 @rule(
@@ -185,11 +199,11 @@ def _hc_sp_problem(f: RoleFacts) -> tuple[str, str, str, str] | None:
     tp = serve_int(f, "tensor_parallel_size", 1)
     if f.serve.get("enable_hc_sp") is not True or tp is None or tp <= 1:
         return None
-    from profilekit.vllm.registry import load_registry  # only for a role that enables hc-sp
-
-    registry = load_registry(f.version)
-    arch = registry.resolve(_architectures(f), f.serve.get("model_impl")) if registry is not None else None
-    capable = registry.flag(arch, "supports_hc_sp") if registry is not None else None
+    found = registered(f)
+    if found is None:
+        return None
+    registry, arch = found
+    capable = registry.flag(arch, "supports_hc_sp")
     if capable is False:
         return (
             "hc-sp-unsupported",

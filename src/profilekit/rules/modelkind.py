@@ -17,7 +17,7 @@ from collections.abc import Iterable
 
 from profilekit.errors import Severity
 from profilekit.rules import order
-from profilekit.rules.archsupport import LORA_MODEL, _architectures
+from profilekit.rules.archsupport import LORA_MODEL, _architectures, registered
 from profilekit.rules.configs import _text_only
 from profilekit.rules.engine import STAGE_POST_INIT, Context, Hit, rule
 from profilekit.rules.facts import RoleFacts
@@ -221,12 +221,10 @@ def runner_embedding_model(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
 def runner_generate_unsupported(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
     if f.serve.get("runner") != "generate":
         return []
-    from profilekit.vllm.registry import load_registry  # only for a role that asks for the generate runner
-
-    registry = load_registry(f.version)
-    if registry is None:
+    found = registered(f)
+    if found is None:
         return []
-    arch = registry.resolve(_architectures(f), f.serve.get("model_impl"))
+    registry, arch = found
     generates = registry.flag(arch, "is_text_generation_model")
     # a pooling-only model fails the embedding-model check first (runner-embedding-model)
     if generates is not False or registry.flag(arch, "is_pooling_model") is not False:

@@ -21,6 +21,7 @@ class Registry:
     architectures: frozenset[str]  # the registered classes the generator inspected
     flags: dict[str, frozenset[str]]  # flag -> the architectures for which it is true
     video_pruning: dict[str, tuple[str, ...]]
+    class_names: dict[str, str]  # the registered class's own name, where it is not the architecture's
 
     def resolve(self, architectures: list[str] | None, model_impl: object = None) -> str | None:
         """The architecture whose `_ModelInfo` vLLM reads (`inspect_model_cls`): the config.json's first, when this
@@ -38,6 +39,10 @@ class Registry:
         if architecture is None or architecture not in self.architectures or name not in self.flags:
             return None
         return architecture in self.flags[name]
+
+    def class_name(self, architecture: str) -> str:
+        """`_ModelInfo.architecture`: the name of the class vLLM registers for `architecture`."""
+        return self.class_names.get(architecture, architecture)
 
     def video_pruning_methods(self, architecture: str | None) -> tuple[str, ...] | None:
         """`supported_video_pruning_methods` of a registered architecture; None when unknown."""
@@ -58,4 +63,5 @@ def load_registry(version: str) -> Registry | None:
         architectures=frozenset(raw["architectures"]),
         flags={name: frozenset(archs) for name, archs in raw["flags"].items()},
         video_pruning={arch: tuple(methods) for arch, methods in raw["video_pruning_methods"].items()},
+        class_names=dict(raw["class_names"]),
     )
