@@ -889,6 +889,13 @@ TABLE: list[tuple[str, str, str, str]] = [
     (r"_check_valid_dtype", ALL, "needs-config-json", CONFIG_JSON.format("model_type")),
     (
         r"ModelConfig\.__post_init__",
+        r"Cannot use --renderer-num-workers > 1",
+        "modelled:renderer-workers-mm-cache-pooling",
+        "multimodal from the generated registry facts; the runner as _get_runner_type resolves it (silent where a "
+        "sentence-transformers model folder decides)",
+    ),
+    (
+        r"ModelConfig\.__post_init__",
         r"Video pruning method",
         "modelled:video-pruning-method-unsupported",
         "the generated registry facts (supports_multimodal, supported_video_pruning_methods) of each release",

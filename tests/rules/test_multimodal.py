@@ -234,3 +234,34 @@ def test_video_pruning_that_the_model_supports_or_does_not_run(check: Check, ver
         check(files(config=pali, video_pruning_rate=0.5, video_pruning_method="vidcom2"), version=version, rule=rule)
         == []
     )
+
+
+RENDERER = (
+    "Cannot use --renderer-num-workers > 1 with the multimodal processor cache enabled for pooling models. Pooling "
+    "preprocessing runs on the renderer workers, and the cache is not thread-safe. Please set --renderer-num-workers 1 "
+    "(the default), or disable the cache with --mm-processor-cache-gb 0."
+)
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_renderer_workers_with_the_processor_cache_for_a_multimodal_pooling_model(check: Check, version: str) -> None:
+    found = check(files(MM, runner="pooling", renderer_num_workers=4), version=version)
+    assert messages(found) == [
+        _mm(version, "renderer_num_workers = 4 with mm_processor_cache_gb = 4 (pooling)", RENDERER)
+    ]
+    assert found[0].rule == "renderer-workers-mm-cache-pooling"
+    assert found[0].fix == "set renderer_num_workers = 1, or mm_processor_cache_gb = 0"
+    assert [loc.key for loc in found[0].locations] == ["serve.renderer_num_workers", "serve.runner"]
+    converted = check(files(MM, convert="embed", renderer_num_workers=2), version=version)
+    assert [f.rule for f in converted] == ["renderer-workers-mm-cache-pooling"]  # --convert makes runner auto pooling
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_renderer_workers_where_vllm_allows_them(check: Check, version: str) -> None:
+    rule = "renderer-workers-mm-cache-pooling"
+    assert check(files(MM, runner="pooling", renderer_num_workers=4, mm_processor_cache_gb=0), version=version) == []
+    assert check(files(MM, runner="pooling", renderer_num_workers=1), version=version) == []
+    assert check(files(MM, renderer_num_workers=4), version=version, rule=rule) == []  # generates
+    assert check(files(runner="pooling", renderer_num_workers=4), version=version, rule=rule) == []  # text-only
+    enc_dec = {"is_encoder_decoder": True}
+    assert check(files(MM, config=enc_dec, runner="pooling", renderer_num_workers=4), version=version, rule=rule) == []
