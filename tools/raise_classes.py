@@ -948,8 +948,9 @@ TABLE: list[tuple[str, str, str, str]] = [
     (
         r"VllmConfig\.__post_init__",
         r"Hybrid KV cache manager was explicitly enabled",
-        "needs-config-json",
-        CONFIG_JSON.format("attention layer types"),
+        "modelled:hybrid-kv-cache-manager-unsupported",
+        "attention_chunk_size in the config.json, with an EAGLE-like draft or chunked attention kept off by the env "
+        "(judged as on a GPU host, whose platform supports the manager)",
     ),
     (
         r"VllmConfig\._verify_aux_output_compatibility",

@@ -17,6 +17,9 @@ from tests.oracle.test_crossfield import LLAMA, Case, _verdicts
 
 MIMO = {"architectures": ["MiMoForCausalLM"], "num_nextn_predict_layers": 1}  # MTP from the target's checkpoint
 MTP = {"method": "mtp", "num_speculative_tokens": 1}
+CHUNKED = {"attention_chunk_size": 128}  # chunked local attention
+HMA_ON = {"disable_hybrid_kv_cache_manager": False}
+CHUNKS_OFF = {"VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE": "0"}
 HC_SP = {"enable_hc_sp": True, "tensor_parallel_size": 2}
 HC_SP_CAPABLE = {"architectures": ["Qwen4ExpForCausalLM"]}  # the registry marks it supports_hc_sp
 QWEN25_VL = {"architectures": ["Qwen2_5_VLForConditionalGeneration"], "model_type": "qwen2_5_vl", "vision_config": {}}
@@ -61,6 +64,17 @@ CASES = [
     # ModelConfig.__post_init__: the video pruning method against the methods the multimodal class lists (a
     # text-only model builds no multimodal config)
     Case("video-pruning-text-only", None, LLAMA, VIDCOM2),
+    # VllmConfig.__post_init__: the hybrid KV cache manager forced on where vLLM turns it off
+    Case("hma-chunked-env-off", "hybrid-kv-cache-manager-unsupported", LLAMA, HMA_ON, env=CHUNKS_OFF, config=CHUNKED),
+    Case(
+        "hma-chunked-mtp",
+        "hybrid-kv-cache-manager-unsupported",
+        LLAMA,
+        {**HMA_ON, "speculative_config": MTP},
+        config={**MIMO, **CHUNKED},
+    ),
+    Case("hma-chunked", None, LLAMA, HMA_ON, config=CHUNKED),
+    Case("hma-chunked-auto", None, LLAMA, {}, env=CHUNKS_OFF, config=CHUNKED),
     # ModelConfig.verify_with_parallel_config: --enable-hc-sp is checked only with tensor parallelism
     Case("hc-sp-without-tp", None, LLAMA, {"enable_hc_sp": True}, releases=">=0.32.0"),
 ]
@@ -140,7 +154,11 @@ def test_the_cpu_oracle_cannot_decide(oracle_pool: OraclePool, version: str, cas
 def test_every_rule_has_a_triggering_and_an_accepted_case() -> None:
     from profilekit.rules import RULES
 
-    ours = {r.id for r in RULES.values() if r.check.__module__.endswith((".checkpoint", ".speclen"))}
+    ours = {
+        r.id
+        for r in RULES.values()
+        if r.check.__module__.endswith((".checkpoint", ".speclen")) or r.id == "hybrid-kv-cache-manager-unsupported"
+    }
     triggered = {c.expected(v) for c in [*CASES, *POSITIONS_FIRST] for v in ("0.27.0", "0.33.0")}
     assert triggered == {*ours, None}
     limited = {r.id for r in RULES.values() if r.id.startswith(("hc-sp-", "video-pruning-"))}
