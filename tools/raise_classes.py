@@ -700,7 +700,13 @@ TABLE: list[tuple[str, str, str, str]] = [
         "modelled:unknown-option",
         "PoolerConfig has no key normalize in any release: profilekit reports it as an unknown key",
     ),
-    (r"_get_head_dtype", ALL, "needs-config-json", CONFIG_JSON.format("head_dtype")),
+    (
+        r"_get_head_dtype",
+        ALL,
+        "modelled:speculative-head-dtype",
+        "read at start-up only for an MTP/EAGLE draft with draft_lm_head_quantization: the MTP draft's head_dtype "
+        "is the target's config.json key (an EAGLE draft checkpoint's is vLLM's to read)",
+    ),
     # rules/multimodal.py and rules/options.py (`_multimodal_hits`): for a model whose config.json has an encoder
     (
         r"MultiModalConfig\._validate_mm_encoder_attn_backend",

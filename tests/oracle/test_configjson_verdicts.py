@@ -64,6 +64,23 @@ CASES = [
     # ModelConfig.__post_init__: the video pruning method against the methods the multimodal class lists (a
     # text-only model builds no multimodal config)
     Case("video-pruning-text-only", None, LLAMA, VIDCOM2),
+    # SpeculativeConfig._verify_args (0.33.0): the MTP draft's head_dtype, read for draft_lm_head_quantization
+    Case(
+        "head-dtype-unknown",
+        "speculative-head-dtype",
+        LLAMA,
+        {"speculative_config": {**MTP, "draft_lm_head_quantization": "fp8"}},
+        config={**MIMO, "head_dtype": "fp4"},
+        releases=">=0.33.0",
+    ),
+    Case(
+        "head-dtype-model",
+        None,
+        LLAMA,
+        {"speculative_config": {**MTP, "draft_lm_head_quantization": "fp8"}},
+        config={**MIMO, "head_dtype": "model"},
+        releases=">=0.33.0",
+    ),
     # VllmConfig.__post_init__: the hybrid KV cache manager forced on where vLLM turns it off
     Case("hma-chunked-env-off", "hybrid-kv-cache-manager-unsupported", LLAMA, HMA_ON, env=CHUNKS_OFF, config=CHUNKED),
     Case(

@@ -76,3 +76,46 @@ def test_without_the_config_json_the_check_is_named_as_not_run(check: Check) -> 
         )
         != []
     )
+
+
+HEAD_RULE = "speculative-head-dtype"
+LM_HEAD = {**MTP, "draft_lm_head_quantization": "fp8"}
+
+
+@pytest.mark.parametrize(
+    ("written", "shown_", "message"), [("FP4", '"FP4"', "Unknown dtype: 'fp4'"), (8, "8", "Unknown dtype: 8")]
+)
+def test_an_mtp_draft_head_dtype_vllm_does_not_know(check: Check, written: object, shown_: str, message: str) -> None:
+    found = check(files(config={**MIMO, "head_dtype": written}, speculative_config=LM_HEAD), rule=HEAD_RULE)
+    assert messages(found) == [
+        refuses(
+            "0.33.0",
+            f"speculative_config.draft_lm_head_quantization with an MTP draft whose head_dtype is {shown_} (in the "
+            "model's config.json)",
+            message,
+        )
+    ]
+    assert [loc.key for loc in found[0].locations] == [
+        "serve.speculative_config.draft_lm_head_quantization",
+        "model.config",
+    ]
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_an_mtp_draft_head_dtype_vllm_knows_or_does_not_read(check: Check, version: str) -> None:
+    for head in ("model", "BFloat16", "float32", None):
+        assert (
+            check(
+                files(config={**MIMO, "head_dtype": head}, speculative_config=LM_HEAD), version=version, rule=HEAD_RULE
+            )
+            == []
+        )
+    # without draft_lm_head_quantization the head dtype is not read at start-up; before 0.33.0 not at all
+    assert (
+        check(files(config={**MIMO, "head_dtype": "fp4"}, speculative_config=MTP), version=version, rule=HEAD_RULE)
+        == []
+    )
+    found = check(
+        files(config={**MIMO, "head_dtype": "fp4"}, speculative_config=LM_HEAD), version=version, rule=HEAD_RULE
+    )
+    assert len(found) == (1 if version == "0.33.0" else 0)

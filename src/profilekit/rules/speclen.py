@@ -1,11 +1,13 @@
 """The draft's `speculative_config.max_model_len` against the target's max_model_len (written, or derived from
-the model's config.json).
+the model's config.json), and the head dtype of an MTP draft built from the target's config.json.
 
 Source: `vllm/config/speculative.py` `SpeculativeConfig._maybe_override_draft_max_model_len`, called at the end
 of `__post_init__`'s draft-model branch (every release 0.27.0-0.33.0), after the draft's tensor parallelism.
 The draft's own length check before it (`draft_max_model_len`) reads the draft checkpoint and is left to vLLM;
 for a draft built from the target's config.json (MTP, DSpark) a length above the model's positions fails the
 draft's `_get_and_verify_max_len` first, with that check's message: the verdict is the same refusal.
+`SpeculativeConfig._verify_args` (0.33.0) reads the draft's `head_dtype` for `draft_lm_head_quantization`
+(`vllm/config/model.py` `_get_head_dtype`); for an MTP draft that is the target's config.json key.
 """
 
 from __future__ import annotations
@@ -16,11 +18,15 @@ from typing import Any
 from profilekit.errors import Severity
 from profilekit.rules import order
 from profilekit.rules.engine import Context, Hit, rule
-from profilekit.rules.facts import RoleFacts
-from profilekit.rules.modelcfg import Undecided, derived_max_model_len, lacking, needs, shape
+from profilekit.rules.facts import RoleFacts, at_least
+from profilekit.rules.modelcfg import Undecided, derived_max_model_len, lacking, needs, shape, shown
 from profilekit.rules.specargs import NO_DRAFT_BRANCH, normalised_method
-from profilekit.rules.speculative import POST_INIT_DRAFT, _spec, _unreadable
+from profilekit.rules.speculative import POST_INIT_DRAFT, VERIFY_LM_HEAD, _mtp_failure, _mtp_target, _spec, _unreadable
 from profilekit.vllm.constraints import speculative_origin
+from profilekit.vllm.mtp import mtp_draft
+
+# `_STR_DTYPE_TO_TORCH_DTYPE` of vllm/config/model.py (0.33.0)
+HEAD_DTYPES = ("half", "float16", "float", "float32", "bfloat16")
 
 
 def _int(value: Any) -> int | None:
@@ -84,5 +90,53 @@ def _speculative_max_model_len_needs(f: RoleFacts) -> list[Undecided]:
         Undecided(
             f"speculative_config.max_model_len = {draft} against the target's max_model_len{why}",
             tuple(f.locs("serve", *speculative_origin(f.serve, "max_model_len"))),
+        )
+    ]
+
+
+def unknown_head_dtype(f: RoleFacts) -> str | None:
+    """vLLM's message when the MTP draft's `head_dtype` (the target's config.json) is no dtype it knows; None when
+    the check is not reached or passes."""
+    spec = _spec(f)
+    config = f.model.config
+    if not at_least(f.version, "0.33.0") or spec is None or config is None or _unreadable(f):
+        return None
+    if spec.get("draft_lm_head_quantization") is None or normalised_method(spec, f.version) != "mtp":
+        return None
+    draft = mtp_draft(config, f.version)
+    if not _mtp_target(f, spec) or draft is None or draft.error is not None or _mtp_failure(f, spec) is not None:
+        return None
+    if draft.model_type == "gemma4_mtp":
+        return None  # speculative-lm-head-quantization: Gemma-4 MTP has no lm_head to share
+    head = config.get("head_dtype")
+    if head is None or head == "model":
+        return None
+    if isinstance(head, str):
+        return None if head.lower() in HEAD_DTYPES else f"Unknown dtype: {head.lower()!r}"
+    return f"Unknown dtype: {head}"  # vLLM formats the attribute as Python shows it
+
+
+@rule(
+    "speculative-head-dtype",
+    Severity.ERROR,
+    "draft_lm_head_quantization with an MTP draft whose config.json head_dtype is no dtype vLLM knows",
+    releases=">=0.33.0",
+    source="vllm/config/speculative.py SpeculativeConfig._verify_args (vllm/config/model.py _get_head_dtype)",
+)
+def speculative_head_dtype(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    message = unknown_head_dtype(f)
+    if message is None:
+        return []
+    head = (f.model.config or {}).get("head_dtype")
+    return [
+        Hit(
+            "speculative-head-dtype",
+            f"speculative_config.draft_lm_head_quantization with an MTP draft whose head_dtype is {shown(head)} (in "
+            f'the model\'s config.json); vLLM {f.version} refuses to start: "{message}"',
+            [*f.locs("serve", *speculative_origin(f.serve, "draft_lm_head_quantization")), *f.model.locations],
+            'set head_dtype in the config.json to "model", "bfloat16", "float16" or "float32", or remove '
+            "draft_lm_head_quantization",
+            role=f.role.name,
+            order=(*order.built("SpeculativeConfig", f.version, VERIFY_LM_HEAD), 1),
         )
     ]
