@@ -574,9 +574,15 @@ TABLE: list[tuple[str, str, str, str]] = [
     (
         r"SpeculativeConfig\.__post_init__",
         r"DSpark requires num_speculative_tokens >= dspark_block_size",
-        "needs-config-json",
-        "dspark_block_size of the drafter's config (the target's config.json when DSpark drafts from the target, "
-        "else the draft checkpoint)",
+        "modelled:dspark-block-size",
+        "the target's config.json when DSpark drafts from the target (a separate draft checkpoint's is vLLM's to read)",
+    ),
+    (
+        r"SpeculativeConfig\.__post_init__",
+        r"MLA DSpark does not currently support decode context parallelism",
+        "out-of-scope",
+        DRAFT + ": the draft's architectures name K3DSparkModel, a class of the registry's speculative-decoding "
+        "models, which a target's config.json names only when a draft checkpoint is served as the target",
     ),
     (
         r"SpeculativeConfig\._maybe_override_draft_max_model_len",

@@ -81,6 +81,23 @@ CASES = [
         config={**MIMO, "head_dtype": "model"},
         releases=">=0.33.0",
     ),
+    # SpeculativeConfig.__post_init__ (0.27.x): a DSpark draft from the target, fewer tokens than its block
+    Case(
+        "dspark-below-block",
+        "dspark-block-size",
+        LLAMA,
+        {"speculative_config": {"method": "dspark", "num_speculative_tokens": 2}},
+        config={"dspark_block_size": 4},
+        releases="<0.28.0",
+    ),
+    Case(
+        "dspark-block",
+        None,
+        LLAMA,
+        {"speculative_config": {"method": "dspark", "num_speculative_tokens": 4}},
+        config={"dspark_block_size": 4},
+        releases="<0.28.0",
+    ),
     # VllmConfig.__post_init__: the hybrid KV cache manager forced on where vLLM turns it off
     Case("hma-chunked-env-off", "hybrid-kv-cache-manager-unsupported", LLAMA, HMA_ON, env=CHUNKS_OFF, config=CHUNKED),
     Case(

@@ -119,3 +119,40 @@ def test_an_mtp_draft_head_dtype_vllm_knows_or_does_not_read(check: Check, versi
         files(config={**MIMO, "head_dtype": "fp4"}, speculative_config=LM_HEAD), version=version, rule=HEAD_RULE
     )
     assert len(found) == (1 if version == "0.33.0" else 0)
+
+
+DSPARK = {"method": "dspark", "num_speculative_tokens": 2}
+BLOCK = "DSpark requires num_speculative_tokens >= dspark_block_size (4); got 2. Smaller values produce incorrect output. Use num_speculative_tokens=4 or larger (e.g. 7)."
+
+
+@pytest.mark.parametrize("version", ["0.27.0", "0.27.1"])
+def test_fewer_speculative_tokens_than_the_dspark_block(check: Check, version: str) -> None:
+    found = check(files(config={"dspark_block_size": 4}, speculative_config=DSPARK), version=version)
+    assert messages(found) == [
+        refuses(
+            version,
+            "speculative_config.num_speculative_tokens = 2 with a DSpark draft whose dspark_block_size is 4 (in the "
+            "model's config.json)",
+            BLOCK,
+        )
+    ]
+    assert found[0].rule == "dspark-block-size"
+    assert found[0].fix == "set speculative_config.num_speculative_tokens = 4 or more"
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_the_dspark_block_where_vllm_does_not_refuse_it(check: Check, version: str) -> None:
+    rule = "dspark-block-size"
+    assert (
+        check(
+            files(config={"dspark_block_size": 4}, speculative_config={**DSPARK, "num_speculative_tokens": 4}),
+            version=version,
+            rule=rule,
+        )
+        == []
+    )
+    assert check(files(speculative_config=DSPARK), version=version, rule=rule) == []  # no block size
+    separate = {**DSPARK, "model": "org/dspark-draft"}  # the draft checkpoint's own block size
+    assert check(files(config={"dspark_block_size": 4}, speculative_config=separate), version=version, rule=rule) == []
+    later = check(files(config={"dspark_block_size": 4}, speculative_config=DSPARK), version=version, rule=rule)
+    assert len(later) == (1 if version in ("0.27.0", "0.27.1") else 0)  # 0.28.0 dropped the check

@@ -1,5 +1,6 @@
 """The draft's `speculative_config.max_model_len` against the target's max_model_len (written, or derived from
-the model's config.json), and the head dtype of an MTP draft built from the target's config.json.
+the model's config.json), and what a draft built from the target's config.json reads from it: an MTP draft's head
+dtype, a DSpark draft's block size.
 
 Source: `vllm/config/speculative.py` `SpeculativeConfig._maybe_override_draft_max_model_len`, called at the end
 of `__post_init__`'s draft-model branch (every release 0.27.0-0.33.0), after the draft's tensor parallelism.
@@ -7,7 +8,9 @@ The draft's own length check before it (`draft_max_model_len`) reads the draft c
 for a draft built from the target's config.json (MTP, DSpark) a length above the model's positions fails the
 draft's `_get_and_verify_max_len` first, with that check's message: the verdict is the same refusal.
 `SpeculativeConfig._verify_args` (0.33.0) reads the draft's `head_dtype` for `draft_lm_head_quantization`
-(`vllm/config/model.py` `_get_head_dtype`); for an MTP draft that is the target's config.json key.
+(`vllm/config/model.py` `_get_head_dtype`); for an MTP draft that is the target's config.json key. 0.27.x's
+draft-model branch refuses fewer speculative tokens than a DSpark draft's `dspark_block_size` (the target's
+config.json when DSpark drafts from the target, as DeepSeek-V4 checkpoints ship it).
 """
 
 from __future__ import annotations
@@ -138,5 +141,39 @@ def speculative_head_dtype(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             "draft_lm_head_quantization",
             role=f.role.name,
             order=(*order.built("SpeculativeConfig", f.version, VERIFY_LM_HEAD), 1),
+        )
+    ]
+
+
+@rule(
+    "dspark-block-size",
+    Severity.ERROR,
+    "num_speculative_tokens below the dspark_block_size of a DSpark draft built from the target's config.json",
+    releases="<0.28.0",
+    source="vllm/config/speculative.py SpeculativeConfig.__post_init__",
+)
+def dspark_block_size(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    spec = _spec(f)
+    config = f.model.config
+    if spec is None or config is None or _unreadable(f) or normalised_method(spec, f.version) != "dspark":
+        return []
+    count, block = _int(spec.get("num_speculative_tokens")), _int(config.get("dspark_block_size"))
+    model = spec.get("model")
+    if count is None or block is None or count >= block or (model is not None and model != f.model.model):
+        return []  # without a count the draft's n_predict decides; a separate draft checkpoint has its own block
+    message = (
+        f"DSpark requires num_speculative_tokens >= dspark_block_size ({block}); got {count}. Smaller values "
+        f"produce incorrect output. Use num_speculative_tokens={block} or larger (e.g. 7)."
+    )
+    return [
+        Hit(
+            "dspark-block-size",
+            f"speculative_config.num_speculative_tokens = {count} with a DSpark draft whose dspark_block_size is "
+            f'{block} (in the model\'s config.json); vLLM {f.version} refuses to start: "{message}"',
+            [*f.locs("serve", *speculative_origin(f.serve, "num_speculative_tokens")), *f.model.locations],
+            f"set speculative_config.num_speculative_tokens = {block} or more",
+            role=f.role.name,
+            # the draft-model branch, before the draft's tensor parallelism (POST_INIT_DRAFT)
+            order=(*order.built("SpeculativeConfig", f.version, POST_INIT_DRAFT - 1), 9),
         )
     ]
