@@ -579,6 +579,12 @@ TABLE: list[tuple[str, str, str, str]] = [
     ),
     (
         r"SpeculativeConfig\.__post_init__",
+        r"Parse 3\.5 has only one trained MTP step",
+        "modelled:parse-mtp-one-step",
+        "the target's config.json: RadioMBartPrefixForCausalLM with decoder.causal_vision_prefix",
+    ),
+    (
+        r"SpeculativeConfig\.__post_init__",
         r"MLA DSpark does not currently support decode context parallelism",
         "out-of-scope",
         DRAFT + ": the draft's architectures name K3DSparkModel, a class of the registry's speculative-decoding "
@@ -978,7 +984,7 @@ TABLE: list[tuple[str, str, str, str]] = [
     ),
     (
         r"SpeculativeConfig\.__post_init__",
-        r"DeepSeek V4\.1|Parse 3\.5|Transformers modeling backend|Inkling MTP|MLA DSpark",
+        r"DeepSeek V4\.1|Transformers modeling backend|Inkling MTP|MLA DSpark",
         "needs-config-json",
         CONFIG_JSON.format("the target's architecture"),
     ),

@@ -20,6 +20,21 @@ MTP = {"method": "mtp", "num_speculative_tokens": 1}
 CHUNKED = {"attention_chunk_size": 128}  # chunked local attention
 HMA_ON = {"disable_hybrid_kv_cache_manager": False}
 CHUNKS_OFF = {"VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE": "0"}
+# Nemotron Parse 3.5: hf_config_override makes a one-step ParseAuxMTPModel draft of it
+PARSE = {
+    "architectures": ["RadioMBartPrefixForCausalLM"],
+    "model_type": "vision-encoder-decoder",
+    "encoder": {"model_type": "radio"},
+    "decoder": {
+        "model_type": "mbart",
+        "causal_vision_prefix": True,
+        "d_model": 64,
+        "decoder_layers": 2,
+        "decoder_attention_heads": 4,
+        "vocab_size": 256,
+        "max_position_embeddings": 512,
+    },
+}
 HC_SP = {"enable_hc_sp": True, "tensor_parallel_size": 2}
 HC_SP_CAPABLE = {"architectures": ["Qwen4ExpForCausalLM"]}  # the registry marks it supports_hc_sp
 QWEN25_VL = {"architectures": ["Qwen2_5_VLForConditionalGeneration"], "model_type": "qwen2_5_vl", "vision_config": {}}
@@ -98,6 +113,16 @@ CASES = [
         config={"dspark_block_size": 4},
         releases="<0.28.0",
     ),
+    # SpeculativeConfig.__post_init__ (0.33.0): Parse 3.5's MTP draft has one step
+    Case(
+        "parse-mtp-two",
+        "parse-mtp-one-step",
+        LLAMA,
+        {"speculative_config": {**MTP, "num_speculative_tokens": 2}},
+        config=PARSE,
+        releases=">=0.33.0",
+    ),
+    Case("parse-mtp-one", None, LLAMA, {"speculative_config": MTP}, config=PARSE, releases=">=0.33.0"),
     # VllmConfig.__post_init__: the hybrid KV cache manager forced on where vLLM turns it off
     Case("hma-chunked-env-off", "hybrid-kv-cache-manager-unsupported", LLAMA, HMA_ON, env=CHUNKS_OFF, config=CHUNKED),
     Case(

@@ -156,3 +156,43 @@ def test_the_dspark_block_where_vllm_does_not_refuse_it(check: Check, version: s
     assert check(files(config={"dspark_block_size": 4}, speculative_config=separate), version=version, rule=rule) == []
     later = check(files(config={"dspark_block_size": 4}, speculative_config=DSPARK), version=version, rule=rule)
     assert len(later) == (1 if version in ("0.27.0", "0.27.1") else 0)  # 0.28.0 dropped the check
+
+
+PARSE = {
+    "architectures": ["RadioMBartPrefixForCausalLM"],
+    "model_type": "vision-encoder-decoder",
+    "encoder": {"model_type": "radio"},
+    "decoder": {"model_type": "mbart", "causal_vision_prefix": True},
+}
+
+
+def test_more_than_one_token_with_parse_3_5s_mtp_draft(check: Check) -> None:
+    found = check(
+        files(config=PARSE, speculative_config={**MTP, "num_speculative_tokens": 2}), rule="parse-mtp-one-step"
+    )
+    assert messages(found) == [
+        refuses(
+            "0.33.0",
+            "speculative_config.num_speculative_tokens = 2 with Nemotron Parse 3.5's MTP draft "
+            "(decoder.causal_vision_prefix in the model's config.json)",
+            "Parse 3.5 has only one trained MTP step",
+        )
+    ]
+    assert found[0].fix == "set speculative_config.num_speculative_tokens = 1"
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_parse_3_5_with_one_token_or_without_the_vision_prefix(check: Check, version: str) -> None:
+    rule = "parse-mtp-one-step"
+    assert check(files(config=PARSE, speculative_config=MTP), version=version, rule=rule) == []
+    if version == "0.33.0":  # the one-step draft is known: nothing left undecided (no model-facts-missing)
+        assert check(files(config=PARSE, speculative_config=MTP), version=version) == []
+    plain = {**PARSE, "decoder": {"model_type": "mbart"}}  # MBart's config has no causal_vision_prefix: false
+    assert (
+        check(files(config=plain, speculative_config={**MTP, "num_speculative_tokens": 2}), version=version, rule=rule)
+        == []
+    )
+    two = check(
+        files(config=PARSE, speculative_config={**MTP, "num_speculative_tokens": 2}), version=version, rule=rule
+    )
+    assert len(two) == (1 if version == "0.33.0" else 0)  # the Parse 3.5 draft arrived in 0.33.0

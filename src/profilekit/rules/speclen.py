@@ -1,6 +1,6 @@
 """The draft's `speculative_config.max_model_len` against the target's max_model_len (written, or derived from
 the model's config.json), and what a draft built from the target's config.json reads from it: an MTP draft's head
-dtype, a DSpark draft's block size.
+dtype, a DSpark draft's block size, Parse 3.5's single MTP step.
 
 Source: `vllm/config/speculative.py` `SpeculativeConfig._maybe_override_draft_max_model_len`, called at the end
 of `__post_init__`'s draft-model branch (every release 0.27.0-0.33.0), after the draft's tensor parallelism.
@@ -10,7 +10,9 @@ draft's `_get_and_verify_max_len` first, with that check's message: the verdict 
 `SpeculativeConfig._verify_args` (0.33.0) reads the draft's `head_dtype` for `draft_lm_head_quantization`
 (`vllm/config/model.py` `_get_head_dtype`); for an MTP draft that is the target's config.json key. 0.27.x's
 draft-model branch refuses fewer speculative tokens than a DSpark draft's `dspark_block_size` (the target's
-config.json when DSpark drafts from the target, as DeepSeek-V4 checkpoints ship it).
+config.json when DSpark drafts from the target, as DeepSeek-V4 checkpoints ship it). 0.33.0's `hf_config_override`
+turns a Nemotron Parse 3.5 target (`RadioMBartPrefixForCausalLM` whose `decoder.causal_vision_prefix` is set) into a
+one-step `ParseAuxMTPModel` draft, and the draft-model branch refuses more speculative tokens.
 """
 
 from __future__ import annotations
@@ -24,7 +26,15 @@ from profilekit.rules.engine import Context, Hit, rule
 from profilekit.rules.facts import RoleFacts, at_least
 from profilekit.rules.modelcfg import Undecided, derived_max_model_len, lacking, needs, shape, shown
 from profilekit.rules.specargs import NO_DRAFT_BRANCH, normalised_method
-from profilekit.rules.speculative import POST_INIT_DRAFT, VERIFY_LM_HEAD, _mtp_failure, _mtp_target, _spec, _unreadable
+from profilekit.rules.speculative import (
+    POST_INIT_DRAFT,
+    VERIFY_LM_HEAD,
+    _mtp_failure,
+    _mtp_target,
+    _spec,
+    _transformers_mtp,
+    _unreadable,
+)
 from profilekit.vllm.constraints import speculative_origin
 from profilekit.vllm.mtp import mtp_draft
 
@@ -145,6 +155,27 @@ def speculative_head_dtype(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
     ]
 
 
+def _drafting(f: RoleFacts, method: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """(speculative_config, the target's config.json) of a role drafting with `method`; None otherwise."""
+    spec = _spec(f)
+    config = f.model.config
+    if spec is None or config is None or _unreadable(f) or normalised_method(spec, f.version) != method:
+        return None
+    return spec, config
+
+
+def _count_hit(f: RoleFacts, rule_id: str, what: str, message: str, *, fix: str, step: int) -> Hit:
+    """A refusal of `num_speculative_tokens` in the draft-model branch, before the draft's tensor parallelism."""
+    return Hit(
+        rule_id,
+        f'{what}; vLLM {f.version} refuses to start: "{message}"',
+        [*f.locs("serve", *speculative_origin(f.serve, "num_speculative_tokens")), *f.model.locations],
+        fix,
+        role=f.role.name,
+        order=(*order.built("SpeculativeConfig", f.version, POST_INIT_DRAFT - 1), step),
+    )
+
+
 @rule(
     "dspark-block-size",
     Severity.ERROR,
@@ -153,10 +184,10 @@ def speculative_head_dtype(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
     source="vllm/config/speculative.py SpeculativeConfig.__post_init__",
 )
 def dspark_block_size(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
-    spec = _spec(f)
-    config = f.model.config
-    if spec is None or config is None or _unreadable(f) or normalised_method(spec, f.version) != "dspark":
+    found = _drafting(f, "dspark")
+    if found is None:
         return []
+    spec, config = found
     count, block = _int(spec.get("num_speculative_tokens")), _int(config.get("dspark_block_size"))
     model = spec.get("model")
     if count is None or block is None or count >= block or (model is not None and model != f.model.model):
@@ -165,15 +196,36 @@ def dspark_block_size(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
         f"DSpark requires num_speculative_tokens >= dspark_block_size ({block}); got {count}. Smaller values "
         f"produce incorrect output. Use num_speculative_tokens={block} or larger (e.g. 7)."
     )
-    return [
-        Hit(
-            "dspark-block-size",
-            f"speculative_config.num_speculative_tokens = {count} with a DSpark draft whose dspark_block_size is "
-            f'{block} (in the model\'s config.json); vLLM {f.version} refuses to start: "{message}"',
-            [*f.locs("serve", *speculative_origin(f.serve, "num_speculative_tokens")), *f.model.locations],
-            f"set speculative_config.num_speculative_tokens = {block} or more",
-            role=f.role.name,
-            # the draft-model branch, before the draft's tensor parallelism (POST_INIT_DRAFT)
-            order=(*order.built("SpeculativeConfig", f.version, POST_INIT_DRAFT - 1), 9),
-        )
-    ]
+    what = (
+        f"speculative_config.num_speculative_tokens = {count} with a DSpark draft whose dspark_block_size is {block} "
+        "(in the model's config.json)"
+    )
+    fix = f"set speculative_config.num_speculative_tokens = {block} or more"
+    return [_count_hit(f, "dspark-block-size", what, message, fix=fix, step=9)]
+
+
+@rule(
+    "parse-mtp-one-step",
+    Severity.ERROR,
+    "more than one speculative token with Nemotron Parse 3.5's MTP draft",
+    releases=">=0.33.0",
+    source="vllm/config/speculative.py SpeculativeConfig.__post_init__ (hf_config_override: ParseAuxMTPModel)",
+)
+def parse_mtp_one_step(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    found = _drafting(f, "mtp")
+    if found is None:
+        return []
+    spec, config = found
+    count = _int(spec.get("num_speculative_tokens"))
+    if count in (None, 1) or not _mtp_target(f, spec) or _transformers_mtp(f, config):
+        return []
+    draft = mtp_draft(config, f.version)
+    if draft is None or "ParseAuxMTPModel" not in draft.architectures:
+        return []
+    what = (
+        f"speculative_config.num_speculative_tokens = {count} with Nemotron Parse 3.5's MTP draft "
+        "(decoder.causal_vision_prefix in the model's config.json)"
+    )
+    message = "Parse 3.5 has only one trained MTP step"
+    fix = "set speculative_config.num_speculative_tokens = 1"
+    return [_count_hit(f, "parse-mtp-one-step", what, message, fix=fix, step=8)]
