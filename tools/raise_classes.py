@@ -579,6 +579,12 @@ TABLE: list[tuple[str, str, str, str]] = [
     ),
     (
         r"SpeculativeConfig\.__post_init__",
+        r"Transformers modeling backend does not support MTP for multimodal",
+        "modelled:transformers-mtp-multimodal",
+        "judged for model_impl = transformers (under auto the registry's class decides whether the backend is used)",
+    ),
+    (
+        r"SpeculativeConfig\.__post_init__",
         r"Parse 3\.5 has only one trained MTP step",
         "modelled:parse-mtp-one-step",
         "the target's config.json: RadioMBartPrefixForCausalLM with decoder.causal_vision_prefix",
@@ -984,7 +990,7 @@ TABLE: list[tuple[str, str, str, str]] = [
     ),
     (
         r"SpeculativeConfig\.__post_init__",
-        r"DeepSeek V4\.1|Transformers modeling backend|Inkling MTP|MLA DSpark",
+        r"DeepSeek V4\.1|Inkling MTP|MLA DSpark",
         "needs-config-json",
         CONFIG_JSON.format("the target's architecture"),
     ),

@@ -349,6 +349,7 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     (r"^Unknown dtype: ", "speculative-head-dtype"),
     (r"DSpark requires num_speculative_tokens >= dspark_block_size", "dspark-block-size"),
     (r"Parse 3\.5 has only one trained MTP step", "parse-mtp-one-step"),
+    (r"The Transformers modeling backend does not support MTP for multimodal models", "transformers-mtp-multimodal"),
     (r"max_num_batched_tokens \(\d+\) is smaller than max_model_len", "max-num-batched-tokens-model-len"),
     (r"max_num_batched_tokens \(\d+\) must be greater than or equal to max_num_seqs", "max-num-batched-tokens-seqs"),
     (r"max_num_active_seqs \(\d+\) cannot be greater than max_num_seqs", "max-num-active-seqs"),

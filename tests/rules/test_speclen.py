@@ -196,3 +196,43 @@ def test_parse_3_5_with_one_token_or_without_the_vision_prefix(check: Check, ver
         files(config=PARSE, speculative_config={**MTP, "num_speculative_tokens": 2}), version=version, rule=rule
     )
     assert len(two) == (1 if version == "0.33.0" else 0)  # the Parse 3.5 draft arrived in 0.33.0
+
+
+VL_MTP = {"architectures": ["PaliGemmaForConditionalGeneration"], "text_config": {"num_mtp_layers": 1}}
+TRANSFORMERS_MTP = "The Transformers modeling backend does not support MTP for multimodal models yet."
+
+
+def test_mtp_through_the_transformers_backend_for_a_model_with_a_text_config(check: Check) -> None:
+    found = check(
+        files(config=VL_MTP, model_impl="transformers", speculative_config=MTP), rule="transformers-mtp-multimodal"
+    )
+    assert messages(found) == [
+        refuses(
+            "0.33.0",
+            'speculative_config.method = "mtp" with model_impl = "transformers" for a model whose config.json has a '
+            "text_config with num_mtp_layers",
+            TRANSFORMERS_MTP,
+        )
+    ]
+    assert [loc.key for loc in found[0].locations] == [
+        "serve.speculative_config.method",
+        "serve.model_impl",
+        "model.config",
+    ]
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_mtp_through_the_transformers_backend_where_vllm_allows_it(check: Check, version: str) -> None:
+    rule = "transformers-mtp-multimodal"
+    assert check(files(config=VL_MTP, speculative_config=MTP), version=version, rule=rule) == []  # the registry decides
+    text_only = {"num_mtp_layers": 1}
+    assert (
+        check(files(config=text_only, model_impl="transformers", speculative_config=MTP), version=version, rule=rule)
+        == []
+    )
+    no_mtp = {"text_config": {"hidden_size": 64}}
+    assert (
+        check(files(config=no_mtp, model_impl="transformers", speculative_config=MTP), version=version, rule=rule) == []
+    )
+    found = check(files(config=VL_MTP, model_impl="transformers", speculative_config=MTP), version=version, rule=rule)
+    assert len(found) == (1 if version == "0.33.0" else 0)

@@ -1,6 +1,7 @@
 """The draft's `speculative_config.max_model_len` against the target's max_model_len (written, or derived from
 the model's config.json), and what a draft built from the target's config.json reads from it: an MTP draft's head
-dtype, a DSpark draft's block size, Parse 3.5's single MTP step.
+dtype, a DSpark draft's block size, Parse 3.5's single MTP step, and MTP through the Transformers modeling backend
+for a model with a separate text config (0.33.0).
 
 Source: `vllm/config/speculative.py` `SpeculativeConfig._maybe_override_draft_max_model_len`, called at the end
 of `__post_init__`'s draft-model branch (every release 0.27.0-0.33.0), after the draft's tensor parallelism.
@@ -229,3 +230,38 @@ def parse_mtp_one_step(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
     message = "Parse 3.5 has only one trained MTP step"
     fix = "set speculative_config.num_speculative_tokens = 1"
     return [_count_hit(f, "parse-mtp-one-step", what, message, fix=fix, step=8)]
+
+
+@rule(
+    "transformers-mtp-multimodal",
+    Severity.ERROR,
+    'MTP through the Transformers modeling backend (model_impl = "transformers") for a model with a text_config',
+    releases=">=0.33.0",
+    source="vllm/config/speculative.py SpeculativeConfig.__post_init__",
+)
+def transformers_mtp_multimodal(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    found = _drafting(f, "mtp")
+    if found is None or f.serve.get("model_impl") != "transformers":
+        return []  # under model_impl auto, whether the backend is used is the registry's answer for the class
+    spec, config = found
+    text = config.get("text_config")
+    if spec.get("model") is None and _int(spec.get("num_speculative_tokens")) is None:
+        return []  # no draft model is set up (speculative-num-tokens)
+    if not isinstance(text, dict) or text.get("num_mtp_layers") is None:
+        return []
+    message = "The Transformers modeling backend does not support MTP for multimodal models yet."
+    return [
+        Hit(
+            "transformers-mtp-multimodal",
+            'speculative_config.method = "mtp" with model_impl = "transformers" for a model whose config.json has a '
+            f'text_config with num_mtp_layers; vLLM {f.version} refuses to start: "{message}"',
+            [
+                *f.locs("serve", *speculative_origin(f.serve, "method")),
+                *f.loc("serve", "model_impl"),
+                *f.model.locations,
+            ],
+            'leave model_impl unset (or "vllm") to draft with vLLM\'s own MTP implementation, or drop the MTP draft',
+            role=f.role.name,
+            order=order.built("SpeculativeConfig", f.version, 2),  # with the MTP draft, before the draft branch
+        )
+    ]
