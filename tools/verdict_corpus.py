@@ -243,6 +243,7 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     (r"The Transformers implementation of '\w+' is not compatible with vLLM", "transformers-backend-incompatible"),
     (r"LoRA is not supported for \w+ \(", "lora-unsupported"),
     (r"speculative_max_model_len=\d+ cannot be larger than target_max_model_len", "speculative-max-model-len"),
+    (r"is not supported for quantization method \w+\. Supported dtypes", "quantization-dtype-unsupported"),
     (r"Quantization method specified in the model config \(.*\) does not match", "quantization-checkpoint-mismatch"),
     (r"is only supported for DeepSeek-V4 models", "moe-backend-architecture"),
     (r"Unknown vLLM environment variable detected", "unknown-env-var"),

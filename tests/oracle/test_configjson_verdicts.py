@@ -63,6 +63,10 @@ CASES = [
     ),
     Case("quant-agrees", None, LLAMA, {"quantization": "fp8"}, config=FP8),
     Case("quant-from-checkpoint", None, LLAMA, {}, config=FP8),
+    # VllmConfig._get_quantization_config: the model dtype against the method's activation dtypes
+    Case("fp8-float32-online", "quantization-dtype-unsupported", LLAMA, {"quantization": "fp8", "dtype": "float32"}),
+    Case("fp8-float32-checkpoint", "quantization-dtype-unsupported", LLAMA, {"dtype": "float32"}, config=FP8),
+    Case("fp8-bfloat16", None, LLAMA, {"quantization": "fp8", "dtype": "bfloat16"}),
     # SpeculativeConfig._maybe_override_draft_max_model_len: the draft's length against the target's
     Case(
         "spec-len-above-target",

@@ -100,3 +100,30 @@ def test_an_mxfp4_checkpoint_of_another_model_type_is_judged(check: Check) -> No
 def test_a_modelopt_producer_is_left_to_vllm(check: Check) -> None:
     config = {"quantization_config": {"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "FP8"}}}
     assert check(files(config=config, quantization="fp8"), rule=RULE) == []
+
+
+DTYPE_RULE = "quantization-dtype-unsupported"
+FP8_F32 = (
+    "torch.float32 is not supported for quantization method fp8. Supported dtypes: [torch.bfloat16, torch.float16]"
+)
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_fp8_with_float32_activations(check: Check, version: str) -> None:
+    found = check(files(quantization="fp8", dtype="float32"), version=version)
+    assert messages(found) == [refuses(version, 'dtype = "float32" with quantization method "fp8"', FP8_F32)]
+    assert found[0].rule == DTYPE_RULE
+    assert found[0].fix == 'set dtype to one of "bfloat16", "float16" (or "auto")'
+    from_checkpoint = check(files(config=FP8, dtype="float"), version=version, rule=DTYPE_RULE)
+    assert messages(from_checkpoint) == [refuses(version, 'dtype = "float" with quantization method "fp8"', FP8_F32)]
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_dtypes_the_quantization_method_runs_or_vllm_decides(check: Check, version: str) -> None:
+    assert check(files(quantization="fp8", dtype="bfloat16"), version=version, rule=DTYPE_RULE) == []
+    assert check(files(quantization="fp8", dtype="auto"), version=version, rule=DTYPE_RULE) == []
+    assert check(files(quantization="fp8"), version=version, rule=DTYPE_RULE) == []
+    assert check(files(dtype="float32"), version=version, rule=DTYPE_RULE) == []  # unquantized
+    # another method's activation dtypes are vLLM's to check; a mismatch is reported by its own rule
+    assert check(files(quantization="bitsandbytes", dtype="float32"), version=version, rule=DTYPE_RULE) == []
+    assert check(files(config=FP8, quantization="awq", dtype="float32"), version=version, rule=DTYPE_RULE) == []
