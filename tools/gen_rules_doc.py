@@ -57,6 +57,8 @@ FAMILIES = {
     "modelfit": "Options refused for the model served: nvfp4 KV cache with MLA, offline data parallelism (`rules/modelfit.py`)",
     "archsupport": "What the model's architecture supports: Transformers backend, LoRA, MoE backends (`rules/archsupport.py`)",
     "modelkind": "Options against what the model is: float16, encoder-decoder, multimodal, Inkling LoRA, runner (`rules/modelkind.py`)",
+    "checkpoint": "The checkpoint's own quantization against the options (`rules/checkpoint.py`)",
+    "speclen": "The draft's max_model_len against the target's (`rules/speclen.py`)",
 }
 
 # DESIGN section 6's order for the ReplaySSM family; others keep their registration order

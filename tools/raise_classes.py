@@ -574,16 +574,33 @@ TABLE: list[tuple[str, str, str, str]] = [
     (
         r"SpeculativeConfig\.__post_init__",
         r"DSpark requires num_speculative_tokens >= dspark_block_size",
-        "needs-config-json",
-        "dspark_block_size of the drafter's config (the target's config.json when DSpark drafts from the target, "
-        "else the draft checkpoint)",
+        "modelled:dspark-block-size",
+        "the target's config.json when DSpark drafts from the target (a separate draft checkpoint's is vLLM's to read)",
+    ),
+    (
+        r"SpeculativeConfig\.__post_init__",
+        r"Transformers modeling backend does not support MTP for multimodal",
+        "modelled:transformers-mtp-multimodal",
+        "judged for model_impl = transformers (under auto the registry's class decides whether the backend is used)",
+    ),
+    (
+        r"SpeculativeConfig\.__post_init__",
+        r"Parse 3\.5 has only one trained MTP step",
+        "modelled:parse-mtp-one-step",
+        "the target's config.json: RadioMBartPrefixForCausalLM with decoder.causal_vision_prefix",
+    ),
+    (
+        r"SpeculativeConfig\.__post_init__",
+        r"MLA DSpark does not currently support decode context parallelism",
+        "out-of-scope",
+        DRAFT + ": the draft's architectures name K3DSparkModel, a class of the registry's speculative-decoding "
+        "models, which a target's config.json names only when a draft checkpoint is served as the target",
     ),
     (
         r"SpeculativeConfig\._maybe_override_draft_max_model_len",
         r"target_max_model_len",
-        "needs-config-json",
-        "the target's derived max_model_len, checked after the draft's own (the draft checkpoint's, or the target's "
-        "for MTP)",
+        "modelled:speculative-max-model-len",
+        "the target's max_model_len as written, else derived from its config.json",
     ),
     (
         r"VllmConfig\._validate_adaptive_verification",
@@ -701,7 +718,13 @@ TABLE: list[tuple[str, str, str, str]] = [
         "modelled:unknown-option",
         "PoolerConfig has no key normalize in any release: profilekit reports it as an unknown key",
     ),
-    (r"_get_head_dtype", ALL, "needs-config-json", CONFIG_JSON.format("head_dtype")),
+    (
+        r"_get_head_dtype",
+        ALL,
+        "modelled:speculative-head-dtype",
+        "read at start-up only for an MTP/EAGLE draft with draft_lm_head_quantization: the MTP draft's head_dtype "
+        "is the target's config.json key (an EAGLE draft checkpoint's is vLLM's to read)",
+    ),
     # rules/multimodal.py and rules/options.py (`_multimodal_hits`): for a model whose config.json has an encoder
     (
         r"MultiModalConfig\._validate_mm_encoder_attn_backend",
@@ -818,6 +841,13 @@ TABLE: list[tuple[str, str, str, str]] = [
         "out-of-scope",
         "checks files on the serving host",
     ),
+    # rules/checkpoint.py: the checkpoint's quantization_config (config.json)
+    (
+        r"ModelConfig\._verify_quantization",
+        r"does not match",
+        "modelled:quantization-checkpoint-mismatch",
+        "judged where no quantization method's override can reconcile the two (others are left to vLLM)",
+    ),
     # ---- the draft model's own config ----
     (r"_validate_qwen3_omni_dspark", ALL, "out-of-scope", DRAFT),
     (r"SpeculativeConfig\.hf_config_override", ALL, "out-of-scope", DRAFT),
@@ -841,8 +871,14 @@ TABLE: list[tuple[str, str, str, str]] = [
     (
         r"ModelConfig\.verify_with_parallel_config",
         r"--enable-hc-sp requires PP=1",
-        "needs-config-json",
-        CONFIG_JSON.format("architecture: reached only for a model vLLM's registry marks hc-sp capable"),
+        "modelled:hc-sp-pipeline-parallel",
+        "for an architecture the generated registry facts mark hc-sp capable",
+    ),
+    (
+        r"ModelConfig\.verify_with_parallel_config",
+        r"hc-sp is not supported",
+        "modelled:hc-sp-unsupported",
+        "the generated registry facts (supports_hc_sp) of each release",
     ),
     (
         r"ModelConfig\.verify_with_parallel_config|VllmConfig\.__post_init__",
@@ -863,16 +899,11 @@ TABLE: list[tuple[str, str, str, str]] = [
         CONFIG_JSON.format("number of experts"),
     ),
     (
-        r"ModelConfig\._verify_quantization",
-        r"does not match",
-        "needs-config-json",
-        CONFIG_JSON.format("quantization_config"),
-    ),
-    (
         r"VllmConfig\._get_quantization_config",
         r"is not supported for quantization method",
-        "needs-config-json",
-        CONFIG_JSON.format("dtype and quantization_config"),
+        "modelled:quantization-dtype-unsupported",
+        "judged for fp8 (its activation dtypes are the same in every release) with a dtype a layer writes; other "
+        "methods' activation dtypes are vLLM's to check",
     ),
     (
         r"_get_and_verify_max_len",
@@ -881,6 +912,25 @@ TABLE: list[tuple[str, str, str, str]] = [
         CONFIG_JSON.format("max_position_embeddings and rope scaling"),
     ),
     (r"_check_valid_dtype", ALL, "needs-config-json", CONFIG_JSON.format("model_type")),
+    (
+        r"ModelConfig\.__post_init__",
+        r"Cannot use --renderer-num-workers > 1",
+        "modelled:renderer-workers-mm-cache-pooling",
+        "multimodal from the generated registry facts; the runner as _get_runner_type resolves it (silent where a "
+        "sentence-transformers model folder decides)",
+    ),
+    (
+        r"ModelConfig\.__post_init__",
+        r"Video pruning method",
+        "modelled:video-pruning-method-unsupported",
+        "the generated registry facts (supports_multimodal, supported_video_pruning_methods) of each release",
+    ),
+    (
+        r"ModelConfig\.__post_init__",
+        r"This model does not support `--runner generate`",
+        "modelled:runner-generate-unsupported",
+        "vLLM's own registry facts per release (tools/gen_registry.py)",
+    ),
     (
         r"ModelConfig\.__post_init__",
         r"runner|Embedding models|Video pruning|pooling models",
@@ -923,8 +973,9 @@ TABLE: list[tuple[str, str, str, str]] = [
     (
         r"VllmConfig\.__post_init__",
         r"Hybrid KV cache manager was explicitly enabled",
-        "needs-config-json",
-        CONFIG_JSON.format("attention layer types"),
+        "modelled:hybrid-kv-cache-manager-unsupported",
+        "attention_chunk_size in the config.json, with an EAGLE-like draft or chunked attention kept off by the env "
+        "(judged as on a GPU host, whose platform supports the manager)",
     ),
     (
         r"VllmConfig\._verify_aux_output_compatibility",
@@ -940,7 +991,7 @@ TABLE: list[tuple[str, str, str, str]] = [
     ),
     (
         r"SpeculativeConfig\.__post_init__",
-        r"DeepSeek V4\.1|Parse 3\.5|Transformers modeling backend|Inkling MTP|MLA DSpark",
+        r"DeepSeek V4\.1|Inkling MTP|MLA DSpark",
         "needs-config-json",
         CONFIG_JSON.format("the target's architecture"),
     ),

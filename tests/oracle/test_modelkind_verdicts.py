@@ -16,6 +16,8 @@ from tests.oracle.test_crossfield import LLAMA, Case, _verdicts
 
 # a BERT embedding model: the dummy Llama's sizes under BERT's names
 BERT = {"architectures": ["BertModel"], "model_type": "bert", "type_vocab_size": 2, "torch_dtype": "float32"}
+# a ModernBERT encoder: registered, but its class neither generates nor pools (vLLM adapts it with --convert)
+MODERNBERT = {"architectures": ["ModernBertModel"], "model_type": "modernbert"}
 MM_LORAS = {"image": "/srv/loras/vision"}
 
 CASES = [
@@ -40,6 +42,9 @@ CASES = [
     # ... and a generative runner for an embedding-only model
     Case("bert-generate", "runner-embedding-model", LLAMA, {"runner": "generate"}, config=BERT),
     Case("bert-pooling", None, LLAMA, {"runner": "pooling"}, config=BERT),
+    # ... and the generate runner for a model the registry marks neither generative nor pooling
+    Case("modernbert-generate", "runner-generate-unsupported", LLAMA, {"runner": "generate"}, config=MODERNBERT),
+    Case("modernbert-auto", None, LLAMA, {}, config=MODERNBERT),
     # EngineArgs.create_engine_config: modality LoRAs for a text-only model
     Case("mm-loras-text", "default-mm-loras-text-model", LLAMA, {"default_mm_loras": MM_LORAS}),
     Case("mm-loras-empty", None, LLAMA, {"default_mm_loras": {}}),

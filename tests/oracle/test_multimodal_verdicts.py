@@ -52,6 +52,20 @@ CASES = [
     Case("device-cpu", None, PALIGEMMA, {"mm_processor_kwargs": {"device": "cpu"}}),
     Case("device-bogus-0.27", None, PALIGEMMA, {"mm_processor_kwargs": {"device": "gpu:0"}}, releases="<0.28.0"),
     Case("device-text-only", None, LLAMA, {"mm_processor_kwargs": {"device": "gpu:0"}}),
+    # ModelConfig.__post_init__: renderer workers against a pooling model's processor cache
+    Case(
+        "renderer-pooling",
+        "renderer-workers-mm-cache-pooling",
+        PALIGEMMA,
+        {"runner": "pooling", "renderer_num_workers": 4},
+    ),
+    Case(
+        "renderer-pooling-no-cache",
+        None,
+        PALIGEMMA,
+        {"runner": "pooling", "renderer_num_workers": 4, "mm_processor_cache_gb": 0},
+    ),
+    Case("renderer-generate", None, PALIGEMMA, {"renderer_num_workers": 4}),
     # ModelConfig.verify_with_parallel_config, VllmConfig.__post_init__
     Case(
         "torch-shm-tp2",

@@ -82,3 +82,56 @@ def test_the_cutedsl_variant_is_checked_until_0_32(check: Check, version: str) -
         files(LLAMA, moe_backend="flashinfer_moe_ep_mega_cutedsl"), version=version, rule="moe-backend-architecture"
     )
     assert len(found) == (0 if at_least(version, "0.32.0") else 1)
+
+
+HC_SP_CAPABLE = {"architectures": ["Qwen4ExpForCausalLM"]}
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_hc_sp_for_an_architecture_that_is_not_capable(check: Check, version: str) -> None:
+    found = check(files(enable_hc_sp=True, tensor_parallel_size=2), version=version)
+    if not at_least(version, "0.32.0"):
+        assert [f.rule for f in found] == ["unknown-option"]  # no --enable-hc-sp before 0.32.0
+        return
+    assert messages(found) == [
+        refuses(
+            version,
+            f"enable_hc_sp = true with tensor_parallel_size = 2 for a LlamaForCausalLM model, which vLLM {version}'s "
+            "registry does not mark hc-sp capable",
+            "--enable-hc-sp is not supported for this model",
+        )
+    ]
+    assert found[0].rule == "hc-sp-unsupported"
+    assert [loc.key for loc in found[0].locations] == [
+        "serve.enable_hc_sp",
+        "serve.tensor_parallel_size",
+        "model.config",
+    ]
+
+
+@pytest.mark.parametrize("version", ["0.32.0", "0.33.0"])
+def test_hc_sp_with_pipeline_parallelism_for_a_capable_architecture(check: Check, version: str) -> None:
+    found = check(
+        files(config=HC_SP_CAPABLE, enable_hc_sp=True, tensor_parallel_size=2, pipeline_parallel_size=2),
+        version=version,
+        rule="hc-sp-pipeline-parallel",
+    )
+    assert messages(found) == [
+        refuses(version, "enable_hc_sp = true with pipeline_parallel_size = 2", "--enable-hc-sp requires PP=1")
+    ]
+    assert found[0].fix == "set pipeline_parallel_size = 1, or enable_hc_sp = false"
+
+
+@pytest.mark.parametrize("version", ["0.32.0", "0.33.0"])
+def test_hc_sp_is_judged_only_with_tensor_parallelism_and_known_facts(check: Check, version: str) -> None:
+    rules = ("hc-sp-unsupported", "hc-sp-pipeline-parallel")
+
+    def hc(files_: dict[str, str]) -> list[str]:
+        return [f.rule for f in check(files_, version=version) if f.rule in rules]
+
+    assert hc(files(config=HC_SP_CAPABLE, enable_hc_sp=True, tensor_parallel_size=2)) == []
+    assert hc(files(enable_hc_sp=True)) == []  # no tensor parallelism: vLLM skips the checks
+    assert hc(files(enable_hc_sp=False, tensor_parallel_size=2)) == []
+    assert hc(files(enable_hc_sp=True, tensor_parallel_size=2, model_impl="transformers")) == []
+    unknown = {"architectures": ["MyOwnForCausalLM"]}
+    assert hc(files(config=unknown, enable_hc_sp=True, tensor_parallel_size=2)) == []

@@ -114,3 +114,62 @@ def test_mamba_prefix_caching_needs_chunked_prefill(check: Check, version: str) 
     assert found[0].rule == "mamba-prefix-caching-chunked-prefill"
     assert check(files(NEMOTRON, enable_prefix_caching=False, enable_chunked_prefill=False), version=version) == []
     assert check(files(enable_chunked_prefill=False), version=version) == []  # attention-only models
+
+
+CHUNKED = {"attention_chunk_size": 128}  # chunked local attention (Llama 4's layout)
+HMA = "Hybrid KV cache manager was explicitly enabled but is not supported in this configuration. Consider omitting "
+HMA_RULE = "hybrid-kv-cache-manager-unsupported"
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_the_hybrid_kv_cache_manager_forced_on_for_chunked_attention(check: Check, version: str) -> None:
+    env = {"VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE": "0"}
+    found = check(files(config=CHUNKED, env=env, disable_hybrid_kv_cache_manager=False), version=version)
+    flag = "--enable-hybrid-kv-cache-manager" if at_least(version, "0.33.0") else "--no-disable-hybrid-kv-cache-manager"
+    assert messages(found) == [
+        refuses(
+            version,
+            'disable_hybrid_kv_cache_manager = false with env VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE = "0" '
+            "(attention_chunk_size in the model's config.json)",
+            HMA + f"the {flag} flag to let vLLM decide automatically.",
+        )
+    ]
+    assert found[0].rule == HMA_RULE
+    assert [loc.key for loc in found[0].locations] == [
+        "serve.disable_hybrid_kv_cache_manager",
+        "env.VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE",
+        "model.config",
+    ]
+    eagle = {"method": "eagle3", "model": "org/draft", "num_speculative_tokens": 2}
+    found = check(
+        files(config=CHUNKED, speculative_config=eagle, disable_hybrid_kv_cache_manager=False),
+        version=version,
+        rule=HMA_RULE,
+    )
+    assert [f.message.split(";")[0] for f in found] == [
+        'disable_hybrid_kv_cache_manager = false with speculative method "eagle3" with chunked local attention '
+        "(attention_chunk_size in the model's config.json)"
+    ]
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_the_hybrid_kv_cache_manager_where_vllm_keeps_it(check: Check, version: str) -> None:
+    assert check(files(config=CHUNKED, disable_hybrid_kv_cache_manager=False), version=version, rule=HMA_RULE) == []
+    env = {"VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE": "0"}
+    assert check(files(config=CHUNKED, env=env), version=version, rule=HMA_RULE) == []  # left to vLLM
+    assert (
+        check(files(config=CHUNKED, env=env, disable_hybrid_kv_cache_manager=True), version=version, rule=HMA_RULE)
+        == []
+    )
+    assert (
+        check(files(env=env, disable_hybrid_kv_cache_manager=False), version=version, rule=HMA_RULE) == []
+    )  # no chunks
+    ngram = {"method": "ngram", "num_speculative_tokens": 2, "prompt_lookup_max": 4}
+    assert (
+        check(
+            files(config=CHUNKED, speculative_config=ngram, disable_hybrid_kv_cache_manager=False),
+            version=version,
+            rule=HMA_RULE,
+        )
+        == []
+    )

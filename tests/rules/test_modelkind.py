@@ -143,3 +143,38 @@ def test_the_pooling_runner_for_an_embedding_model_and_generate_for_llama(check:
     assert check(files(config=xlm, runner="pooling")) == []
     assert check(files(config=xlm), rule="runner-embedding-model") == []
     assert check(files(runner="generate")) == []
+
+
+GENERATE = "This model does not support `--runner generate`."
+MODERNBERT = {"architectures": ["ModernBertModel"], "model_type": "modernbert"}
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_the_generate_runner_for_a_model_that_neither_generates_nor_pools(check: Check, version: str) -> None:
+    found = check(files(config=MODERNBERT, runner="generate"), version=version)
+    assert messages(found) == [
+        refuses(
+            version,
+            f'runner = "generate" for a ModernBertModel model, which vLLM {version}\'s registry marks neither '
+            "generative nor pooling",
+            GENERATE,
+        )
+    ]
+    assert found[0].rule == "runner-generate-unsupported"
+    assert found[0].fix == 'remove runner (or set it to "auto"): vLLM picks the runner this architecture supports'
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_the_generate_runner_is_left_alone_where_the_registry_allows_it_or_does_not_say(
+    check: Check, version: str
+) -> None:
+    rule = "runner-generate-unsupported"
+    assert check(files(config=MODERNBERT, runner="pooling"), version=version, rule=rule) == []
+    assert check(files(config=MODERNBERT), version=version, rule=rule) == []  # auto: vLLM picks pooling
+    assert check(files(runner="generate"), version=version) == []  # Llama generates
+    # the Transformers backend's class decides, and an architecture vLLM does not register is that backend's
+    assert (
+        check(files(config=MODERNBERT, runner="generate", model_impl="transformers"), version=version, rule=rule) == []
+    )
+    unknown = {"architectures": ["MyOwnModel"], "model_type": "llama"}
+    assert check(files(config=unknown, runner="generate"), version=version, rule=rule) == []

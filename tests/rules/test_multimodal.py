@@ -184,3 +184,84 @@ def test_the_processor_on_the_gpu_only_on_an_encoder_instance(check: Check, vers
         assert check(cpu, version=version, rule=rule) == []
     assert check(files(MM, mm_processor_device="auto"), version=version, rule=rule) == []
     assert check(files(mm_processor_kwargs={"device": "cuda"}), version=version, rule=rule) == []  # text-only
+
+
+QWEN25_VL = {"architectures": ["Qwen2_5_VLForConditionalGeneration"], "model_type": "qwen2_5_vl"}
+QWEN3_VL = {"architectures": ["Qwen3VLForConditionalGeneration"], "model_type": "qwen3_vl"}
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_a_video_pruning_method_the_models_class_does_not_list(check: Check, version: str) -> None:
+    found = check(files(config=QWEN25_VL, video_pruning_rate=0.5, video_pruning_method="vidcom2"), version=version)
+    found = [f for f in found if f.rule == "video-pruning-method-unsupported"]
+    assert messages(found) == [
+        refuses(
+            version,
+            'video_pruning_method = "vidcom2" with video_pruning_rate = 0.5 for the multimodal '
+            "Qwen2_5_VLForConditionalGeneration model",
+            "Video pruning method 'vidcom2' is not supported by Qwen2_5_VLForConditionalGeneration (supported "
+            "methods: ('evs',)).",
+        )
+    ]
+    assert found[0].fix == 'set video_pruning_method to one of "evs", or remove video_pruning_rate'
+    assert [loc.key for loc in found[0].locations] == [
+        "serve.video_pruning_method",
+        "serve.video_pruning_rate",
+        "model.config",
+    ]
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_video_pruning_that_the_model_supports_or_does_not_run(check: Check, version: str) -> None:
+    rule = "video-pruning-method-unsupported"
+    assert check(files(config=QWEN25_VL, video_pruning_rate=0.5), version=version, rule=rule) == []  # evs
+    assert (
+        check(
+            files(config=QWEN3_VL, video_pruning_rate=0.5, video_pruning_method="vidcom2"), version=version, rule=rule
+        )
+        == []
+    )
+    assert (
+        check(
+            files(config=QWEN25_VL, video_pruning_rate=0.0, video_pruning_method="vidcom2"), version=version, rule=rule
+        )
+        == []
+    )
+    # a text-only model builds no multimodal config; a multimodal class that lists no methods skips the check
+    assert check(files(video_pruning_rate=0.5, video_pruning_method="vidcom2"), version=version, rule=rule) == []
+    pali = {"architectures": [MM], "model_type": "paligemma"}
+    assert (
+        check(files(config=pali, video_pruning_rate=0.5, video_pruning_method="vidcom2"), version=version, rule=rule)
+        == []
+    )
+
+
+RENDERER = (
+    "Cannot use --renderer-num-workers > 1 with the multimodal processor cache enabled for pooling models. Pooling "
+    "preprocessing runs on the renderer workers, and the cache is not thread-safe. Please set --renderer-num-workers 1 "
+    "(the default), or disable the cache with --mm-processor-cache-gb 0."
+)
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_renderer_workers_with_the_processor_cache_for_a_multimodal_pooling_model(check: Check, version: str) -> None:
+    found = check(files(MM, runner="pooling", renderer_num_workers=4), version=version)
+    assert messages(found) == [
+        _mm(version, "renderer_num_workers = 4 with mm_processor_cache_gb = 4 (pooling)", RENDERER)
+    ]
+    assert found[0].rule == "renderer-workers-mm-cache-pooling"
+    assert found[0].fix == "set renderer_num_workers = 1, or mm_processor_cache_gb = 0"
+    assert [loc.key for loc in found[0].locations] == ["serve.renderer_num_workers", "serve.runner"]
+    converted = check(files(MM, convert="embed", renderer_num_workers=2), version=version)
+    assert [f.rule for f in converted] == ["renderer-workers-mm-cache-pooling"]  # --convert makes runner auto pooling
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_renderer_workers_where_vllm_allows_them(check: Check, version: str) -> None:
+    rule = "renderer-workers-mm-cache-pooling"
+    assert check(files(MM, runner="pooling", renderer_num_workers=4, mm_processor_cache_gb=0), version=version) == []
+    assert check(files(MM, runner="pooling", renderer_num_workers=1), version=version) == []
+    assert check(files(MM, renderer_num_workers=4), version=version, rule=rule) == []  # generates
+    assert check(files(runner="pooling", renderer_num_workers=4), version=version, rule=rule) == []  # text-only
+    enc_dec = {"is_encoder_decoder": True}
+    assert check(files(MM, config=enc_dec, runner="pooling", renderer_num_workers=4), version=version, rule=rule) == []

@@ -3,7 +3,10 @@
 Sources: `vllm/config/vllm.py` `VllmConfig.validate_mamba_block_size` (a model validator, every release
 0.27.0-0.33.0, run before the ReplaySSM validator) and `VllmConfig._reject_mismatched_float_kv_cache`
 (0.33.0, early in `__post_init__`), with the model dtype of `vllm/config/model.py` `_get_and_verify_dtype`;
-and `vllm/config/offload.py` `OffloadConfig.validate_offload_config` (prefetch offloading, every release).
+and `vllm/config/offload.py` `OffloadConfig.validate_offload_config` (prefetch offloading, every release); the
+hybrid KV cache manager asked for explicitly for a model with chunked local attention (`attention_chunk_size` in
+its config.json), which `VllmConfig.__post_init__` turns off (every release, as on a GPU host, where the platform
+supports the manager).
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from profilekit.rules.modelcfg import (
     shape,
     shown,
 )
+from profilekit.rules.specargs import normalised_method
+from profilekit.rules.speculative import _spec
 
 MSG_MAMBA_BLOCK = "--mamba-block-size can only be set with --enable-prefix-caching"
 
@@ -220,5 +225,69 @@ def offload_prefetch_group(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             fix,
             role=f.role.name,
             order=order.built("OffloadConfig", f.version),
+        )
+    ]
+
+
+# VllmConfig.__post_init__: the hybrid KV cache manager is resolved after the KV transfer post-init (10)
+HYBRID_KV_CACHE_MANAGER = (STAGE_POST_INIT, 10, 40)
+# SpeculativeConfig.use_eagle (every release)
+_EAGLE_LIKE = ("eagle", "eagle3", "mtp", "dflash", "dspark")
+
+
+def _chunked_attention_reason(f: RoleFacts) -> tuple[str, list[str]] | None:
+    """Why vLLM turns the hybrid KV cache manager off for a model with chunked local attention: (what, the keys
+    at fault); None when it does not, or when profilekit cannot tell."""
+    s = shape(f)
+    chunk = s.text.get("attention_chunk_size") if s is not None else None
+    if chunk is None:
+        return None  # absent from the config.json (a transformers default would decide for Llama 4)
+    spec = _spec(f)
+    method = normalised_method(spec, f.version) if spec else None
+    if method in _EAGLE_LIKE:
+        return f"speculative method {shown(method)} with chunked local attention", ["speculative_config"]
+    raw = f.env_value("VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE")
+    try:
+        allowed = bool(int(raw)) if raw is not None else True
+    except ValueError:
+        return None
+    if allowed:
+        return None
+    return 'env VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE = "0"', ["env"]
+
+
+@rule(
+    "hybrid-kv-cache-manager-unsupported",
+    Severity.ERROR,
+    "disable_hybrid_kv_cache_manager = false for a chunked-local-attention model vLLM runs without it",
+    source="vllm/config/vllm.py VllmConfig.__post_init__",
+)
+def hybrid_kv_cache_manager_unsupported(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    if f.serve.get("disable_hybrid_kv_cache_manager") is not False:
+        return []
+    found = _chunked_attention_reason(f)
+    if found is None:
+        return []
+    what, keys = found
+    flag = (
+        "--enable-hybrid-kv-cache-manager" if at_least(f.version, "0.33.0") else "--no-disable-hybrid-kv-cache-manager"
+    )
+    message = (
+        "Hybrid KV cache manager was explicitly enabled but is not supported in this configuration. Consider "
+        f"omitting the {flag} flag to let vLLM decide automatically."
+    )
+    where = [
+        *(f.locs("serve", "speculative_config") if "speculative_config" in keys else []),
+        *(f.loc("env", "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE") if "env" in keys else []),
+    ]
+    return [
+        Hit(
+            "hybrid-kv-cache-manager-unsupported",
+            f"disable_hybrid_kv_cache_manager = false with {what} (attention_chunk_size in the model's config.json); "
+            f'vLLM {f.version} refuses to start: "{message}"',
+            [*f.loc("serve", "disable_hybrid_kv_cache_manager"), *where, *f.model.locations],
+            "remove disable_hybrid_kv_cache_manager: vLLM turns the hybrid KV cache manager off for this model",
+            role=f.role.name,
+            order=HYBRID_KV_CACHE_MANAGER,
         )
     ]

@@ -1,11 +1,13 @@
 """Options against what the model is, as its config.json says: float16 for a model type that refuses it,
 prompt embeddings for an encoder-decoder model, the pooling runner with `convert = "none"` for a generative
-model, modality LoRAs for a text-only model, LoRA on Inkling.
+model, the generate runner for a model that neither generates nor pools, modality LoRAs for a text-only model,
+LoRA on Inkling.
 
 Sources (every release 0.27.0-0.33.0 unless noted): `vllm/config/model.py` `_check_valid_dtype` (its
 `_FLOAT16_NOT_SUPPORTED_MODELS` is the same in every release), `ModelConfig.validate_model_config_after`
 (0.29.0 and later), `ModelConfig.__post_init__` (the runner against the registry's model kinds;
-`_RUNNER_CONVERTS` is the same in every release), `vllm/engine/arg_utils.py` `EngineArgs.create_engine_config` (default_mm_loras) and
+`_RUNNER_CONVERTS` is the same in every release; the registry's facts per release are package data,
+`profilekit.vllm.registry`), `vllm/engine/arg_utils.py` `EngineArgs.create_engine_config` (default_mm_loras) and
 `vllm/config/lora.py` `LoRAConfig.verify_with_model_config` (Inkling).
 """
 
@@ -15,7 +17,7 @@ from collections.abc import Iterable
 
 from profilekit.errors import Severity
 from profilekit.rules import order
-from profilekit.rules.archsupport import LORA_MODEL, _architectures
+from profilekit.rules.archsupport import LORA_MODEL, _architectures, registered
 from profilekit.rules.configs import _text_only
 from profilekit.rules.engine import STAGE_POST_INIT, Context, Hit, rule
 from profilekit.rules.facts import RoleFacts
@@ -204,6 +206,37 @@ def runner_embedding_model(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             f'start: "{message}"',
             [*f.loc("serve", "runner"), *f.model.locations],
             'set runner = "pooling" (or "auto")',
+            role=f.role.name,
+            order=order.built("ModelConfig", f.version, RUNNER_CHECK),
+        )
+    ]
+
+
+@rule(
+    "runner-generate-unsupported",
+    Severity.ERROR,
+    'runner = "generate" for an architecture vLLM\'s registry marks neither generative nor pooling',
+    source="vllm/config/model.py ModelConfig.__post_init__",
+)
+def runner_generate_unsupported(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    if f.serve.get("runner") != "generate":
+        return []
+    found = registered(f)
+    if found is None:
+        return []
+    registry, arch = found
+    generates = registry.flag(arch, "is_text_generation_model")
+    # a pooling-only model fails the embedding-model check first (runner-embedding-model)
+    if generates is not False or registry.flag(arch, "is_pooling_model") is not False:
+        return []
+    message = "This model does not support `--runner generate`."
+    return [
+        Hit(
+            "runner-generate-unsupported",
+            f'runner = "generate" for a {arch} model, which vLLM {f.version}\'s registry marks neither generative nor '
+            f'pooling; vLLM {f.version} refuses to start: "{message}"',
+            [*f.loc("serve", "runner"), *f.model.locations],
+            'remove runner (or set it to "auto"): vLLM picks the runner this architecture supports',
             role=f.role.name,
             order=order.built("ModelConfig", f.version, RUNNER_CHECK),
         )

@@ -8,20 +8,28 @@ and `get_mm_processor_device_type` (0.28.0+), `vllm/config/model.py` `ModelConfi
 `vllm/config/vllm.py` `VllmConfig.__post_init__` (`--language-model-only`, 0.29.0+; torch_shm without spawn).
 The processor-on-the-GPU check (`validate_mm_processor_device`, 0.28.0+) is judged as on a CUDA host: vLLM skips it
 on a CPU-only platform, so the CPU oracle accepts what a GPU host refuses.
-The FP8 scale file checks read the serving host's file system and are left to vLLM.
+The FP8 scale file checks read the serving host's file system and are left to vLLM. The video pruning method is
+checked against the registry's facts of the architecture (`profilekit.vllm.registry`): multimodal, and the methods
+its class lists (`ModelConfig.__post_init__`, every release); so are the renderer workers of a multimodal pooling
+model (the runner as `ModelConfig._get_runner_type` resolves it).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from profilekit.errors import Severity
 from profilekit.rules import order
+from profilekit.rules.archsupport import registered
 from profilekit.rules.engine import STAGE_POST_INIT, Context, Hit, Order, rule
 from profilekit.rules.facts import RoleFacts
 from profilekit.rules.modelcfg import serve_int, shown
+from profilekit.rules.modelkind import _encoder_decoder
+
+if TYPE_CHECKING:
+    from profilekit.vllm.registry import Registry
 
 # config.json keys of a multimodal model's encoder (vLLM asks its registry; profilekit reads the config)
 MULTIMODAL_KEYS = ("vision_config", "audio_config", "vision_tower_config", "speech_config")
@@ -32,6 +40,8 @@ MM_VALIDATOR = 20
 # (after the context-parallel heads check, -20); then --language-model-only (before sampling replay, -10)
 TORCH_SHM_PARALLEL = -15
 LANGUAGE_MODEL_ONLY = -12
+VIDEO_PRUNING = MM_VALIDATOR + 2  # ModelConfig.__post_init__, right after MultiModalConfig is built
+RENDERER_WORKERS = VIDEO_PRUNING + 1  # ... then the renderer workers against a pooling model's processor cache
 TORCH_SHM_SPAWN: Order = (STAGE_POST_INIT, 6, 1)  # after the spec-decode metrics check (6), before the platform hook
 PROCESSOR_DEVICE: Order = (STAGE_POST_INIT, 7, 1)  # _validate_mm_processor_device, right after the platform hook
 
@@ -317,5 +327,94 @@ def language_model_only_graphs(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             "remove compilation_config.cudagraph_mm_encoder, or language_model_only",
             role=f.role.name,
             order=(STAGE_POST_INIT, LANGUAGE_MODEL_ONLY),
+        )
+    ]
+
+
+@rule(
+    "video-pruning-method-unsupported",
+    Severity.ERROR,
+    "video_pruning_method that the multimodal architecture's class does not list (with video_pruning_rate > 0)",
+    source="vllm/config/model.py ModelConfig.__post_init__",
+)
+def video_pruning_method(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    rate = f.serve.get("video_pruning_rate")
+    if isinstance(rate, bool) or not isinstance(rate, int | float) or rate <= 0:
+        return []
+    found = registered(f)
+    if found is None or found[0].flag(found[1], "supports_multimodal") is not True:
+        return []
+    registry, arch = found
+    supported = registry.video_pruning_methods(arch) or ()
+    method = f.serve.get("video_pruning_method", "evs")
+    if not supported or method in supported:
+        return []
+    message = (
+        f"Video pruning method '{method}' is not supported by {registry.class_name(arch)} (supported methods: "
+        f"{supported})."
+    )
+    return [
+        Hit(
+            "video-pruning-method-unsupported",
+            _refused(f, f"video_pruning_method = {shown(method)} with video_pruning_rate = {rate}", message),
+            [*f.loc("serve", "video_pruning_method"), *f.loc("serve", "video_pruning_rate"), *f.model.locations],
+            f"set video_pruning_method to one of {', '.join(shown(m) for m in supported)}, or remove video_pruning_rate",
+            role=f.role.name,
+            order=order.built("ModelConfig", f.version, VIDEO_PRUNING),
+        )
+    ]
+
+
+def pooling_runner(f: RoleFacts, registry: Registry, arch: str) -> bool | None:
+    """Whether `ModelConfig.runner_type` is "pooling"; None when the model folder decides (`--runner auto` for a
+    generative architecture: a sentence-transformers folder makes it a pooling model)."""
+    runner = f.serve.get("runner", "auto")
+    if runner != "auto":
+        return bool(runner == "pooling")
+    if f.serve.get("convert", "auto") not in ("auto", "none"):
+        return True
+    if registry.flag(arch, "is_pooling_model"):
+        return True
+    return None
+
+
+@rule(
+    "renderer-workers-mm-cache-pooling",
+    Severity.ERROR,
+    "renderer_num_workers > 1 with the multimodal processor cache on, for a multimodal pooling model",
+    source="vllm/config/model.py ModelConfig.__post_init__",
+)
+def renderer_workers_mm_cache(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    workers = serve_int(f, "renderer_num_workers", 1)
+    cache = f.serve.get("mm_processor_cache_gb", 4)
+    if workers is None or workers <= 1 or isinstance(cache, bool) or not isinstance(cache, int | float) or cache <= 0:
+        return []
+    found = registered(f)
+    if found is None or found[0].flag(found[1], "supports_multimodal") is not True:
+        return []
+    if f.model.config is not None and _encoder_decoder(f.model.config):
+        return []  # vLLM turns the processor cache off for an encoder-decoder model
+    if pooling_runner(f, *found) is not True:
+        return []
+    message = (
+        "Cannot use --renderer-num-workers > 1 with the multimodal processor cache enabled for pooling models. "
+        "Pooling preprocessing runs on the renderer workers, and the cache is not thread-safe. Please set "
+        "--renderer-num-workers 1 (the default), or disable the cache with --mm-processor-cache-gb 0."
+    )
+    return [
+        Hit(
+            "renderer-workers-mm-cache-pooling",
+            _refused(
+                f, f"renderer_num_workers = {workers} with mm_processor_cache_gb = {shown(cache)} (pooling)", message
+            ),
+            [
+                *f.loc("serve", "renderer_num_workers"),
+                *f.loc("serve", "mm_processor_cache_gb"),
+                *f.loc("serve", "runner"),
+                *f.loc("serve", "convert"),
+            ],
+            "set renderer_num_workers = 1, or mm_processor_cache_gb = 0",
+            role=f.role.name,
+            order=order.built("ModelConfig", f.version, RENDERER_WORKERS),
         )
     ]

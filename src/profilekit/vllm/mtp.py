@@ -140,6 +140,9 @@ def mtp_draft(config: dict[str, Any], version: str) -> MtpDraft | None:
         cfg = _Cfg.of(config)
         initial = cfg.arch0()
         if _since(version, "0.33.0") and initial == "RadioMBartPrefixForCausalLM":
+            decoder = config.get("decoder")
+            if isinstance(decoder, dict) and decoder.get("causal_vision_prefix"):
+                return MtpDraft("mtp", ("ParseAuxMTPModel",))  # Nemotron Parse 3.5's one-step auxiliary draft
             raise _Unknown  # decided by a transformers sub-config attribute (decoder.causal_vision_prefix)
         error = _rewrite(cfg, initial, version)
     except _Unknown:
