@@ -8,13 +8,11 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 
 ROLE_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
-# a `[sources.NAME]` name: the `NAME:` before the layers of that source
-SOURCE_NAME = r"^[a-z0-9][a-z0-9_-]*$"
+# a `[sources.NAME]` name: the `NAME:` before the layers (and `[render] templates`) of that source
+SOURCE = r"[a-z0-9][a-z0-9_-]*"
+SOURCE_NAME = rf"^{SOURCE}$"
 # `@capability` or a layer name (path below profiles/, `/`-separated), maybe of a source (`platform:base`)
-REFERENCE = (
-    r"^(@[A-Za-z0-9][A-Za-z0-9_.-]*"
-    r"|([a-z0-9][a-z0-9_-]*:)?[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*)$"
-)
+REFERENCE = rf"^(@[A-Za-z0-9][A-Za-z0-9_.-]*|({SOURCE}:)?[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*)$"
 
 _STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
 

@@ -184,7 +184,9 @@ class Session:
         """`platform:templates` as the folder of source `platform`; None when `name` names no source."""
         import re
 
-        match = re.match(r"^([a-z0-9][a-z0-9_-]*):(.*)$", name)
+        from profilekit.models import SOURCE
+
+        match = re.match(rf"^({SOURCE}):(.*)$", name)
         if match is None or (self.root / name).exists():
             return None
         sources = {source.name: source for source in self.sources}

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 FORMAT = 1
 ENV_DIR = "PROFILEKIT_CACHE_DIR"
+# below the cache folder: the copies of sources' commits (profilekit.sources), which are input, not derived data
+SOURCE_COPIES = os.path.join("sources", "trees")
 # an input changed this close to (or after) the start of a run may have been read before or after the change:
 # what the run derived from it is not stored (git's "racily clean" rule)
 RACY_NS = 50_000_000

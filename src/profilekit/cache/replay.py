@@ -191,7 +191,7 @@ def _record(key: str, args: list[str], run: Callable[[list[str]], int]) -> int:
     real = sys.stdout, sys.stderr
     folder = cache.cache_dir()
     # the copies of sources are input: a copy changed by hand must not replay what its old bytes gave
-    recording = record.start(_ignored(folder), (os.path.join(folder, "sources", "trees") + os.sep,))
+    recording = record.start(_ignored(folder), (os.path.join(folder, cache.SOURCE_COPIES) + os.sep,))
     writes: list[Any] = []
     _WRITES.made = writes
     sys.stdout, sys.stderr = _Tee(real[0], "out", printed), _Tee(real[1], "err", printed)

@@ -188,7 +188,7 @@ def _render(
         targets=targets,
         team_templates=session.templates_dir(),
         root=session.root,
-        labels={source.tree: f"{source.label}:" for source in session.sources},
+        labels={source.tree: source.prefix for source in session.sources},
         k8s=session.config.render.k8s,
         slurm=session.config.render.slurm,
     )

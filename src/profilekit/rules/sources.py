@@ -30,11 +30,11 @@ def source_config_findings(
     for source in sources:
         if not (source.tree / REPO_MARKER).is_file():
             continue
-        theirs, their_file, problems = load_repo_config(source.tree, prefix=f"{source.label}:")
+        theirs, their_file, problems = load_repo_config(source.tree, prefix=source.prefix)
         if problems:
             found += problems
             continue
-        shown = f"{source.label}:{REPO_MARKER}"
+        shown = f"{source.prefix}{REPO_MARKER}"
         pairs: list[tuple[tuple[str, ...], Any, Any, str]] = [
             (("vllm", "version"), theirs.vllm.version, version, "targets vLLM"),
             (("lint", "combinations"), theirs.lint.combinations, config.lint.combinations, "lints combinations"),

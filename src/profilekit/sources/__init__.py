@@ -37,7 +37,16 @@ class Source:
     @property
     def label(self) -> str:
         """`platform@3f2a9c1`: how files of the source are named in every message."""
-        return f"{self.name}@{self.commit[:7]}"
+        return source_label(self.name, self.commit)
+
+    @property
+    def prefix(self) -> str:
+        """What a file of the source is named after: `platform@3f2a9c1:` (then `profiles/base.toml`)."""
+        return f"{self.label}:"
+
+
+def source_label(name: str, commit: str) -> str:
+    return f"{name}@{commit[:7]}"
 
 
 def cache_root() -> Path:
@@ -46,17 +55,10 @@ def cache_root() -> Path:
     return Path(cache.cache_dir()) / SOURCES_DIR
 
 
-def git_address(root: Path, git: str) -> str:
-    """What git is given: a URL as written, a local path made absolute against the repository root."""
-    from profilekit.sources.gitio import _SCHEME, _SCP
-
-    if _SCHEME.match(git) or _SCP.match(git):
-        return git
-    return str((root / Path(git).expanduser()).resolve())
-
-
 def tree_path(commit: str) -> Path:
-    return cache_root() / "trees" / commit
+    from profilekit import cache
+
+    return Path(cache.cache_dir()) / cache.SOURCE_COPIES / commit
 
 
 def extracted_digest(tree: Path) -> str:
@@ -65,6 +67,16 @@ def extracted_digest(tree: Path) -> str:
         return tree.with_name(tree.name + ".digest").read_text(encoding="ascii").strip()
     except (OSError, UnicodeDecodeError):
         return ""
+
+
+def copy_changed(name: str, commit: str, tree: Path) -> Finding:
+    """`source-tampered`: the copy in `tree` is no longer what git gave (the caller says where)."""
+    return Finding(
+        "source-tampered",
+        Severity.ERROR,
+        f"source {name!r}: the cached copy of {source_label(name, commit)} ({tree}) changed after it was fetched",
+        fix=f"delete {tree} and run again: the locked commit is fetched anew and checked",
+    )
 
 
 def spec_problem(spec: SourceSpec) -> tuple[str, str]:
@@ -78,7 +90,8 @@ def spec_problem(spec: SourceSpec) -> tuple[str, str]:
     return ("rev", problem) if problem else ("", "")
 
 
-def _where(config_file: SourceFile | None, name: str, key: str = "") -> Location:
+def config_location(config_file: SourceFile | None, name: str, key: str = "") -> Location:
+    """`[sources.NAME]` (or its `key`) in profilekit.toml: where every finding about source NAME is shown."""
     path = ("sources", name, key) if key else ("sources", name)
     pos = config_file.pos(path) if config_file is not None else None
     shown = f"sources.{name}.{key}" if key else f"sources.{name}"
@@ -137,7 +150,7 @@ def _open_one(
     key, problem = spec_problem(spec)
     if problem:
         return None, Finding(
-            "invalid-source", Severity.ERROR, f"source {name!r}: {problem}", [_where(config_file, name, key)]
+            "invalid-source", Severity.ERROR, f"source {name!r}: {problem}", [config_location(config_file, name, key)]
         )
     if entry is None:
         why = f"there is no {LOCK_FILE}" if missing else f"{LOCK_FILE} has no entry for it"
@@ -145,7 +158,7 @@ def _open_one(
             "source-unlocked",
             Severity.ERROR,
             f"source {name!r} is not locked: {why}",
-            [_where(config_file, name)],
+            [config_location(config_file, name)],
             fix="run `profilekit lock` (and commit profilekit.lock), so every run reads the same commit",
         )
     for key, now, then in (("git", spec.git, entry.git), ("rev", spec.rev, entry.rev)):
@@ -155,7 +168,7 @@ def _open_one(
                 Severity.ERROR,
                 f"source {name!r} changed since it was locked: {key} is {now!r} in profilekit.toml, "
                 f"{then!r} in {LOCK_FILE}",
-                [_where(config_file, name, key)],
+                [config_location(config_file, name, key)],
                 fix=f"run `profilekit lock` to lock {name!r} at the new {key}",
             )
     return _materialise(root, name, spec, entry, config_file, fetch=fetch)
@@ -167,7 +180,7 @@ def _materialise(
     from profilekit.sources import gitio
 
     source = Source(name, spec.git, spec.rev, entry.commit, entry.hash, tree_path(entry.commit))
-    where = [_where(config_file, name)]
+    where = [config_location(config_file, name)]
     if not gitio.is_commit(entry.commit):
         return None, Finding(
             "source-unlocked",
@@ -181,7 +194,7 @@ def _materialise(
         return None, Finding("source-unavailable", Severity.ERROR, why, where)
     if not source.tree.is_dir():
         try:
-            mirror = gitio.fetch(cache_root(), git_address(root, spec.git), commit=entry.commit)
+            mirror = gitio.fetch(cache_root(), gitio.git_address(root, spec.git), commit=entry.commit)
             gitio.extract(mirror, entry.commit, source.tree)
         except gitio.UnsafeSource as exc:
             return None, Finding("invalid-source", Severity.ERROR, f"source {name!r}: {exc}", where)
@@ -195,11 +208,11 @@ def _materialise(
             )
     digest = tree_hash(source.tree)
     if digest != entry.hash:
-        if digest == extracted_digest(source.tree):  # the copy is as git gave it: the lock says otherwise
-            why = f"the files of commit {entry.commit[:7]} do not match the digest in {LOCK_FILE}"
-            fix = f"run `profilekit lock` again if {LOCK_FILE} was edited by hand"
-        else:
-            why = f"the cached copy of {source.label} ({source.tree}) changed after it was fetched"
-            fix = f"delete {source.tree} and run again: the locked commit is fetched anew and checked"
+        if digest != extracted_digest(source.tree):
+            changed = copy_changed(name, entry.commit, source.tree)
+            changed.locations = where
+            return None, changed
+        why = f"the files of commit {entry.commit[:7]} do not match the digest in {LOCK_FILE}"  # the lock is wrong
+        fix = f"run `profilekit lock` again if {LOCK_FILE} was edited by hand"
         return None, Finding("source-tampered", Severity.ERROR, f"source {name!r}: {why}", where, fix=fix)
     return source, None

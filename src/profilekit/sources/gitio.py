@@ -65,6 +65,13 @@ def url_problem(url: str) -> str:
     return ""
 
 
+def git_address(root: Path, git: str) -> str:
+    """What git is given: a URL as written, a local path made absolute against the repository root."""
+    if _SCHEME.match(git) or _SCP.match(git):
+        return git
+    return str((root / Path(git).expanduser()).resolve())
+
+
 def rev_problem(rev: str) -> str:
     return (
         ""

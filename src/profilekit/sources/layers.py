@@ -26,7 +26,7 @@ def load_source_layer(
     `extends`, `conflicts` and `requires` name the source's own layers; `[model] config` is a file of the
     source, so it may not be absolute or climb out of it.
     """
-    layer, findings = load_layer(source.tree, name, path, catalogue, prefix=f"{source.label}:")
+    layer, findings = load_layer(source.tree, name, path, catalogue, prefix=source.prefix)
     if layer is None:
         return None, findings
     meta = layer.data.layer

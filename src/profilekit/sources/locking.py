@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from profilekit.errors import Finding, FindingsError, Severity, UsageError
-from profilekit.sources import _where, cache_root, git_address, spec_problem, tree_path
+from profilekit.sources import cache_root, config_location, spec_problem, tree_path
 from profilekit.sources.lockfile import Locked, tree_hash
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ def lock_sources(
         try:
             entry, step = _lock_one(root, name, spec, previous.get(name), move=name in move)
         except _Refused as exc:
-            exc.finding.locations = [_where(config_file, name, exc.key)]
+            exc.finding.locations = [config_location(config_file, name, exc.key)]
             problems.append(exc.finding)
             continue
         locked[name] = entry
@@ -70,7 +70,7 @@ def _lock_one(root: Path, name: str, spec: SourceSpec, old: Locked | None, *, mo
     key, problem = spec_problem(spec)
     if problem:
         raise _Refused(Finding("invalid-source", Severity.ERROR, f"source {name!r}: {problem}"), key)
-    url = git_address(root, spec.git)
+    url = gitio.git_address(root, spec.git)
     keep = old is not None and old.git == spec.git and old.rev == spec.rev and gitio.is_commit(old.commit) and not move
     try:
         if keep:
