@@ -690,3 +690,33 @@ def test_a_commit_as_rev_stays_where_it_is(platform: Path, tmp_path: Path, run: 
     assert run("--repo", root, "lock").out == f"platform: {first} locked at {first[:7]}\n"
     assert run("--repo", root, "update").out == f"platform: {first} stays at {first[:7]}\n"
     assert "serve.max_num_seqs = 256" in run("--repo", root, "explain", "qwen", "max_num_seqs").out
+
+
+def test_lock_writes_again_a_digest_edited_by_hand_as_its_fix_says(platform: Path, tmp_path: Path, run: Run) -> None:
+    root = consumer(tmp_path, "../platform")
+    run("--repo", root, "lock")
+    digest = locked(root)["hash"]
+    lock = root / "profilekit.lock"
+    lock.write_text(lock.read_text().replace(digest, "sha256:" + "0" * 64))
+    refused = run("--repo", root, "check", "qwen")
+    assert refused.code == 1 and "fix: run `profilekit lock` again if profilekit.lock was edited by hand" in refused.err
+    assert run("--repo", root, "lock").code == 0, "the fix must work: the intact copy gives the digest again"
+    assert locked(root)["hash"] == digest
+    assert run("--repo", root, "check", "qwen").code == 0
+
+
+def test_lock_never_records_a_changed_copy_whichever_rev_leads_to_it(platform: Path, tmp_path: Path, run: Run) -> None:
+    root = consumer(tmp_path, "../platform")
+    run("--repo", root, "lock")
+    base = tree(root) / "profiles" / "base.toml"
+    base.write_text(base.read_text().replace("256", "4096"))
+    config = root / "profilekit.toml"
+    config.write_text(config.read_text().replace('rev = "main"', 'rev = "v1.0.0"'))  # the same commit, another rev
+    before = (root / "profilekit.lock").read_text()
+    result = run("--repo", root, "lock")
+    assert result.code == 1, result
+    assert result.err.startswith(
+        f"profilekit.toml:4:1: error source-tampered source 'platform': the cached copy of platform@"
+        f"{short(platform)} ({tree(root)}) changed after it was fetched\n"
+    ), result
+    assert (root / "profilekit.lock").read_text() == before

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from profilekit.errors import Finding, FindingsError, Severity, UsageError
-from profilekit.sources import cache_root, config_location, spec_problem, tree_path
+from profilekit.sources import cache_root, config_location, copy_changed, extracted_digest, spec_problem, tree_path
 from profilekit.sources.lockfile import Locked, tree_hash
 
 if TYPE_CHECKING:
@@ -95,15 +95,10 @@ def _lock_one(root: Path, name: str, spec: SourceSpec, old: Locked | None, *, mo
     except gitio.GitError as exc:
         raise _Refused(Finding("source-unavailable", Severity.ERROR, f"source {name!r}: {exc}"), "git") from None
     digest = tree_hash(tree)
-    if keep and old is not None and digest != old.hash:
-        raise _Refused(
-            Finding(
-                "source-tampered",
-                Severity.ERROR,
-                f"source {name!r}: the cached copy of commit {commit[:7]} ({tree}) does not match profilekit.lock",
-                fix=f"delete {tree} and lock again: the commit is fetched anew",
-            )
-        )
+    # what is locked is the copy as git gave it: a copy changed since is refused, whichever rev led to its commit
+    # (a lock whose digest was edited by hand is written again from the intact copy)
+    if digest != extracted_digest(tree) and not (keep and old is not None and digest == old.hash):
+        raise _Refused(copy_changed(name, commit, tree))
     step = Moved(name, spec.rev, old.commit if old is not None and old.git == spec.git else None, commit)
     if step.changed and step.old is not None and mirror is not None and gitio.has_commit(mirror, step.old):
         step.commits = gitio.log_subjects(mirror, step.old, commit)
