@@ -58,24 +58,22 @@ def lock() -> int:
     from profilekit.sources.locking import lock_sources
 
     root, config, previous, config_file = _repository()
-    if not config.sources:
-        if (root / LOCK_FILE).exists():  # every source was removed: so is the lock
-            (root / LOCK_FILE).unlink()
-            for name in previous:
-                out(f"{name}: no longer in profilekit.toml, dropped from {LOCK_FILE}")
-            err(f"profilekit.toml has no [sources]: removed {LOCK_FILE}")
-        else:
-            err("profilekit.toml has no [sources]: nothing to lock")
-        return EXIT_OK
-    locked, moved = lock_sources(root, config, config_file, previous, move=set())
-    _check(locked)
-    write_lock(root, locked)
-    for step in moved:
-        out("\n".join(_moved_text(step)))
+    if config.sources:
+        locked, moved = lock_sources(root, config, config_file, previous, move=set())
+        _check(locked)
+        write_lock(root, locked)
+        for step in moved:
+            out("\n".join(_moved_text(step)))
+        done = f"wrote {LOCK_FILE}"
+    elif (root / LOCK_FILE).exists():  # every source was removed: so is the lock
+        (root / LOCK_FILE).unlink()
+        done = f"profilekit.toml has no [sources]: removed {LOCK_FILE}"
+    else:
+        done = "profilekit.toml has no [sources]: nothing to lock"
     for name in previous:
-        if name not in locked:
+        if name not in config.sources:
             out(f"{name}: no longer in profilekit.toml, dropped from {LOCK_FILE}")
-    err(f"wrote {LOCK_FILE}")
+    err(done)
     return EXIT_OK
 
 
