@@ -263,11 +263,12 @@ class Catalog:
         self.local = list(self.files)
         self.origins: dict[str, Source] = {}
         for source in sources:
-            for name, path in discover_layers(source.tree).items():
-                full = f"{source.name}:{name}"
-                if full not in self.files:  # a file of the repository named so is an error (`_colon_in_name`)
-                    self.files[full] = path
-                    self.origins[full] = source
+            from profilekit.sources import source_layers
+
+            for name, path in source_layers(source.name, source.tree).items():
+                if name not in self.files:  # a file of the repository named so is an error (`_colon_in_name`)
+                    self.files[name] = path
+                    self.origins[name] = source
         # with the target release's flag catalogue, serve keys written as aliases become dests
         self.catalogue = catalogue
         self._loaded: dict[str, tuple[Layer | None, list[Finding]]] = {}

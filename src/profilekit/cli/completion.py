@@ -68,12 +68,12 @@ def _layer_names(ctx: typer.Context) -> list[str]:
         if root is None:
             return []
         names = list(discover_layers(root))
-        from profilekit.sources import tree_path
+        from profilekit.sources import source_layers, tree_path
         from profilekit.sources.lockfile import read_lock
 
         for source, entry in (read_lock(root) or {}).items():
             tree = tree_path(entry.commit)
-            names += [f"{source}:{name}" for name in discover_layers(tree)] if tree.is_dir() else []
+            names += list(source_layers(source, tree)) if tree.is_dir() else []
         return names
     except Exception:
         return []

@@ -49,6 +49,13 @@ def source_label(name: str, commit: str) -> str:
     return f"{name}@{commit[:7]}"
 
 
+def source_layers(name: str, tree: Path) -> dict[str, Path]:
+    """The layer files of source `name` copied in `tree`, by the names this repository uses (`platform:base`)."""
+    from profilekit.layers import discover_layers
+
+    return {f"{name}:{layer}": path for layer, path in discover_layers(tree).items()}
+
+
 def cache_root() -> Path:
     from profilekit import cache
 
