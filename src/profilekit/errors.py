@@ -44,7 +44,15 @@ class Location:
         """(`platform@3f2a9c1`, `profiles/base.toml`) for a file of a source (docs/SOURCES.md), else None."""
         label, sep, path = self.file.partition(":")
         name, at, commit = label.partition("@")
-        if sep and at and name and len(commit) == 7 and all(c in "0123456789abcdef" for c in commit):
+        # a file of the repository itself is below profiles/ (or profilekit.toml): its part before ':' has a '/'
+        if (
+            sep
+            and at
+            and name
+            and "/" not in name
+            and len(commit) == 7
+            and all(c in "0123456789abcdef" for c in commit)
+        ):
             return label, path
         return None
 
