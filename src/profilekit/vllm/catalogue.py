@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Any
+
+from profilekit.vllm import CATALOGUES
 
 _BOOL_ACTIONS = {
     "EnableDisableAction",
@@ -193,8 +195,8 @@ class Catalogue:
         return names[close[0]] if close else None
 
 
-def catalogue_path(version: str) -> Any:
-    return resources.files("profilekit.vllm").joinpath("catalogues", f"vllm-{version}.json")
+def catalogue_path(version: str) -> Path:
+    return CATALOGUES / f"vllm-{version}.json"
 
 
 @cache

@@ -12,9 +12,9 @@ import difflib
 import json
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal
 
+from profilekit.vllm import CATALOGUES
 from profilekit.vllm.schema import Error, Validator
 from profilekit.vllm.values import human_readable_int_or_auto, kind_of, parsed
 from profilekit.vllm.versions import SUPPORTED, version_key
@@ -108,7 +108,7 @@ class Values:
 @cache
 def load_values(version: str) -> Values | None:
     """The value constraints shipped for `version`, or None when this build ships none."""
-    path = resources.files("profilekit.vllm").joinpath("catalogues", f"vllm-{version}.values.json")
+    path = CATALOGUES / f"vllm-{version}.values.json"
     if not path.is_file():
         return None
     return Values(version, json.loads(path.read_text(encoding="utf-8")))

@@ -11,8 +11,8 @@ import difflib
 import json
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 
+from profilekit.vllm import CATALOGUES
 from profilekit.vllm.versions import SUPPORTED
 
 PREFIX = "VLLM_"
@@ -21,7 +21,7 @@ PREFIX = "VLLM_"
 @cache
 def known_env_names(version: str) -> frozenset[str] | None:
     """Every variable `vllm/envs.py` of `version` knows, or None when this build ships no list for it."""
-    path = resources.files("profilekit.vllm").joinpath("catalogues", f"envs-{version}.json")
+    path = CATALOGUES / f"envs-{version}.json"
     if not path.is_file():
         return None
     return frozenset(json.loads(path.read_text(encoding="utf-8"))["names"])
@@ -53,7 +53,7 @@ class Rename:
 
 @cache
 def renames() -> tuple[Rename, ...]:
-    path = resources.files("profilekit.vllm").joinpath("catalogues", "envs-renamed.json")
+    path = CATALOGUES / "envs-renamed.json"
     if not path.is_file():
         return ()
     return tuple(Rename(**entry) for entry in json.loads(path.read_text(encoding="utf-8")))

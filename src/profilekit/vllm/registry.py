@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
+
+from profilekit.vllm import CATALOGUES
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +55,7 @@ class Registry:
 @cache
 def load_registry(version: str) -> Registry | None:
     """The registry facts of `version`, or None when this build ships none for it."""
-    path = resources.files("profilekit.vllm").joinpath("catalogues", f"registry-{version}.json")
+    path = CATALOGUES / f"registry-{version}.json"
     if not path.is_file():
         return None
     raw = json.loads(path.read_text(encoding="utf-8"))
