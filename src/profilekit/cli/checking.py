@@ -8,7 +8,6 @@ import typer
 
 from profilekit.cli.app import app, command
 from profilekit.cli.completion import complete_stack
-from profilekit.commands import checking as body
 
 FORMAT_HELP = (
     "text; json; github (workflow annotations); sarif (code scanning); "
@@ -32,6 +31,8 @@ def check(
     strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too.")] = False,
 ) -> int:
     """Run every check on one or more stacks."""
+    from profilekit.commands import checking as body  # imported when the command runs, not for --help
+
     return body.check(stacks=stacks, every=every, fmt=fmt, strict=strict)
 
 
@@ -52,4 +53,6 @@ def lint(
     ] = False,
 ) -> int:
     """Check the whole repository: every file, every deployable layer, every [lint] stack, layer combinations."""
+    from profilekit.commands import checking as body  # imported when the command runs, not for --help
+
     return body.lint(fmt=fmt, strict=strict, combinations=combinations, to_release=to_release, sources=sources)

@@ -8,7 +8,6 @@ import typer
 
 from profilekit.cli.app import app, command
 from profilekit.cli.completion import complete_role, complete_stack, complete_stack_key
-from profilekit.commands import explain as body
 
 
 @app.command()
@@ -26,4 +25,6 @@ def explain(
     fmt: Annotated[str, typer.Option("--format", help="text or json")] = "text",
 ) -> int:
     """Show each effective value with its origin and what it overrode, or vLLM's default where no layer sets it."""
+    from profilekit.commands import explain as body  # imported when the command runs, not for --help
+
     return body.explain(stack=stack, key=key, role=role, fmt=fmt)

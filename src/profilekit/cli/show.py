@@ -8,7 +8,6 @@ import typer
 
 from profilekit.cli.app import app, command
 from profilekit.cli.completion import complete_role, complete_stack
-from profilekit.commands import show as body
 
 
 @app.command()
@@ -28,4 +27,6 @@ def show(
     fmt: Annotated[str, typer.Option("--format", help="toml or json")] = "toml",
 ) -> int:
     """Print the effective configuration of a stack (of several: {"stacks": [...]}, one entry per stack)."""
+    from profilekit.commands import show as body  # imported when the command runs, not for --help
+
     return body.show(stacks=stacks, every=every, role=role, fmt=fmt)
