@@ -1,9 +1,10 @@
 """The command line: options in, pipeline calls, text out, exit code out. The only package that prints.
 
-`app` holds the typer app and what every command shares; one module per command family registers its commands
-(in the order `--help` lists them). Importing this package loads none of them: `main` answers a repeat run
-from the cache (`profilekit.cache.replay`) before typer, pydantic or jinja2 are imported, and a shell's
-completion request (`_PROFILEKIT_COMPLETE`, `cli.completion`) before the cache is consulted.
+`app` holds the typer app, `common` what every command shares; one module per command family registers its
+commands (in the order `--help` lists them). Importing this package loads none of them: `main` answers a repeat
+run from the cache (`profilekit.cache.replay`) before typer, pydantic or jinja2 are imported, and a shell's
+completion request (`_PROFILEKIT_COMPLETE`, `cli.completion`) before the cache is consulted. A first run of a
+hot command with plain arguments is parsed by `fastpath` and never imports typer.
 """
 
 from __future__ import annotations
@@ -133,6 +134,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: list[str]) -> int:
+    """Run a command: a hot one with plain arguments without typer (`cli.fastpath`), anything else with it."""
+    from profilekit.cli.fastpath import run_fast
+
+    code = run_fast(args)
+    if code is not None:
+        return code
+    return _run_typer(args)
+
+
+def _run_typer(args: list[str]) -> int:
     try:
         _app(args)(args=args, prog_name="profilekit", standalone_mode=True)
     except SystemExit as exc:

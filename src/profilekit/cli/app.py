@@ -1,59 +1,54 @@
-"""The typer app, its global options, and what every command shares: printing, the error wrapper, the session."""
+"""The typer app and its global options; what every command shares is in `cli.common` (typer-free, for the
+fast path), re-exported here for the command modules."""
 
 from __future__ import annotations
 
 import functools
-import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 from typer.core import TyperGroup
 
 from profilekit import __version__
-from profilekit.errors import (
-    EXIT_BROKEN_PIPE,
-    EXIT_FINDINGS,
-    EXIT_INTERNAL,
-    EXIT_OK,
-    Finding,
-    FindingsError,
-    ProfilekitError,
+from profilekit.cli.common import (
+    GLOBAL_FLAGS,
+    GLOBAL_VALUED,
+    G,
+    check_format,
+    err,
+    exit_for,
+    hoist_global_options,
+    open_session,
+    out,
+    print_findings,
+    redactor,
+    release_without_layers,
+    run_command,
+    set_globals,
+    target_release,
+    warn,
 )
-from profilekit.redact import Redactor
 
-if TYPE_CHECKING:
-    from profilekit.session import Session
-
-# global options a user may also write after the command (`profilekit check STACK --repo R`)
-GLOBAL_VALUED = ("--repo", "--vllm-version")
-GLOBAL_FLAGS = ("--debug", "--no-cache")
-
-
-def hoist_global_options(args: list[str]) -> list[str]:
-    """Move the global options written anywhere before a `--` in front of the command, in their order.
-
-    Arguments after `--` are left alone (`import -- vllm serve ... --debug` is vLLM's own argv); a valued
-    option without its value stays where it is, for click to report.
-    """
-    hoisted: list[str] = []
-    rest: list[str] = []
-    index = 0
-    while index < len(args):
-        arg = args[index]
-        if arg == "--":
-            rest += args[index:]
-            break
-        if arg in GLOBAL_FLAGS or ("=" in arg and arg.split("=", 1)[0] in GLOBAL_VALUED):
-            hoisted.append(arg)
-        elif arg in GLOBAL_VALUED and index + 1 < len(args):
-            hoisted += args[index : index + 2]
-            index += 1
-        else:
-            rest.append(arg)
-        index += 1
-    return hoisted + rest
+__all__ = [
+    "GLOBAL_FLAGS",
+    "GLOBAL_VALUED",
+    "G",
+    "app",
+    "check_format",
+    "command",
+    "err",
+    "exit_for",
+    "hoist_global_options",
+    "open_session",
+    "out",
+    "print_findings",
+    "redactor",
+    "release_without_layers",
+    "target_release",
+    "warn",
+]
 
 
 class _Group(TyperGroup):
@@ -77,97 +72,14 @@ app = typer.Typer(
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class _Globals:
-    repo: Path | None = None
-    vllm_version: str | None = None
-    debug: bool = False
-    no_cache: bool = False  # also read before typer runs: profilekit.cache.replay.command_of
-    session: Session | None = None  # the repository the command opened, once it has
-
-
-G = _Globals()
-
-
-def redactor() -> Redactor:
-    """The redaction rule for what this command prints: the secrets of every layer it has read."""
-    return G.session.redactor() if G.session is not None else Redactor()
-
-
-def out(text: str) -> None:
-    """Print to stdout; like everything profilekit prints, without a secret value in it."""
-    text = redactor().text(text)
-    sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
-
-
-def err(text: str) -> None:
-    text = redactor().text(text)
-    sys.stderr.write(text if text.endswith("\n") else text + "\n")
-
-
-def print_findings(findings: list[Finding], fmt: str = "text", *, version: str = "") -> None:
-    from profilekit.report import format_findings, summary_line
-
-    # redacted before formatting: escaping (JSON, Markdown) must not hide a secret's spelling from the redactor
-    findings = redactor().findings(findings)
-    text = format_findings(findings, fmt, version=version)
-    if text:
-        out(text)
-    if fmt == "text" and findings:
-        out(summary_line(findings))
-
-
-def warn(findings: list[Finding]) -> None:
-    """Warnings of a command that reports no findings of its own (show, explain, diff): to stderr, redacted."""
-    if findings:
-        from profilekit.report import format_text, summary_line
-
-        found = redactor().findings(findings)
-        err(format_text(found))
-        err(summary_line(found))
-
-
 def command(fn: F) -> F:
-    """Run a command; map domain errors to messages and exit codes, never to a traceback."""
+    """Run a command; map domain errors to messages and exit codes (`common.run_command`), never to a traceback."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            code = fn(*args, **kwargs)
-        except FindingsError as exc:
-            findings = sorted(exc.findings, key=lambda f: f.sort_key())
-            from profilekit.report import format_text, summary_line
-
-            err(format_text(findings))
-            err(summary_line(findings))
-            raise typer.Exit(EXIT_FINDINGS) from None
-        except ProfilekitError as exc:
-            err(f"profilekit: error: {exc.message}")
-            if exc.hint:
-                err(f"  hint: {exc.hint}")
-            raise typer.Exit(exc.exit_code) from None
-        except (typer.Exit, typer.Abort, KeyboardInterrupt):
-            raise
-        except BrokenPipeError:
-            # the reader went away (`profilekit lint | head -1`): stop quietly, as a tool that SIGPIPE ends does
-            _silence_stdout()
-            raise typer.Exit(EXIT_BROKEN_PIPE) from None
-        except Exception as exc:
-            if G.debug:
-                raise
-            err(f"profilekit: internal error: {type(exc).__name__}: {exc} (run with --debug for a traceback)")
-            raise typer.Exit(EXIT_INTERNAL) from None
-        raise typer.Exit(code or EXIT_OK)
+        raise typer.Exit(run_command(fn, *args, **kwargs))
 
     return wrapper  # type: ignore[return-value]
-
-
-def _silence_stdout() -> None:
-    """Point stdout at /dev/null, so that the flush at exit does not fail on the closed pipe again."""
-    import contextlib
-    import os
-
-    with contextlib.suppress(OSError, ValueError):  # no real stdout (captured in tests): nothing to redirect
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _version_callback(value: bool) -> None:
@@ -192,55 +104,4 @@ def main_options(
         bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Print the version and exit.")
     ] = False,
 ) -> None:
-    G.repo, G.vllm_version, G.debug, G.no_cache, G.session = repo, vllm_version, debug, no_cache, None
-
-
-def open_session() -> Session:
-    from profilekit.session import Session
-
-    G.session = Session.open(repo=G.repo, vllm_version=G.vllm_version)
-    return G.session
-
-
-def release_without_layers() -> str:
-    """The target release of this run's global options, without loading the layers: for `flags` and `schema`."""
-    return target_release(G.repo, G.vllm_version)
-
-
-def target_release(repo: Path | None, vllm_version: str | None) -> str:
-    """The target release (`vllm_version`, else `[vllm] version` if a repository is found at or above `repo`, else
-    the newest), without loading the repository's layers (and without pydantic): for `flags`, `schema`, completion."""
-    import tomllib
-
-    from profilekit.errors import UsageError
-    from profilekit.layers import REPO_MARKER, find_repo
-    from profilekit.vllm.versions import resolve_version
-
-    if vllm_version is not None:
-        return resolve_version(vllm_version, None)
-    try:
-        root = find_repo(None, repo)
-    except UsageError:
-        if repo is not None:
-            raise
-        return resolve_version(None, None)
-    try:
-        data = tomllib.loads((root / REPO_MARKER).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise UsageError(f"cannot read {REPO_MARKER}: {exc}", hint="fix it, or pass --vllm-version X.Y.Z") from None
-    section = data.get("vllm")
-    configured = section.get("version") if isinstance(section, dict) else None
-    return resolve_version(None, configured if isinstance(configured, str) else None)
-
-
-def check_format(fmt: str, allowed: tuple[str, ...]) -> None:
-    from profilekit.errors import UsageError
-
-    if fmt not in allowed:
-        raise UsageError(f"unknown format {fmt!r}", hint="choose one of: " + ", ".join(allowed))
-
-
-def exit_for(findings: list[Finding], *, strict: bool) -> int:
-    if any(f.is_error for f in findings) or (strict and findings):
-        return EXIT_FINDINGS
-    return EXIT_OK
+    set_globals(repo=repo, vllm_version=vllm_version, debug=debug, no_cache=no_cache)

@@ -103,19 +103,3 @@ def diff(
             hint="profilekit diff STACK_A STACK_B, or profilekit diff STACK --from-release X --to-release Y",
         )
     return _stacks(open_session(), stacks[0], stacks[1], role, fmt)
-
-
-def lint_to_release(to_release: str, fmt: str, *, strict: bool, combinations: str | None) -> int:
-    """`lint --to-release X`: exit 1 when the new release gives error findings the current one does not
-    (with `--strict`, any new finding)."""
-    from profilekit.session import Session
-    from profilekit.upgrade_repo import repo_json, repo_text, upgrade_repository
-
-    check_format(fmt, FORMATS)
-    old = open_session()
-    new = Session.open(repo=G.repo, vllm_version=to_release)
-    report = upgrade_repository(old, new, combinations=combinations)
-    redact = redactor()
-    _print(repo_json(report, redact), repo_text(report, redact), fmt)
-    appear = [c.finding for c in report.findings if c.change == "appears"]
-    return EXIT_FINDINGS if any(f.is_error or strict for f in appear) else EXIT_OK

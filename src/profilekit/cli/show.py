@@ -1,35 +1,13 @@
-"""`profilekit show`: the effective configuration of a stack."""
+"""`profilekit show` as typer declares it; its body is in `commands.show`."""
 
 from __future__ import annotations
 
-import json
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated
 
 import typer
 
-from profilekit.cli.app import app, check_format, command, open_session, out, redactor, warn
+from profilekit.cli.app import app, command
 from profilekit.cli.completion import complete_role, complete_stack
-from profilekit.errors import EXIT_OK
-
-if TYPE_CHECKING:
-    from profilekit.compose import Stack
-
-
-def _role_view(stack: Stack, names: list[str]) -> dict[str, Any]:
-    roles: dict[str, Any] = {}
-    for name in names:
-        role = stack.roles[name]
-        view: dict[str, Any] = {}
-        if role.is_vllm:
-            view["serve"] = role.serve
-        else:
-            view["command"] = role.command
-        view["env"] = role.env
-        model = role.model
-        if model:
-            view["model"] = model
-        roles[name] = redactor().value(view)  # a secret value written in a layer is never shown
-    return roles
 
 
 @app.command()
@@ -49,26 +27,6 @@ def show(
     fmt: Annotated[str, typer.Option("--format", help="toml or json")] = "toml",
 ) -> int:
     """Print the effective configuration of a stack (of several: {"stacks": [...]}, one entry per stack)."""
-    from profilekit.stacks import chosen_stacks
+    from profilekit.commands import show as body  # imported when the command runs, not for --help
 
-    check_format(fmt, ("toml", "json"))
-    session = open_session()
-    views: list[dict[str, Any]] = []
-    for spec in chosen_stacks(session, stacks or [], every=every):
-        composed = session.stack(spec)
-        warn(session.warnings(composed))
-        views.append(
-            {
-                "stack": composed.spec,
-                "layers": composed.layer_names,
-                "roles": _role_view(composed, session.role_names(composed, role)),
-            }
-        )
-    data = views[0] if len(views) == 1 else {"stacks": views}
-    if fmt == "json":
-        out(json.dumps(data, indent=2, ensure_ascii=False))
-    else:
-        from profilekit.tomlwrite import dumps
-
-        out(dumps(data))
-    return EXIT_OK
+    return body.show(stacks=stacks, every=every, role=role, fmt=fmt)

@@ -1,0 +1,101 @@
+"""`profilekit check` and `profilekit lint`: findings in text, JSON, GitHub, SARIF or Markdown form."""
+
+from __future__ import annotations
+
+from profilekit.cli.common import G, check_format, exit_for, open_session, out, print_findings, redactor
+from profilekit.errors import EXIT_FINDINGS, EXIT_OK, Finding, FindingsError
+
+
+def check(*, stacks: list[str] | None, every: bool, fmt: str, strict: bool) -> int:
+    """Run every check on one or more stacks."""
+    from profilekit.report import FORMATS
+    from profilekit.stacks import chosen_stacks, distinct
+
+    check_format(fmt, FORMATS)
+    session = open_session()
+    specs = chosen_stacks(session, stacks or [], every=every)
+    findings: list[Finding] = []
+    clean: list[str] = []
+    for spec in specs:
+        try:
+            composed = session.stack(spec)
+            name, found = composed.spec, session.check(composed)
+        except FindingsError as exc:
+            name, found = spec, exc.findings
+        findings += found
+        if not found:
+            clean.append(name)
+    findings = distinct(findings)
+    if fmt == "markdown":
+        from profilekit.markdown import format_check
+
+        named = ", ".join(specs)
+        out(format_check(redactor().findings(findings), stack=named, version=session.version))
+        return exit_for(findings, strict=strict)
+    print_findings(findings, fmt, version=session.version)
+    if fmt == "text":
+        for spec in clean:
+            out(f"{spec}: no problems found (vLLM {session.version})")
+    return exit_for(findings, strict=strict)
+
+
+# ---- lint ---------------------------------------------------------------------------------------
+
+
+def lint(*, fmt: str, strict: bool, combinations: str | None, to_release: str | None, sources: bool) -> int:
+    """Check the whole repository: every file, every deployable layer, every [lint] stack, layer combinations."""
+    from profilekit.errors import UsageError
+    from profilekit.lint import lint_repository
+    from profilekit.report import FORMATS
+
+    check_format(fmt, FORMATS)
+    if combinations is not None and combinations not in ("none", "pairs", "all"):
+        raise UsageError(f"unknown --combinations {combinations!r}", hint="choose one of: none, pairs, all")
+    if to_release is not None:
+        return _lint_to_release(to_release, fmt, strict=strict, combinations=combinations)
+    try:
+        session = open_session()
+    except FindingsError as exc:  # a broken profilekit.toml is a finding of the lint, in the asked format
+        findings = sorted(exc.findings, key=lambda f: f.sort_key())
+        print_findings(findings, fmt, version="")
+        return EXIT_FINDINGS
+    units = None
+    if not G.no_cache:
+        from profilekit.lintcache import LintCache
+
+        units = LintCache(session)
+    report = lint_repository(session, combinations=combinations, units=units, sources=sources)
+    if fmt == "markdown":
+        from profilekit.markdown import format_lint
+
+        out(format_lint(report, redactor().findings(report.findings), version=session.version))
+        return exit_for(report.findings, strict=strict)
+    print_findings(report.findings, fmt, version=session.version)
+    if fmt == "text" and not report.findings:
+        what = f"{report.files} files, {len(report.stacks)} stacks"
+        if report.combinations:
+            what += f", {report.combinations} combinations"
+        out(f"lint: {what} checked, no problems found (vLLM {session.version})")
+    return exit_for(report.findings, strict=strict)
+
+
+def _lint_to_release(to_release: str, fmt: str, *, strict: bool, combinations: str | None) -> int:
+    """`lint --to-release X`: exit 1 when the new release gives error findings the current one does not
+    (with `--strict`, any new finding)."""
+    import json
+
+    from profilekit.session import Session
+    from profilekit.upgrade_repo import repo_json, repo_text, upgrade_repository
+
+    check_format(fmt, ("text", "json"))
+    old = open_session()
+    new = Session.open(repo=G.repo, vllm_version=to_release)
+    report = upgrade_repository(old, new, combinations=combinations)
+    redact = redactor()
+    out(
+        json.dumps(repo_json(report, redact), indent=2, ensure_ascii=False)
+        if fmt == "json"
+        else repo_text(report, redact)
+    )
+    appear = [c.finding for c in report.findings if c.change == "appears"]
+    return EXIT_FINDINGS if any(f.is_error or strict for f in appear) else EXIT_OK

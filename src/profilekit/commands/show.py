@@ -1,0 +1,56 @@
+"""`profilekit show`: the effective configuration of a stack."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from profilekit.cli.common import check_format, open_session, out, redactor, warn
+from profilekit.errors import EXIT_OK
+
+if TYPE_CHECKING:
+    from profilekit.compose import Stack
+
+
+def _role_view(stack: Stack, names: list[str]) -> dict[str, Any]:
+    roles: dict[str, Any] = {}
+    for name in names:
+        role = stack.roles[name]
+        view: dict[str, Any] = {}
+        if role.is_vllm:
+            view["serve"] = role.serve
+        else:
+            view["command"] = role.command
+        view["env"] = role.env
+        model = role.model
+        if model:
+            view["model"] = model
+        roles[name] = redactor().value(view)  # a secret value written in a layer is never shown
+    return roles
+
+
+def show(*, stacks: list[str] | None, every: bool, role: str | None, fmt: str) -> int:
+    """Print the effective configuration of a stack (of several: {"stacks": [...]}, one entry per stack)."""
+    from profilekit.stacks import chosen_stacks
+
+    check_format(fmt, ("toml", "json"))
+    session = open_session()
+    views: list[dict[str, Any]] = []
+    for spec in chosen_stacks(session, stacks or [], every=every):
+        composed = session.stack(spec)
+        warn(session.warnings(composed))
+        views.append(
+            {
+                "stack": composed.spec,
+                "layers": composed.layer_names,
+                "roles": _role_view(composed, session.role_names(composed, role)),
+            }
+        )
+    data = views[0] if len(views) == 1 else {"stacks": views}
+    if fmt == "json":
+        out(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        from profilekit.tomlwrite import dumps
+
+        out(dumps(data))
+    return EXIT_OK
