@@ -12,7 +12,10 @@ import copy
 import dataclasses
 import datetime
 import os
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +24,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
 from profilekit import layerdata, models
+from tests.conftest import MakeRepo
 
 EXAMPLES = int(os.environ.get("PROFILEKIT_LAYERDATA_EXAMPLES", "300"))
 
@@ -285,3 +289,40 @@ def test_each_model_has_a_plain_class_of_the_same_fields_and_defaults(model: typ
     )
     if not required:
         assert models.plain(model()) == plain()
+
+
+ROOT = Path(__file__).resolve().parents[1]
+CHECK = """
+import sys
+from pathlib import Path
+from profilekit.errors import FindingsError
+from profilekit.session import Session
+session = Session.open(repo=Path(sys.argv[1]), vllm_version=None)
+try:
+    session.check(session.stack(sys.argv[2]))
+except FindingsError as exc:
+    print(*(f.message for f in exc.findings), sep=chr(10))
+print(sorted(name for name in ("pydantic", "profilekit.models") if name in sys.modules))
+"""
+
+
+def _library_check(root: Path, spec: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", CHECK, str(root), spec], capture_output=True, text=True, check=False)
+
+
+def test_checking_the_example_repository_never_imports_pydantic() -> None:
+    """The example repository's files are valid: loading, composing and checking a stack reads them with
+    layerdata alone (typer imports pydantic on its own, so this is the library, not the command)."""
+    done = _library_check(ROOT, "nemotron-replayssm")
+    assert (done.returncode, done.stdout) == (0, "[]\n"), done.stderr[-2000:]
+
+
+def test_an_invalid_layer_is_explained_by_pydantic(make_repo: MakeRepo) -> None:
+    """The subprocess above is not blind: a layer layerdata refuses brings pydantic in for its findings."""
+    root = make_repo({"bad.toml": '[serve]\nmodel = "m"\n[env]\n"FOO-1" = "x"\n'})
+    done = _library_check(root, "bad")
+    assert (done.returncode, done.stdout) == (
+        0,
+        "env.FOO-1: 'FOO-1' is not a valid environment variable name: letters, digits and '_', "
+        "not starting with a digit\n['profilekit.models', 'pydantic']\n",
+    ), done.stderr[-2000:]
