@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from profilekit.errors import Finding, Location, Severity, UsageError
+from profilekit.layerdata import Secret
 from profilekit.layers import PROFILES_DIR, Layer, discover_layers, load_layer
-from profilekit.models import Secret
 from profilekit.tomlpos import Path as KeyPath
 from profilekit.tomlpos import format_key, parse_key
 
@@ -552,7 +552,7 @@ def _top_tables(layer: Layer) -> tuple[dict[str, Any], dict[str, Any]]:
     known: tuple[dict[str, Any], dict[str, Any]] | None = layer.memo.get("top")
     if known is None:
         env = {k: env_value(v) for k, v in layer.data.env.items()}
-        known = layer.memo["top"] = (env, layer.data.model.model_dump(exclude_none=True))
+        known = layer.memo["top"] = (env, layer.data.model.written())
     return known
 
 

@@ -22,13 +22,13 @@ from profilekit.guards import (
     nesting_error_position,
     syntax_error_position,
 )
+from profilekit.layerdata import LayerFile, RepoConfig, layer_file, repo_config
 from profilekit.tomlpos import Path as KeyPath
 from profilekit.tomlpos import Pos, format_key, locate_keys
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
-    from profilekit.models import LayerFile, RepoConfig
     from profilekit.sources import Source
     from profilekit.vllm.catalogue import Catalogue
 
@@ -400,11 +400,9 @@ def load_layer(
     """Read, parse and validate one layer file. Never raises for a user mistake.
 
     With a flag catalogue, `serve` keys written as aliases or option strings become dests.
+    A valid file is read without pydantic (layerdata.py); only a file it refuses is validated by the
+    models, whose errors become the findings.
     """
-    from pydantic import ValidationError
-
-    from profilekit.models import LayerFile
-
     source, raw, findings = read_toml(root, path, prefix)
     if source is None or raw is None:
         for f in findings:
@@ -417,10 +415,16 @@ def load_layer(
     )
     if unsafe:
         return None, unsafe
-    try:
-        data = LayerFile.model_validate(raw)
-    except ValidationError as exc:
-        return None, _schema_findings(source, exc, rule="invalid-layer", layer=name)
+    data = layer_file(raw)
+    if data is None:
+        from pydantic import ValidationError
+
+        from profilekit import models
+
+        try:
+            data = models.plain(models.LayerFile.model_validate(raw))
+        except ValidationError as exc:
+            return None, _schema_findings(source, exc, rule="invalid-layer", layer=name)
     spelling: dict[KeyPath, KeyPath] = {}
     serve, problems = _normalise_serve(source, name, ("serve",), data.serve, spelling, catalogue=catalogue)
     role_serve: dict[str, dict[str, Any]] = {}
@@ -433,17 +437,21 @@ def load_layer(
 
 
 def load_repo_config(root: Path, prefix: str = "") -> tuple[RepoConfig, SourceFile | None, list[Finding]]:
-    from pydantic import ValidationError
-
-    from profilekit.models import RepoConfig
-
+    """Read and validate profilekit.toml: without pydantic when it is valid, as `load_layer` does."""
     source, raw, findings = read_toml(root, root / REPO_MARKER, prefix)
     if source is None or raw is None:
         return RepoConfig(), None, findings
     unsafe = content_findings(raw, source.pos, file=source.file, rule="invalid-config")
     if unsafe:
         return RepoConfig(), source, unsafe
+    config = repo_config(raw)
+    if config is not None:
+        return config, source, []
+    from pydantic import ValidationError
+
+    from profilekit import models
+
     try:
-        return RepoConfig.model_validate(raw), source, []
+        return models.plain(models.RepoConfig.model_validate(raw)), source, []
     except ValidationError as exc:
         return RepoConfig(), source, _schema_findings(source, exc, rule="invalid-config")

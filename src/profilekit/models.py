@@ -1,4 +1,9 @@
-"""Pydantic models of the layer file and of profilekit.toml (DESIGN sections 3 and 4)."""
+"""Pydantic models of the layer file and of profilekit.toml (DESIGN sections 3 and 4): the schema of record.
+
+A run whose files are valid never imports this module: layerdata.py validates them into plain classes of the
+same shape. These models say what is wrong with a file that is not (layers.py's findings) and give the JSON
+schema (layerschema.py); `plain` turns what they accept into the classes the rest of profilekit uses.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +11,18 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
-ROLE_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
-ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
-# a `[sources.NAME]` name: the `NAME:` before the layers (and `[render] templates`) of that source
-SOURCE = r"[a-z0-9][a-z0-9_-]*"
-SOURCE_NAME = rf"^{SOURCE}$"
-# `@capability` or a layer name (path below profiles/, `/`-separated), maybe of a source (`platform:base`)
-REFERENCE = rf"^(@[A-Za-z0-9][A-Za-z0-9_.-]*|({SOURCE}:)?[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*)$"
+from profilekit import layerdata
+from profilekit.layerdata import (
+    CAPABILITY,
+    ENV_NAME,
+    REFERENCE,
+    ROLE_NAME,
+    SBATCH_WORD,
+    SECRET_KEY,
+    SECRET_MAX_LENGTH,
+    SECRET_NAME,
+    SOURCE_NAME,
+)
 
 _STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
 
@@ -21,12 +31,10 @@ RoleName = Annotated[str, StringConstraints(pattern=ROLE_NAME)]
 # the end of the text, so "FOO\n" does not match)
 EnvName = Annotated[str, StringConstraints(pattern=ENV_NAME)]
 LayerRef = Annotated[str, StringConstraints(pattern=REFERENCE)]
-Capability = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
+Capability = Annotated[str, StringConstraints(pattern=CAPABILITY)]
 # Kubernetes: a Secret's name is a DNS-1123 subdomain, a key in it letters, digits, '-', '_' and '.'
-SecretName = Annotated[
-    str, StringConstraints(max_length=253, pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-]
-SecretKey = Annotated[str, StringConstraints(max_length=253, pattern=r"^[-._a-zA-Z0-9]+$")]
+SecretName = Annotated[str, StringConstraints(max_length=SECRET_MAX_LENGTH, pattern=SECRET_NAME)]
+SecretKey = Annotated[str, StringConstraints(max_length=SECRET_MAX_LENGTH, pattern=SECRET_KEY)]
 
 
 class Secret(BaseModel):
@@ -124,7 +132,7 @@ class K8sSection(BaseModel):
 
 
 # what an `#SBATCH --option=value` line carries unquoted: sbatch splits it at spaces
-SbatchWord = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.,:+-]+$")]
+SbatchWord = Annotated[str, StringConstraints(pattern=SBATCH_WORD)]
 
 
 class SlurmSection(BaseModel):
@@ -159,3 +167,23 @@ class RepoConfig(BaseModel):
     lint: LintSection = Field(default_factory=LintSection)
     render: RenderSection = Field(default_factory=RenderSection)
     sources: dict[Annotated[str, StringConstraints(pattern=SOURCE_NAME)], SourceSpec] = Field(default_factory=dict)
+
+
+def plain(model: BaseModel) -> Any:
+    """`model` as the plain class of the same name in layerdata.py, field by field, nested models too.
+
+    For a file the fast validator refused but pydantic accepted: what is loaded never depends on which of
+    the two read it (tests/test_layerdata.py asserts that they agree).
+    """
+    return _plain(model)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        cls = getattr(layerdata, type(value).__name__)
+        return cls(**{name: _plain(getattr(value, name)) for name in type(value).model_fields})
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value

@@ -17,8 +17,8 @@ from profilekit.vllm.argv import render_argv
 
 if TYPE_CHECKING:
     from profilekit.compose import RoleConfig, Stack
+    from profilekit.layerdata import K8sSection, SlurmSection
     from profilekit.layers import Layer
-    from profilekit.models import K8sSection, SlurmSection
     from profilekit.templating import Sandbox
     from profilekit.vllm.catalogue import Catalogue
 
@@ -112,7 +112,7 @@ def render_stack(
     try:  # a failing template, in any target, leaves no file at all: the render writes nothing
         files = _files(env, stack, chosen, version=version, catalogue=catalogue, targets=targets)
         if "k8s" in targets:
-            from profilekit.models import K8sSection
+            from profilekit.layerdata import K8sSection
             from profilekit.targets.k8s import render_k8s
 
             manifests = render_k8s(
@@ -126,7 +126,7 @@ def render_stack(
             )
             files = _with_files(files, manifests, stack, version=version)
         if "slurm" in targets and len(chosen) == len(stack.roles):  # job.sbatch starts every role of the stack
-            from profilekit.models import SlurmSection
+            from profilekit.layerdata import SlurmSection
             from profilekit.targets.slurm import render_slurm
 
             job = render_slurm(

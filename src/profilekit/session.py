@@ -13,8 +13,8 @@ from profilekit.layers import find_repo, load_repo_config
 from profilekit.vllm.versions import resolve_version
 
 if TYPE_CHECKING:
+    from profilekit.layerdata import RepoConfig
     from profilekit.lineage import Lineages
-    from profilekit.models import RepoConfig
     from profilekit.redact import Redactor
     from profilekit.sources import Source
     from profilekit.sources.lockfile import Locked
@@ -184,7 +184,7 @@ class Session:
         """`platform:templates` as the folder of source `platform`; None when `name` names no source."""
         import re
 
-        from profilekit.models import SOURCE
+        from profilekit.layerdata import SOURCE
 
         match = re.match(rf"^({SOURCE}):(.*)$", name)
         if match is None or (self.root / name).exists():

@@ -13,8 +13,8 @@ from profilekit.errors import EXIT_OK
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from profilekit.layerdata import RepoConfig
     from profilekit.layers import SourceFile
-    from profilekit.models import RepoConfig
     from profilekit.session import Session
     from profilekit.sources.impact import StackImpact
     from profilekit.sources.lockfile import Locked

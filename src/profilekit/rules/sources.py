@@ -9,8 +9,8 @@ from profilekit.errors import Finding, Location, Severity
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from profilekit.layerdata import RepoConfig
     from profilekit.layers import SourceFile
-    from profilekit.models import RepoConfig
     from profilekit.sources import Source
 
 

@@ -17,8 +17,8 @@ from profilekit.errors import Finding, Location, Severity
 from profilekit.sources.lockfile import LOCK_FILE, Locked, LockError, read_lock, tree_hash
 
 if TYPE_CHECKING:
+    from profilekit.layerdata import RepoConfig, SourceSpec
     from profilekit.layers import SourceFile
-    from profilekit.models import RepoConfig, SourceSpec
 
 SOURCES_DIR = "sources"
 

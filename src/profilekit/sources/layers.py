@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,11 +31,13 @@ def load_source_layer(
     if layer is None:
         return None, findings
     meta = layer.data.layer
-    update = {
-        field: [qualify(source.name, ref) for ref in getattr(meta, field)]
-        for field in ("extends", "conflicts", "requires")
-    }
-    data = layer.data.model_copy(update={"layer": meta.model_copy(update=update)})
+    meta = replace(
+        meta,
+        extends=[qualify(source.name, ref) for ref in meta.extends],
+        conflicts=[qualify(source.name, ref) for ref in meta.conflicts],
+        requires=[qualify(source.name, ref) for ref in meta.requires],
+    )
+    data = replace(layer.data, layer=meta)
     config = data.model.config
     if config is not None:
         inside = (source.tree / config).resolve()
@@ -51,7 +54,7 @@ def load_source_layer(
                 )
             )
             return None, findings
-        data = data.model_copy(update={"model": data.model.model_copy(update={"config": str(inside)})})
+        data = replace(data, model=replace(data.model, config=str(inside)))
     layer.data = data
     layer.origin = source
     return layer, findings

@@ -12,8 +12,8 @@ from profilekit.sources import cache_root, config_location, copy_changed, extrac
 from profilekit.sources.lockfile import Locked, tree_hash
 
 if TYPE_CHECKING:
+    from profilekit.layerdata import RepoConfig, SourceSpec
     from profilekit.layers import SourceFile
-    from profilekit.models import RepoConfig, SourceSpec
 
 
 @dataclass(slots=True)

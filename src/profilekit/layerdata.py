@@ -1,0 +1,361 @@
+"""The layer file and profilekit.toml as plain frozen classes, validated without pydantic.
+
+Importing pydantic and building the models of models.py costs more than the rest of a cold `check`; a
+repository whose files are valid needs neither. `layer_file` and `repo_config` accept exactly what the models
+accept in their strict mode (`extra="forbid", strict=True`) and build the same data; for anything else they
+answer None and layers.py asks pydantic, which stays the schema of record: its errors become the findings and
+its JSON schema is the published one. tests/test_layerdata.py holds the two to each other.
+
+The name patterns live here, so models.py and this module share one definition of each. pydantic's patterns
+are Rust regexes, where `$` is the end of the text: they are matched here with `fullmatch`, so "FOO\\n" is
+refused as pydantic refuses it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+ROLE_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+# a `[sources.NAME]` name: the `NAME:` before the layers (and `[render] templates`) of that source
+SOURCE = r"[a-z0-9][a-z0-9_-]*"
+SOURCE_NAME = rf"^{SOURCE}$"
+# `@capability` or a layer name (path below profiles/, `/`-separated), maybe of a source (`platform:base`)
+REFERENCE = rf"^(@[A-Za-z0-9][A-Za-z0-9_.-]*|({SOURCE}:)?[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*)$"
+CAPABILITY = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+# Kubernetes: a Secret's name is a DNS-1123 subdomain, a key in it letters, digits, '-', '_' and '.'
+SECRET_NAME = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+SECRET_KEY = r"^[-._a-zA-Z0-9]+$"
+SECRET_MAX_LENGTH = 253
+# what an `#SBATCH --option=value` line carries unquoted: sbatch splits it at spaces
+SBATCH_WORD = r"^[A-Za-z0-9_.,:+-]+$"
+COMBINATIONS = ("none", "pairs", "all")
+
+
+@dataclass(frozen=True, slots=True)
+class Secret:
+    """`{ secret = true }`: the value comes from the launching environment and is never written."""
+
+    secret: Literal[True]
+
+
+@dataclass(frozen=True, slots=True)
+class LayerMeta:
+    """The `[layer]` table: metadata and declared constraints."""
+
+    description: str = ""
+    extends: list[str] = field(default_factory=list)
+    group: str | None = None
+    provides: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+    requires: list[str] = field(default_factory=list)
+    abstract: bool = False
+    unset: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelFacts:
+    """The `[model]` table: facts vLLM reads from the model's config.json."""
+
+    architecture: str | None = None
+    config: str | None = None
+
+    def written(self) -> dict[str, str]:
+        """The facts that are set, as a table (pydantic's `model_dump(exclude_none=True)`)."""
+        table: dict[str, str] = {}
+        if self.architecture is not None:
+            table["architecture"] = self.architecture
+        if self.config is not None:
+            table["config"] = self.config
+        return table
+
+
+@dataclass(frozen=True, slots=True)
+class Role:
+    """One `[roles.<name>]` table: per-role overrides, or a plain command."""
+
+    serve: dict[str, Any] = field(default_factory=dict)
+    env: dict[str, str | Secret] = field(default_factory=dict)
+    command: list[str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LayerFile:
+    """A whole layer file."""
+
+    layer: LayerMeta = field(default_factory=LayerMeta)
+    model: ModelFacts = field(default_factory=ModelFacts)
+    serve: dict[str, Any] = field(default_factory=dict)
+    env: dict[str, str | Secret] = field(default_factory=dict)
+    roles: dict[str, Role] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class VllmSection:
+    version: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LintSection:
+    stacks: list[str] = field(default_factory=list)
+    combinations: Literal["none", "pairs", "all"] = "pairs"
+
+
+@dataclass(frozen=True, slots=True)
+class K8sSection:
+    """`[render.k8s]`: what `render --target k8s` cannot read from the layers (docs/FORMAT.md)."""
+
+    image: str | None = None  # the vLLM roles' image; None: vllm/vllm-openai:v<release>
+    images: dict[str, str] = field(default_factory=dict)  # per role (a command role needs its own)
+    secret_name: str | None = None  # the Secret every secretKeyRef names; None: <stack>-secrets
+    secret_keys: dict[str, str] = field(default_factory=dict)  # env name -> key in that Secret
+
+
+@dataclass(frozen=True, slots=True)
+class SlurmSection:
+    """`[render.slurm]`: the `#SBATCH` lines of `render --target slurm` that a site decides (docs/FORMAT.md)."""
+
+    partition: str | None = None
+    time: str | None = None  # --time: `MINUTES`, `HH:MM:SS`, `DAYS-HH`...
+    account: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RenderSection:
+    templates: str | None = None
+    k8s: K8sSection = field(default_factory=K8sSection)
+    slurm: SlurmSection = field(default_factory=SlurmSection)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceSpec:
+    """`[sources.NAME]`: a repository of layers this one builds on, at a revision (docs/SOURCES.md)."""
+
+    git: str
+    rev: str
+
+
+@dataclass(frozen=True, slots=True)
+class RepoConfig:
+    """profilekit.toml."""
+
+    vllm: VllmSection = field(default_factory=VllmSection)
+    lint: LintSection = field(default_factory=LintSection)
+    render: RenderSection = field(default_factory=RenderSection)
+    sources: dict[str, SourceSpec] = field(default_factory=dict)
+
+
+def layer_file(raw: object) -> LayerFile | None:
+    """`raw` (a parsed layer file) as a LayerFile, or None where `models.LayerFile` would refuse it."""
+    try:
+        return _layer_file(raw)
+    except _Refused:
+        return None
+
+
+def repo_config(raw: object) -> RepoConfig | None:
+    """`raw` (parsed profilekit.toml) as a RepoConfig, or None where `models.RepoConfig` would refuse it."""
+    try:
+        return _repo_config(raw)
+    except _Refused:
+        return None
+
+
+class _Refused(Exception):
+    """pydantic would refuse the value: it alone says why (layers.py asks it)."""
+
+
+# Strict mode, as pydantic-core applies it to what a TOML reader gives (dict, list, str, int, float, bool, and
+# datetime, date and time): a string is a str, a boolean a bool (never 1), a table a dict, an array a list.
+
+_role_name = re.compile(ROLE_NAME).fullmatch
+_env_name = re.compile(ENV_NAME).fullmatch
+_source_name = re.compile(SOURCE_NAME).fullmatch
+_reference = re.compile(REFERENCE).fullmatch
+_capability = re.compile(CAPABILITY).fullmatch
+_secret_name = re.compile(SECRET_NAME).fullmatch
+_secret_key = re.compile(SECRET_KEY).fullmatch
+_sbatch_word = re.compile(SBATCH_WORD).fullmatch
+
+
+def _table(raw: object, keys: frozenset[str]) -> dict[str, Any]:
+    """A table of a model: a dict whose keys are all fields (`extra="forbid"`)."""
+    if not isinstance(raw, dict) or not keys.issuperset(raw):
+        raise _Refused
+    return raw
+
+
+def _string(value: object) -> str:
+    if not isinstance(value, str):
+        raise _Refused
+    return value
+
+
+def _optional(value: object) -> str | None:
+    return None if value is None else _string(value)
+
+
+def _named(value: object, matches: Any, max_length: int | None = None) -> str:
+    """A string that matches a name pattern (and is at most `max_length` long)."""
+    text = _string(value)
+    if matches(text) is None or (max_length is not None and len(text) > max_length):
+        raise _Refused
+    return text
+
+
+def _strings(value: object, matches: Any = None) -> list[str]:
+    if not isinstance(value, list):
+        raise _Refused
+    if matches is None:
+        return [_string(item) for item in value]
+    return [_named(item, matches) for item in value]
+
+
+def _mapping(value: object) -> dict[str, Any]:
+    """`dict[str, Any]`: keys are strings, values anything (pydantic copies the dict, not its values)."""
+    if not isinstance(value, dict) or not all(isinstance(key, str) for key in value):
+        raise _Refused
+    return dict(value)
+
+
+def _secret(raw: object) -> Secret:
+    # `Literal[True]`: pydantic-core looks a literal up by equality, so 1 and 1.0 are taken for True too
+    table = _table(raw, _SECRET)
+    if "secret" not in table:
+        raise _Refused
+    value = table["secret"]
+    if value is not True and not (type(value) in (int, float) and value == 1):
+        raise _Refused
+    return Secret(True)
+
+
+def _env(value: object) -> dict[str, str | Secret]:
+    """`dict[EnvName, str | Secret]`: a strict union, so a string is the str branch and a dict the Secret."""
+    if not isinstance(value, dict):
+        raise _Refused
+    env: dict[str, str | Secret] = {}
+    for name, item in value.items():
+        env[_named(name, _env_name)] = item if isinstance(item, str) else _secret(item)
+    return env
+
+
+_SECRET = frozenset({"secret"})
+_META = frozenset(LayerMeta.__dataclass_fields__)
+_FACTS = frozenset(ModelFacts.__dataclass_fields__)
+_ROLE = frozenset(Role.__dataclass_fields__)
+_LAYER = frozenset(LayerFile.__dataclass_fields__)
+_VLLM = frozenset(VllmSection.__dataclass_fields__)
+_LINT = frozenset(LintSection.__dataclass_fields__)
+_K8S = frozenset(K8sSection.__dataclass_fields__)
+_SLURM = frozenset(SlurmSection.__dataclass_fields__)
+_RENDER = frozenset(RenderSection.__dataclass_fields__)
+_SOURCE = frozenset(SourceSpec.__dataclass_fields__)
+_CONFIG = frozenset(RepoConfig.__dataclass_fields__)
+
+
+def _meta(raw: object) -> LayerMeta:
+    table = _table(raw, _META)
+    extends = _strings(table.get("extends", []), _reference)
+    if any(item.startswith("@") for item in extends):  # LayerMeta's field validator: extends names layers
+        raise _Refused
+    abstract = table.get("abstract", False)
+    if type(abstract) is not bool:
+        raise _Refused
+    return LayerMeta(
+        description=_string(table.get("description", "")),
+        extends=extends,
+        group=_optional(table.get("group")),
+        provides=_strings(table.get("provides", []), _capability),
+        conflicts=_strings(table.get("conflicts", []), _reference),
+        requires=_strings(table.get("requires", []), _reference),
+        abstract=abstract,
+        unset=_strings(table.get("unset", [])),
+    )
+
+
+def _facts(raw: object) -> ModelFacts:
+    table = _table(raw, _FACTS)
+    return ModelFacts(_optional(table.get("architecture")), _optional(table.get("config")))
+
+
+def _role(raw: object) -> Role:
+    table = _table(raw, _ROLE)
+    command = table.get("command")
+    if command is not None:
+        command = _strings(command)
+        if not command:  # min_length=1
+            raise _Refused
+    return Role(_mapping(table.get("serve", {})), _env(table.get("env", {})), command)
+
+
+def _layer_file(raw: object) -> LayerFile:
+    table = _table(raw, _LAYER)
+    roles = table.get("roles", {})
+    if not isinstance(roles, dict):
+        raise _Refused
+    return LayerFile(
+        layer=_meta(table["layer"]) if "layer" in table else LayerMeta(),
+        model=_facts(table["model"]) if "model" in table else ModelFacts(),
+        serve=_mapping(table.get("serve", {})),
+        env=_env(table.get("env", {})),
+        roles={_named(name, _role_name): _role(spec) for name, spec in roles.items()},
+    )
+
+
+def _k8s(raw: object) -> K8sSection:
+    table = _table(raw, _K8S)
+    images = table.get("images", {})
+    keys = table.get("secret_keys", {})
+    secret_name = table.get("secret_name")
+    if not isinstance(images, dict) or not isinstance(keys, dict):
+        raise _Refused
+    return K8sSection(
+        image=_optional(table.get("image")),
+        images={_named(role, _role_name): _string(image) for role, image in images.items()},
+        secret_name=None if secret_name is None else _named(secret_name, _secret_name, SECRET_MAX_LENGTH),
+        secret_keys={_named(env, _env_name): _named(key, _secret_key, SECRET_MAX_LENGTH) for env, key in keys.items()},
+    )
+
+
+def _sbatch(value: object) -> str | None:
+    return None if value is None else _named(value, _sbatch_word)
+
+
+def _render(raw: object) -> RenderSection:
+    table = _table(raw, _RENDER)
+    slurm = _table(table.get("slurm", {}), _SLURM)
+    return RenderSection(
+        templates=_optional(table.get("templates")),
+        k8s=_k8s(table["k8s"]) if "k8s" in table else K8sSection(),
+        slurm=SlurmSection(_sbatch(slurm.get("partition")), _sbatch(slurm.get("time")), _sbatch(slurm.get("account"))),
+    )
+
+
+def _source(raw: object) -> SourceSpec:
+    table = _table(raw, _SOURCE)
+    if "git" not in table or "rev" not in table:
+        raise _Refused
+    git, rev = _string(table["git"]), _string(table["rev"])
+    if not git or not rev:  # min_length=1
+        raise _Refused
+    return SourceSpec(git, rev)
+
+
+def _repo_config(raw: object) -> RepoConfig:
+    table = _table(raw, _CONFIG)
+    vllm = _table(table.get("vllm", {}), _VLLM)
+    lint = _table(table.get("lint", {}), _LINT)
+    combinations = lint.get("combinations", "pairs")
+    if combinations not in COMBINATIONS:  # a strict literal: only a string equals one of them
+        raise _Refused
+    sources = table.get("sources", {})
+    if not isinstance(sources, dict):
+        raise _Refused
+    return RepoConfig(
+        vllm=VllmSection(_optional(vllm.get("version"))),
+        lint=LintSection(_strings(lint.get("stacks", [])), combinations),
+        render=_render(table["render"]) if "render" in table else RenderSection(),
+        sources={_named(name, _source_name): _source(spec) for name, spec in sources.items()},
+    )
