@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from profilekit.errors import Finding, Location, Severity, UsageError
 from profilekit.layerdata import Secret
 from profilekit.layers import PROFILES_DIR, Layer, discover_layers, load_layer
+from profilekit.records import record
 from profilekit.tomlpos import Path as KeyPath
 from profilekit.tomlpos import format_key, parse_key
 
@@ -33,13 +34,13 @@ class _Unset:
 UNSET: Any = _Unset()
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Assignment:
     value: Any
     origin: Location
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Entry:
     """An effective leaf value, where it was set, and the values it replaced (oldest first)."""
 
@@ -182,7 +183,7 @@ def _count(counts: dict[KeyPath, int], path: KeyPath, step: int) -> None:
         counts[prefix] = counts.get(prefix, 0) + step
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class RoleConfig:
     """One process of the deployment: a vLLM server, or a plain command."""
 
@@ -229,7 +230,7 @@ def _holds(layer: Layer) -> bool:
 TRAITS = {"declares": _declares, "holds": _holds}
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Stack:
     """A composed stack: its layers in merge order and its roles."""
 
@@ -448,7 +449,7 @@ def _cycle_text(cycle: list[str]) -> str:
     return " -> ".join([*cycle[:half], f"... ({left_out} more layers)", *cycle[-half:]])
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Unset:
     """One `[layer] unset` entry: the effective path it removes, where it is written, and its text."""
 

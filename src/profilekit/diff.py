@@ -9,10 +9,11 @@ and the exported env, where a secret is a reference to the launching environment
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal
 
 from profilekit.compose import UNSET
+from profilekit.records import record
 from profilekit.tomlpos import format_key
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ Change = Literal["added", "removed", "changed"]
 Presence = Literal["both", "a", "b"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Side:
     """One side's value of a key: set at `origin`, or removed by the `unset` at `origin` (`unset`)."""
 
@@ -34,7 +35,7 @@ class Side:
     unset: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class KeyChange:
     key: str  # the effective key: serve.port, env.HF_TOKEN, model.architecture, command
     change: Change
@@ -42,7 +43,7 @@ class KeyChange:
     b: Side | None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class LineChange:
     """One line of the rendered command line (an option and its values) or env, removed (-) or added (+)."""
 
@@ -50,7 +51,7 @@ class LineChange:
     words: tuple[str, ...]  # argv words; for env: (NAME, value), or (NAME,) for a secret
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class RoleDiff:
     role: str
     presence: Presence
@@ -63,7 +64,7 @@ class RoleDiff:
         return self.presence == "both" and not (self.keys or self.command_line or self.env)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class StackDiff:
     a: Stack
     b: Stack

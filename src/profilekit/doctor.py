@@ -9,11 +9,12 @@ variable wins) and the rule engine runs on the result: the findings that appear 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from profilekit.compose import RoleConfig, Stack
 from profilekit.errors import Finding, Location, Severity
+from profilekit.records import record
 from profilekit.redact import SECRET_VALUE, Redactor, is_secret
 from profilekit.vllm.environ import describe, is_relevant
 from profilekit.vllm.envs import PREFIX, known_env_names
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 SHELL = "<shell environment>"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Release:
     installed: str | None  # the `vllm` distribution's version; None when none is installed
     target: str
@@ -42,7 +43,7 @@ class Release:
         return self.installed is None or _public(self.installed) in SUPPORTED
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Plugin:
     group: str
     name: str
@@ -53,7 +54,7 @@ class Plugin:
     changes_config: bool  # it loads and its group can change the effective configuration
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Variable:
     name: str
     value: str | None  # None: a secret-looking value, never shown
@@ -67,7 +68,7 @@ class Variable:
         return self.value is None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ShellFinding:
     """A rule finding the stack has only because of the shell's environment, and the variables behind it."""
 
@@ -77,14 +78,14 @@ class ShellFinding:
     also_without_shell: bool = False
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class SecretNeed:
     role: str
     name: str
     present: bool  # the shell holds it (never its value)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Audit:
     release: Release
     plugins: list[Plugin]

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from profilekit.records import record
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -19,7 +21,7 @@ class Severity(enum.StrEnum):
     WARNING = "warning"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Location:
     """Where a value was written: a file relative to the repository root, 1-based line and column."""
 
@@ -61,7 +63,7 @@ class Location:
         return f"{self}  ({self.key}, layer {self.layer})"
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Finding:
     """One problem found by a check. Returned as data; only the CLI turns findings into exit codes."""
 

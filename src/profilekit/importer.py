@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from profilekit.errors import UsageError
+from profilekit.records import record
 from profilekit.shellwords import Command, ShellError, split_commands
 from profilekit.vllm.cmdline import CommandLineError, option_problems, read_serve_args
 from profilekit.vllm.config_yaml import YamlError, config_args, read_yaml
@@ -38,7 +39,7 @@ _DOCKER_VALUE_OPTIONS = {
 }  # fmt: skip
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Imported:
     """A layer made from a launch: where it goes, its TOML text, and notes for the user."""
 
@@ -50,7 +51,7 @@ class Imported:
     notes: list[str] = field(default_factory=list)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class _Launch:
     command: Command
     env: dict[str, str]
@@ -58,7 +59,7 @@ class _Launch:
     arg_lines: list[int]
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class _Problems:
     """Everything that stops an import, each at its own line, reported together."""
 
@@ -136,7 +137,7 @@ def _export(cmd: Command, where: str, state: _State, launch: _Launch | None, pro
             state.notes.append(f"{where}export {word} passes on the launching environment's value; not imported")
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class _State:
     notes: list[str]
     exported: dict[str, str] = field(default_factory=dict)

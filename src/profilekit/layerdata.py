@@ -14,8 +14,10 @@ refused as pydantic refuses it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
+
+from profilekit.records import record
 
 ROLE_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
@@ -34,14 +36,14 @@ SBATCH_WORD = r"^[A-Za-z0-9_.,:+-]+$"
 COMBINATIONS = ("none", "pairs", "all")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Secret:
     """`{ secret = true }`: the value comes from the launching environment and is never written."""
 
     secret: Literal[True]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class LayerMeta:
     """The `[layer]` table: metadata and declared constraints."""
 
@@ -55,7 +57,7 @@ class LayerMeta:
     unset: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ModelFacts:
     """The `[model]` table: facts vLLM reads from the model's config.json."""
 
@@ -72,7 +74,7 @@ class ModelFacts:
         return table
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Role:
     """One `[roles.<name>]` table: per-role overrides, or a plain command."""
 
@@ -81,7 +83,7 @@ class Role:
     command: list[str] | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class LayerFile:
     """A whole layer file."""
 
@@ -92,18 +94,18 @@ class LayerFile:
     roles: dict[str, Role] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class VllmSection:
     version: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class LintSection:
     stacks: list[str] = field(default_factory=list)
     combinations: Literal["none", "pairs", "all"] = "pairs"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class K8sSection:
     """`[render.k8s]`: what `render --target k8s` cannot read from the layers (docs/FORMAT.md)."""
 
@@ -113,7 +115,7 @@ class K8sSection:
     secret_keys: dict[str, str] = field(default_factory=dict)  # env name -> key in that Secret
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class SlurmSection:
     """`[render.slurm]`: the `#SBATCH` lines of `render --target slurm` that a site decides (docs/FORMAT.md)."""
 
@@ -122,14 +124,14 @@ class SlurmSection:
     account: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class RenderSection:
     templates: str | None = None
     k8s: K8sSection = field(default_factory=K8sSection)
     slurm: SlurmSection = field(default_factory=SlurmSection)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class SourceSpec:
     """`[sources.NAME]`: a repository of layers this one builds on, at a revision (docs/SOURCES.md)."""
 
@@ -137,7 +139,7 @@ class SourceSpec:
     rev: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class RepoConfig:
     """profilekit.toml."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +23,7 @@ from profilekit.guards import (
     syntax_error_position,
 )
 from profilekit.layerdata import LayerFile, RepoConfig, layer_file, repo_config
+from profilekit.records import record
 from profilekit.tomlpos import Path as KeyPath
 from profilekit.tomlpos import Pos, format_key, locate_keys
 
@@ -36,7 +37,7 @@ REPO_MARKER = "profilekit.toml"
 PROFILES_DIR = "profiles"
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class SourceFile:
     """A TOML file as read: its text, where its keys are, and its digest."""
 
@@ -54,7 +55,7 @@ class SourceFile:
         return Pos(1, 1)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Layer:
     """A validated layer file; `serve` option names are normalised to vLLM's dest spelling."""
 

@@ -15,10 +15,11 @@ left to right, so its top level is its parent's, copied, with its own layer merg
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, TypeVar
 
 from profilekit.compose import TRAITS, Missed, Scope, Stack, Unset, merge_top_layer, missed_findings, unset_paths
+from profilekit.records import record
 
 if TYPE_CHECKING:
     from profilekit.compose import Catalog
@@ -104,7 +105,7 @@ _CHECKPOINT = 64
 _TOP_BUDGET = 1_000_000
 
 
-@dataclass(slots=True, eq=False)
+@record(slots=True, eq=False)
 class _Node:
     """A prefix of a merge order: its last layer, the prefix before it, and the state of merging it so far."""
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from profilekit.errors import Finding, Location, Severity
 from profilekit.layers import REPO_MARKER
 from profilekit.lineage import cycle_reach
+from profilekit.records import record
 from profilekit.rules.declared import group_clashes, layer_head, named_conflicts, reference_findings
 from profilekit.tomlpos import locate_keys
 
@@ -40,7 +41,7 @@ _FILE_RULES = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Pair:
     """What lint found when it composed two deployable layers (the compatibility matrix of `--format markdown`).
 
@@ -58,7 +59,7 @@ BROKEN = Pair("broken")
 COMPOSES = Pair("composes")
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class LintReport:
     findings: list[Finding]
     files: int

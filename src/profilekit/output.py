@@ -9,15 +9,15 @@ import os
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from profilekit.errors import UsageError
+from profilekit.records import record
 
 MANIFEST = "manifest.json"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Rendered:
     """One output file: its text and its mode."""
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from profilekit.quoting import shell_quote
+from profilekit.records import record
 
 if TYPE_CHECKING:
     from profilekit.compose import RoleConfig
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from profilekit.vllm.catalogue import Catalogue
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Provenance:
     """One argument (its words, quoted as the launch script writes them) or env entry, and its origins."""
 

@@ -13,8 +13,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import TYPE_CHECKING, Any
+
+from profilekit.records import record
 
 if TYPE_CHECKING:
     from profilekit.errors import Finding
@@ -136,7 +138,7 @@ def layer_secrets(layer: Layer) -> tuple[tuple[KeyPath, str, str | None], ...]:
     return known
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Redactor:
     """Replaces known secret values, and anything shaped like a token, by `<redacted>`."""
 

@@ -12,10 +12,11 @@ launching environment, and argv or an env file would expose it.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import TYPE_CHECKING, Any
 
 from profilekit.errors import Finding, Location, Severity
+from profilekit.records import record
 from profilekit.tomlpos import format_key, parse_key
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ _FORMS = "serve.KEY, env.NAME, model.KEY or roles.ROLE.serve.KEY"
 _LITERAL = f"write {ESCAPE} for a literal {OPEN}"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Part:
     """One reference inside a written value: its text, the value it resolved to, and where that value was set."""
 
@@ -41,7 +42,7 @@ class Part:
     origin: Location
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Resolution:
     """How an effective value was resolved: the value as the layer wrote it, and each reference in it."""
 
@@ -49,7 +50,7 @@ class Resolution:
     parts: tuple[Part, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class _Ref:
     text: str  # "${serve.port}"
     name: str  # "serve.port"
@@ -118,7 +119,7 @@ Node = tuple[str, "KeyPath"]  # (role, effective path)
 _FAILED: Any = object()
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class _Resolver:
     roles: dict[str, RoleConfig]
     layers: list[Layer]  # the stack's, in merge order

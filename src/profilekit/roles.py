@@ -9,11 +9,12 @@ one role, `serve`. Within one layer, its tables merge first and its `unset` entr
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from profilekit.compose import DEFAULT_ROLE, RoleConfig, Scope, Unset, effective_keys, env_value, unset_removes_nothing
 from profilekit.errors import Finding, Location, Severity
+from profilekit.records import record
 from profilekit.tomlpos import format_key
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ def defines_role(layer: Layer, role: str) -> bool:
     return spec is not None and (spec.command is not None or bool(layer.role_serve.get(role)))
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class _Plan:
     """The roles of a stack after walking its layers in merge order: what defines, removes and adds to each."""
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -10,6 +10,7 @@ from profilekit.cache.record import listed
 from profilekit.compose import Catalog, Stack, compose_layers, linearise, require_deployable
 from profilekit.errors import Finding, FindingsError, Severity, UsageError
 from profilekit.layers import find_repo, load_repo_config
+from profilekit.records import record
 from profilekit.vllm.versions import resolve_version
 
 if TYPE_CHECKING:
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from profilekit.vllm.catalogue import Catalogue
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Session:
     root: Path
     config: RepoConfig

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from profilekit.records import record
 
 _ONE_COMMAND = "cannot be represented; import one command at a time"
 _OPERATORS = {
@@ -42,7 +44,7 @@ class ShellError(ValueError):
     """A script that cannot be read at all (a quote never closed); the message names the line."""
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Problem:
     """What only a shell could evaluate: at a line, on one word of the command (None: the whole command)."""
 
@@ -51,7 +53,7 @@ class Problem:
     message: str
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Command:
     line: int  # where the command starts, 1-based
     words: list[str]

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
+
+from profilekit.records import record
 
 Path = tuple[str | int, ...]
 
@@ -42,7 +43,7 @@ _LOCATED_DEPTH = 48
 _ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "\\": "\\", "e": "\x1b"}
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Pos:
     line: int
     column: int

@@ -12,10 +12,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Literal
 
 from profilekit.diff import LineChange, command_lines, line_changes
+from profilekit.records import record
 from profilekit.upgrade_facts import Impact, default_impacts, env_impacts, option_impacts
 
 if TYPE_CHECKING:
@@ -25,14 +26,14 @@ if TYPE_CHECKING:
     from profilekit.session import Session
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class FindingChange:
     change: Literal["appears", "disappears"]
     finding: Finding
     reason: str
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class RoleUpgrade:
     role: str
     presence: Literal["both", "a", "b"]
@@ -46,7 +47,7 @@ class RoleUpgrade:
         return not (self.options or self.defaults or self.findings or self.command_line)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Upgrade:
     stack: str
     old: str  # the release upgraded from

@@ -7,8 +7,9 @@ puts them together.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from profilekit.records import record
 
 if TYPE_CHECKING:
     from profilekit.compose import RoleConfig
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 _SUPPRESS = "==SUPPRESS=="  # argparse.SUPPRESS: the option sets nothing unless given
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Impact:
     """One change the new release brings to a role: an option, an env variable, or a default."""
 

@@ -7,9 +7,10 @@ and roles it reaches. Findings are compared over the whole lint of each release,
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
+from profilekit.records import record
 from profilekit.upgrade import FindingChange, Upgrade, finding_changes, upgrade_stack
 
 if TYPE_CHECKING:
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from profilekit.upgrade_facts import Impact
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Reach:
     """An impact and every (stack, role) it reaches."""
 
@@ -27,7 +28,7 @@ class Reach:
     where: list[tuple[str, str]] = field(default_factory=list)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class RepoUpgrade:
     old: str
     new: str

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from profilekit.cli.common import check_format, open_session, out, redactor, warn
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK, ProfilekitError, UsageError
+from profilekit.records import record
 from profilekit.tomlpos import format_key, parse_key
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ class UnknownKey(ProfilekitError):
     exit_code = EXIT_FINDINGS
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Target:
     """What `KEY` names: a path prefix of the effective keys, a role (from `roles.R.…`), and the vLLM option."""
 

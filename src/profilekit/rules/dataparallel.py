@@ -9,9 +9,10 @@ range) and `_validate_parallel_config` (local size, external LB), every release 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from profilekit.errors import Location, Severity
+from profilekit.records import record
 from profilekit.rules import order
 from profilekit.rules.engine import Context, Hit, rule
 from profilekit.rules.facts import RoleFacts, at_least
@@ -26,7 +27,7 @@ MSG_DENSE = (
 )
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Failure:
     rule: str
     index: int  # its place among the raises of one vLLM function
@@ -39,7 +40,7 @@ class Failure:
     model: bool = False  # the model's config.json decided it
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Launch:
     """What the launch block leaves for ParallelConfig, and the first failure on the way."""
 

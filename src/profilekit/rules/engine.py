@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from packaging.specifiers import SpecifierSet
 
 from profilekit.errors import Finding, Location, Severity
+from profilekit.records import record
 
 if TYPE_CHECKING:
     from profilekit.compose import Stack
@@ -36,7 +37,7 @@ STAGE_VALIDATORS = 3  # VllmConfig model validators (validate_mamba_cached_kerne
 Order = tuple[int, ...]
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Hit:
     """One failure found by a check, before the engine attaches rule metadata."""
 
@@ -50,7 +51,7 @@ class Hit:
     notes: list[str] = field(default_factory=list)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Context:
     """What every check may read: the stack, the target release, and per-role facts."""
 
@@ -67,7 +68,7 @@ RoleCheck = Callable[[Context, "RoleFacts"], Iterable[Hit]]
 StackCheck = Callable[[Context], Iterable[Hit]]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Rule:
     """One rule: its stable id, severity, one-line summary, scope, check, releases and vLLM source (docs/RULES.md)."""
 
@@ -140,7 +141,7 @@ def family_check(rule_id: str, failures: Callable[[RoleFacts], list[Hit]]) -> Ro
     return check
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Verdict:
     """vLLM's verdict as profilekit predicts it for one role: accepted, or the rule that rejects first."""
 

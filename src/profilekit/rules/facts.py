@@ -6,10 +6,11 @@ Each fact mirrors what vLLM computes at start-up, for the targeted release, on a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from profilekit.records import record
 from profilekit.rules.models import ModelFacts, model_facts
 from profilekit.rules.runnerfacts import uses_mla, v2_model_runner, v2_unsupported_features
 from profilekit.vllm.constraints import speculative_view
@@ -61,7 +62,7 @@ def at_least(version: str, minimum: str) -> bool:
     return version_key(version) >= version_key(minimum)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Connector:
     """One KV connector of a role, and the keys that made it."""
 
@@ -78,7 +79,7 @@ class Connector:
         return self.name is not None and self.role in KV_ROLES
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class RoleFacts:
     """Everything the rules need to know about one vLLM role, computed once."""
 

@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from profilekit.errors import Finding, Location, Severity
+from profilekit.records import record
 from profilekit.rules.engine import Context, Hit, stack_rule
 from profilekit.rules.facts import NIXL_CONNECTORS
 from profilekit.rules.pd import DEFAULT_SIDE_CHANNEL_PORT, pd_connector
@@ -106,7 +106,7 @@ def option_word(command: list[str], option: str) -> tuple[int, str] | None:
 # ---- ports -----------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Bind:
     """TCP ports one role binds for one purpose, with where they come from."""
 
@@ -274,7 +274,7 @@ def devices(role: RoleConfig) -> list[str] | None:
     return listed
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class GpuNeed:
     """How many GPUs a vLLM role uses on its host, and the sizes that say so."""
 

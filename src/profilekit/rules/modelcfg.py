@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from profilekit.errors import Location, Severity
+from profilekit.records import record
 from profilekit.rules import order
 from profilekit.rules.engine import Context, Hit, rule
 from profilekit.rules.facts import RoleFacts, at_least
@@ -76,7 +76,7 @@ def _num(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ModelShape:
     """What vLLM reads from a config.json (its `text_config` for multimodal models); None: not in the file."""
 
@@ -268,7 +268,7 @@ def _plain(value: float) -> str:
 # ---- the checks a missing config.json keeps from running ---------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Undecided:
     """One check that could not run for want of the model's config.json (or of a key in it)."""
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from profilekit.cache.record import probe
+from profilekit.records import record
 from profilekit.vllm.versions import version_key
 
 if TYPE_CHECKING:
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from profilekit.errors import Location
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ArchInfo:
     """What vLLM's model registry says about one architecture (`vllm/model_executor/models/registry.py`).
 
@@ -162,7 +163,7 @@ WELL_KNOWN_MODELS: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ModelFacts:
     """The model one vLLM role serves, as far as profilekit can tell without the network."""
 

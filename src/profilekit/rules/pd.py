@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from profilekit.errors import Location, Severity
+from profilekit.records import record
 from profilekit.rules.engine import Context, Hit, rule, stack_rule
 from profilekit.rules.facts import NIXL_CONNECTORS, PD_CONNECTORS, Connector, RoleFacts
 
@@ -27,7 +27,7 @@ def _v(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Side:
     """One vLLM role's part in P/D: its transfer connector and whether it prefills or decodes."""
 

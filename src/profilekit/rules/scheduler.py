@@ -12,9 +12,8 @@ prefill off the token budget is raised to max_model_len; both are capped as vLLM
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from profilekit.errors import Location, Severity
+from profilekit.records import record
 from profilekit.rules import order
 from profilekit.rules.engine import Hit, family_check, rule
 from profilekit.rules.facts import RoleFacts, at_least
@@ -35,7 +34,7 @@ DEFAULT_SEQS = 256
 POOLING = frozenset({"pooling", "embed", "classify", "score", "reward"})
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Budget:
     """The scheduler's numbers as `SchedulerConfig` receives them."""
 

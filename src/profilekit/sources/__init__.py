@@ -9,11 +9,11 @@ error naming the source. The layers of source NAME are `NAME:LAYER`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from profilekit.errors import Finding, Location, Severity
+from profilekit.records import record
 from profilekit.sources.lockfile import LOCK_FILE, Locked, LockError, read_lock, tree_hash
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 SOURCES_DIR = "sources"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Source:
     """One source at its locked commit, its files in `tree`."""
 

@@ -16,8 +16,9 @@ import shutil
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
+
+from profilekit.records import record
 
 PROTOCOLS = "file:git:http:https:ssh"
 # a file a source may hold, and how much of them: a profile repository is small
@@ -190,7 +191,7 @@ def resolve(mirror: Path, rev: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Entry:
     mode: str
     kind: str
@@ -201,10 +202,10 @@ class Entry:
 def _entries(mirror: Path, commit: str) -> list[Entry]:
     raw = _git(["ls-tree", "-r", "-z", "--full-tree", "--end-of-options", commit], cwd=mirror)
     found: list[Entry] = []
-    for record in raw.split(b"\0"):
-        if not record:
+    for line in raw.split(b"\0"):
+        if not line:
             continue
-        head, _, path = record.partition(b"\t")
+        head, _, path = line.partition(b"\t")
         mode, kind, sha = head.decode().split(" ")
         found.append(Entry(mode, kind, sha, path.decode("utf-8", "surrogateescape")))
     return found

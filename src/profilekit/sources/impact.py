@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from profilekit.errors import Finding, FindingsError
+from profilekit.records import record
 
 if TYPE_CHECKING:
     from profilekit.diff import StackDiff
     from profilekit.session import Session
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class StackImpact:
     spec: str
     diff: StackDiff | None = None  # None: it no longer composes

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
 from pathlib import Path
+
+from profilekit.records import record
 
 LOCK_FILE = "profilekit.lock"
 FORMAT = 1
@@ -15,7 +16,7 @@ HEADER = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Locked:
     git: str
     rev: str

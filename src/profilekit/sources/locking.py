@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from profilekit.errors import Finding, FindingsError, Severity, UsageError
+from profilekit.records import record
 from profilekit.sources import cache_root, config_location, copy_changed, extracted_digest, spec_problem, tree_path
 from profilekit.sources.lockfile import Locked, tree_hash
 
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
     from profilekit.layers import SourceFile
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Moved:
     """What locking did to one source."""
 

@@ -18,12 +18,13 @@ import copy
 import hashlib
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from profilekit import __version__
 from profilekit.output import Rendered
 from profilekit.quoting import comment_text
+from profilekit.records import record
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -79,7 +80,7 @@ def label_value(text: str) -> str:
     return _fit(text, bad=_NOT_LABEL, good=_LABEL, lower=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class _Pod:
     """What one role's manifests are built from."""
 

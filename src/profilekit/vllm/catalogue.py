@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from profilekit.records import record
 from profilekit.vllm import CATALOGUES
 
 _BOOL_ACTIONS = {
@@ -19,7 +19,7 @@ _BOOL_ACTIONS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Flag:
     """One argparse action of `vllm serve`."""
 

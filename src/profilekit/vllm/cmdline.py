@@ -20,9 +20,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
+from profilekit.records import record
 from profilekit.vllm.values import human_readable_int, kind_of
 from profilekit.vllm.words import WordError, from_words
 
@@ -46,7 +47,7 @@ class CommandLineError(Exception):
         self.hint = hint
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class ServeArgs:
     """The options of one `vllm serve` command line: dest -> TOML value (the model first), and notes."""
 

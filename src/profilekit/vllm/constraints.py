@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import difflib
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal
 
+from profilekit.records import record
 from profilekit.vllm import CATALOGUES
 from profilekit.vllm.schema import Error, Validator
 from profilekit.vllm.values import human_readable_int_or_auto, kind_of, parsed
@@ -37,7 +38,7 @@ ESCAPES_FIRST = -1
 EXECUTORS_BY_NAME = ("ray", "mp", "uni", "external_launcher")  # Executor.get_class, every release 0.27.0-0.33.0
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Where:
     """Where in `vllm serve`'s start-up vLLM makes a check: the stage, and the rank inside it."""
 
@@ -46,7 +47,7 @@ class Where:
     step: int | None = None  # a third number ordering checks inside the rank (a validator after __post_init__)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ValueProblem:
     """A value (or a key inside a JSON-valued option) that the targeted release refuses."""
 
@@ -57,7 +58,7 @@ class ValueProblem:
     unknown_key: bool = False
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Values:
     """The values document of one release."""
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import difflib
 import json
-from dataclasses import dataclass
 from functools import cache
 
+from profilekit.records import record
 from profilekit.vllm import CATALOGUES
 from profilekit.vllm.versions import SUPPORTED
 
@@ -40,7 +40,7 @@ def closest_env_name(name: str, version: str) -> str | None:
     return stems[close[0]] if close else None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Rename:
     """A variable `release` renamed (`new`), or replaced by a `vllm serve` option (`option`)."""
 

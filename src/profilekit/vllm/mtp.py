@@ -15,9 +15,9 @@ so that profilekit never refuses what vLLM might take.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from profilekit.records import record
 from profilekit.vllm.versions import version_key
 
 _MTP_027 = (
@@ -81,7 +81,7 @@ class _Unknown(Exception):
     """vLLM would read something the config.json does not say, or fail on it another way."""
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class _Cfg:
     """The part of a transformers config `hf_config_override` reads: a config.json dict, mutated as vLLM does."""
 
@@ -125,7 +125,7 @@ class _Cfg:
         return value
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class MtpDraft:
     """The draft vLLM builds from a target config.json for method "mtp", or the error it raises building it."""
 

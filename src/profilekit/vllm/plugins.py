@@ -7,10 +7,10 @@ entry point of a group unless `VLLM_PLUGINS` (names, comma-separated) is set; th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from profilekit.records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class PluginGroup:
     name: str
     does: str  # when vLLM loads it, and what a plugin of it can change

@@ -10,13 +10,13 @@ facts: the rules that need them stay silent.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from functools import cache
 
+from profilekit.records import record
 from profilekit.vllm import CATALOGUES
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Registry:
     release: str
     architectures: frozenset[str]  # the registered classes the generator inspected

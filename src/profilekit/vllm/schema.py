@@ -13,8 +13,9 @@ from __future__ import annotations
 import math
 import operator
 import re
-from dataclasses import dataclass
 from typing import Any, Literal
+
+from profilekit.records import record
 
 Schema = dict[str, Any]
 Mode = Literal["json", "python"]
@@ -24,7 +25,7 @@ _FALSE = {"0", "off", "f", "false", "n", "no"}
 _INT_TEXT = re.compile(r"^\s*[+-]?\d+(?:_\d+)*\s*$")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Error:
     """One pydantic error: the path below the validated value, and pydantic's message."""
 

@@ -15,10 +15,10 @@ import datetime
 import json
 import math
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from profilekit.layers import toml_type
+from profilekit.records import record
 
 if TYPE_CHECKING:
     from profilekit.vllm.catalogue import Flag
@@ -45,7 +45,7 @@ TOML_TYPE_NAMES = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Problem:
     """Why a value does not fit an option: a message (after the key) and a fix."""
 
@@ -57,7 +57,7 @@ class Problem:
     warning: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Kind:
     """The argparse type of one flag, as profilekit reasons about it."""
 
