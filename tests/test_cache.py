@@ -301,3 +301,62 @@ def test_the_default_folder_is_the_one_platformdirs_names(xdg: str | None, monke
     else:
         monkeypatch.setenv("XDG_CACHE_HOME", xdg)
     assert cache_dir() == platformdirs.user_cache_dir("profilekit", appauthor=False)
+
+
+# ---- a digest remembered within one run (profilekit.cache.file_digest)
+
+
+def _opens(path: Path) -> list[str]:
+    """The opens of `path` this process makes from now on (an audit hook cannot be removed: it filters by name)."""
+    seen: list[str] = []
+    target = str(path)
+
+    def hook(event: str, args: tuple[object, ...]) -> None:
+        if event == "open" and args and args[0] == target:
+            seen.append(event)
+
+    sys.addaudithook(hook)
+    return seen
+
+
+def test_a_settled_file_is_read_once_per_run_and_the_recording_still_sees_it(tmp_path: Path) -> None:
+    from profilekit import cache
+    from profilekit.cache import record
+
+    path = write(tmp_path, "profiles/a.toml", "[serve]\nport = 1\n")
+    time.sleep(cache.RACY_NS / 1e9 * 2)  # its change time (set by `write` dating it back) out of the racy window
+    opens = _opens(path)
+    first = cache.file_digest(str(path))
+    recording = record.start(())
+    try:
+        again = cache.file_digest(str(path))
+    finally:
+        record.stop(recording)
+    assert first == again == cache.digest(path.read_bytes())
+    assert len(opens) == 2  # the first digest and read_bytes above: the second digest read nothing
+    assert str(path) in recording.files
+
+
+def test_a_file_changed_since_it_was_digested_is_read_again(tmp_path: Path) -> None:
+    from profilekit import cache
+
+    path = write(tmp_path, "profiles/a.toml", "[serve]\nport = 1\n")
+    time.sleep(cache.RACY_NS / 1e9 * 2)
+    first = cache.file_digest(str(path))
+    # the same size and modification time, as `touch -r` or `rsync -t` leave them: the change time still moves
+    mtime = path.stat().st_mtime_ns
+    path.write_text("[serve]\nport = 2\n", encoding="utf-8")
+    os.utime(path, ns=(mtime, mtime))
+    assert cache.file_digest(str(path)) == cache.digest(b"[serve]\nport = 2\n") != first
+
+
+def test_a_file_written_just_now_is_never_remembered(tmp_path: Path) -> None:
+    """Two writes within one timestamp tick can leave every stat field equal: a fresh file is always read."""
+    from profilekit import cache
+
+    path = tmp_path / "fresh.toml"
+    path.write_text("a = 1\n", encoding="utf-8")
+    opens = _opens(path)
+    cache.file_digest(str(path))
+    cache.file_digest(str(path))
+    assert len(opens) == 2

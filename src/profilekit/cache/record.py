@@ -107,6 +107,12 @@ def stop(recording: Recording) -> None:
     _STATE.recordings = tuple(r for r in _STATE.recordings if r is not recording)
 
 
+def read_again(path: str) -> None:
+    """Say that the run read file `path` again without opening it (profilekit.cache.file_digest remembered it)."""
+    for recording in _STATE.recordings:
+        recording.opened(path, "r", 0)
+
+
 def probe(path: Any) -> None:
     """Say that the run looked at `path` (whether it exists, is a file or a folder) without reading it."""
     for recording in _STATE.recordings:
