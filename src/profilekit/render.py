@@ -36,10 +36,11 @@ _WILDCARD = {"", "0.0.0.0", "::", "[::]", "*"}
 
 
 def builtin_templates() -> Path:
-    """The templates shipped in the wheel, or the source checkout's top-level `templates/`."""
-    from importlib import resources
+    """The templates shipped in the wheel, or the source checkout's top-level `templates/`.
 
-    packaged = Path(str(resources.files("profilekit").joinpath("templates")))
+    Found beside the package, not through importlib.resources (tempfile, shutil and random with it, for a
+    folder that always lies there: wheels install unpacked)."""
+    packaged = Path(__file__).resolve().parent / "templates"
     if packaged.is_dir():
         return packaged
     return Path(__file__).resolve().parents[2] / "templates"

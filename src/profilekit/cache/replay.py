@@ -118,14 +118,19 @@ def _replay(entry: dict[str, Any]) -> int | None:
     if entry["writes"]:
         from pathlib import Path
 
-        from profilekit.errors import ProfilekitError
         from profilekit.output import Rendered, write_outputs
 
         try:
             for folder, files, partial in entry["writes"]:
                 write_outputs(Path(folder), {n: Rendered(t, m) for n, (t, m) in files.items()}, partial=partial)
-        except (ProfilekitError, OSError):
+        except OSError:
             return None
+        except Exception as exc:  # profilekit.errors (dataclasses, typing) loaded only when a write is refused
+            from profilekit.errors import ProfilekitError
+
+            if isinstance(exc, ProfilekitError):
+                return None
+            raise
     streams = {"out": sys.stdout, "err": sys.stderr}
     try:
         for stream, text in entry["printed"]:
