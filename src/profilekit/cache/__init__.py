@@ -66,7 +66,7 @@ def _stamp(st: os.stat_result) -> tuple[int, ...]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def file_digest(path: str) -> str | None:
+def file_digest(path: str, st: os.stat_result | None = None) -> str | None:
     """The SHA-256 of a file's bytes; None when it cannot be read.
 
     A run asks for the same file's digest up to three times (is the stored run still good? which lint units
@@ -75,11 +75,11 @@ def file_digest(path: str) -> str | None:
     the same device, inode, size, modification and change time; the change time moves with every write and
     every `touch -r`, and a file changed within the last RACY_NS (timestamps are coarser than a fast second
     write) is never remembered. A remembered digest is reported to the run's recordings as a read, as opening
-    the file would have been (profilekit.cache.record).
+    the file would have been (profilekit.cache.record). `st`: the file's stat, when the caller has just taken it.
     """
     try:
         known = _DIGESTS.get(path)
-        if known is not None and known[0] == _stamp(os.stat(path)):
+        if known is not None and known[0] == _stamp(os.stat(path) if st is None else st):
             from profilekit.cache import record
 
             record.read_again(path)

@@ -143,6 +143,11 @@ def kind(path: str) -> str:
         mode = os.stat(path).st_mode
     except (OSError, ValueError):
         return "absent"
+    return kind_of(mode)
+
+
+def kind_of(mode: int) -> str:
+    """What a stat's `st_mode` says is there: file, folder or other."""
     return "file" if stat.S_ISREG(mode) else "folder" if stat.S_ISDIR(mode) else "other"
 
 

@@ -234,14 +234,18 @@ def _store(
     files = []
     probes = [[path, record.kind(path)] for path in recording.probes]
     for path in recording.files:
-        kind = record.kind(path)
-        if kind != "file":  # tried and not there (or a folder opened for its descriptor): what is there counts
+        try:
+            st = os.stat(path)
+        except (OSError, ValueError):
+            probes.append([path, "absent"])  # tried and not there: its absence counts
+            continue
+        kind = record.kind_of(st.st_mode)
+        if kind != "file":  # a folder opened for its descriptor: what is there counts
             probes.append([path, kind])
             continue
-        st = os.stat(path)
         if st.st_mtime_ns >= started - cache.RACY_NS:
             return
-        sha = cache.file_digest(path)
+        sha = cache.file_digest(path, st)
         if sha is None:
             return
         files.append([path, st.st_size, sha])
