@@ -15,8 +15,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from profilekit.cache import new_temp
+
 MANIFEST = "manifest.json"
-_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class Rendered:
@@ -45,18 +46,6 @@ class Rendered:
         return f"Rendered(text={self.text!r}, mode={self.mode!r})"
 
 
-def _new_temp(out_dir: Path, prefix: str, suffix: str = "") -> tuple[int, Path]:
-    """A new file of mode 0600 in `out_dir` under a name nobody else uses, open for writing (as tempfile.mkstemp
-    makes one: created exclusively, never through a symlink)."""
-    for _attempt in range(100):
-        path = out_dir / f"{prefix}{os.urandom(6).hex()}{suffix}"
-        try:
-            return os.open(path, _TEMP_FLAGS, 0o600), path
-        except FileExistsError:
-            continue
-    raise FileExistsError(errno.EEXIST, "no unused temporary file name", str(out_dir))
-
-
 def _previous_files(out_dir: Path) -> set[str]:
     try:
         data = json.loads((out_dir / MANIFEST).read_text(encoding="utf-8"))
@@ -67,7 +56,8 @@ def _previous_files(out_dir: Path) -> set[str]:
 
 def write_temp(out_dir: Path, name: str, item: Rendered) -> Path:
     """`item` written in full beside its final name (a temporary name nobody reads); its mode already set."""
-    fd, tmp = _new_temp(out_dir, f".{name}.", ".tmp")
+    fd, name_made = new_temp(str(out_dir), f".{name}.", ".tmp")
+    tmp = Path(name_made)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(item.text)
@@ -140,9 +130,9 @@ def _write_outputs(out_dir: Path, files: dict[str, Rendered], *, partial: bool) 
         )
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        fd, probe = _new_temp(out_dir, ".profilekit-probe.")
+        fd, probe = new_temp(str(out_dir), ".profilekit-probe.")
         os.close(fd)
-        probe.unlink()
+        os.unlink(probe)
     except OSError as exc:
         from profilekit.errors import UsageError
 

@@ -15,6 +15,7 @@ This package imports nothing heavy: a warm run is answered from here before type
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -162,13 +163,11 @@ def write_entry(kind: str, key: str, data: dict[str, Any]) -> None:
     body = json.dumps({**data, "format": FORMAT, "key": key}, ensure_ascii=False, separators=(",", ":")).encode(
         "utf-8", "surrogateescape"
     )
-    import tempfile
-
     path = entry_path(kind, key)
     try:
         folder = os.path.dirname(path)
         os.makedirs(folder, mode=0o700, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".entry.", dir=folder)
+        fd, tmp = new_temp(folder, ".entry.")
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(digest(body).encode("ascii") + b"\n" + body)
@@ -180,6 +179,22 @@ def write_entry(kind: str, key: str, data: dict[str, Any]) -> None:
         return
 
 
+_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def new_temp(folder: str, prefix: str, suffix: str = "") -> tuple[int, str]:
+    """A new file of mode 0600 in `folder` under a name nobody else uses, open for writing, as tempfile.mkstemp
+    makes one (created exclusively, never through a symlink) without importing tempfile, which brings shutil,
+    bz2, lzma and random into every first run."""
+    for _attempt in range(100):
+        path = os.path.join(folder, f"{prefix}{os.urandom(6).hex()}{suffix}")
+        try:
+            return os.open(path, _TEMP_FLAGS, 0o600), path
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no unused temporary file name", folder)
+
+
 def _discard(path: str) -> None:
     try:
         os.unlink(path)
@@ -187,4 +202,4 @@ def _discard(path: str) -> None:
         return
 
 
-__all__ = ["ENV_DIR", "FORMAT", "RACY_NS", "cache_dir", "code_stamp", "digest", "file_digest", "read_entry"]
+__all__ = ["ENV_DIR", "FORMAT", "RACY_NS", "cache_dir", "code_stamp", "digest", "file_digest", "new_temp", "read_entry"]
