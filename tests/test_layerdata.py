@@ -37,10 +37,6 @@ NAMES = [
     *("site//x", "/x", "x/", "Plat:x", "x:y:z", "a..b", "a-", "a.", "a" * 253, "a" * 254, "b." * 126 + "b"),
 ]
 names = st.one_of(st.sampled_from(NAMES), st.text(alphabet="aZ09_.-@:/ \né,", max_size=6))
-texts = st.one_of(
-    st.sampled_from(["", "x", "vllm/vllm-openai:v0.33.0", "FOO\n"]),
-    st.text(max_size=4).filter(lambda text: not any("\ud800" <= char <= "\udfff" for char in text)),
-)
 scalars = st.one_of(
     st.none(),
     st.booleans(),
@@ -56,139 +52,298 @@ anything = st.recursive(
 )
 
 
-GOOD = st.sampled_from(["a", "FOO", "_x", "x.y", "prefill", "a.b-c", "plat", "site/h100", "plat:base"])
-# what a mistake puts in place of a value: each TOML type, the values a strict validator must tell apart (1 and
-# True, 1.0 and 1, "" and a missing key), tables that are and are not secrets, and the names of NAMES
-MISTAKES = st.one_of(
-    st.sampled_from([1, 0, 2, 1.0, 1.5, True, False, "1", "", "true", None, [], {}, ["x"], [1], [""], [[]]]),
-    st.sampled_from([{"secret": True}, {"secret": 1}, {"secret": False}, {"secret": True, "x": 1}, {"x": 1}]),
-    st.sampled_from([datetime.datetime(2024, 1, 1, 12, 0), datetime.date(2024, 1, 1), datetime.time(12, 0)]),
-    st.sampled_from(NAMES),
-    anything,
+# A valid file first, every table and field present with realistic values (some at an edge that is still
+# valid: "0" as a role name, 253 characters in a Secret name), then mistakes. A property that mutates anything
+# anywhere spreads its examples too thin: a rule broken in one place for one kind of value (`abstract = 1`, an
+# '@' in `extends`, `command = []`) is met once in thousands. So a mistake is chosen in three steps, each
+# uniform over a short list: its kind, then the place of the schema it fits (a field of a model, whichever
+# table or index it is at), then its value; and each example tries many mutants of its valid file.
+MUTANTS = 25  # mutants per example: the valid file with one or two mistakes each
+
+ENV_NAMES = ["HF_TOKEN", "VLLM_LOGGING_LEVEL", "CUDA_VISIBLE_DEVICES", "NCCL_DEBUG", "_PROFILE", "UCX_TLS"]
+ENV_VALUES = ["INFO", "0,1,2,3", "", "hf_abc", "a=b c", "é\n"]  # free text
+ROLE_NAMES = ["prefill", "decode", "router", "kv.cache-1", "0", "proxy_2"]
+LAYERS = ["base", "llama-8b", "fp8", "v0.8", "site/h100", "platform:base", "platform:site/h100", "_common"]
+CAPABILITIES = ["kv-offload", "fp8", "spec.decode", "0"]
+REFERENCES = [*LAYERS, *(f"@{capability}" for capability in CAPABILITIES)]
+SERVE = {
+    "model": "meta-llama/Llama-3.1-8B-Instruct",
+    "tensor-parallel-size": 2,
+    "enable-prefix-caching": True,
+    "gpu-memory-utilization": 0.9,
+    "kv-transfer-config": {"kv_connector": "NixlConnector", "kv_role": "kv_both"},
+    "api-key": {"secret": True},
+    "served-model-name": ["llama", "llama-8b"],
+    "max-model-len": 8192,
+    "FOO\n": None,  # serve's keys are vLLM's: any string
+    "when": datetime.time(1, 2),
+}
+
+
+def _pick(values: list[Any], size: int = 0) -> st.SearchStrategy[Any]:
+    """A realistic value, or (with `size`) a non-empty list of up to `size` of them: a mistake needs a place."""
+    one = st.sampled_from(values)
+    return one if not size else st.lists(one, min_size=1, max_size=size)
+
+
+_serve = st.one_of(
+    st.lists(st.sampled_from(list(SERVE)), min_size=1, max_size=4, unique=True).map(
+        lambda keys: {key: copy.deepcopy(SERVE[key]) for key in keys}
+    ),
+    st.dictionaries(names, anything, min_size=1, max_size=3),
 )
-
-
-# a written name made one step wrong: each crosses the edge of at least one pattern
-MISSES = st.sampled_from(
-    [
-        lambda name: name + "\n",
-        lambda name: "@" + name,
-        lambda name: "-" + name,
-        lambda name: name + "é",
-        lambda name: name + " ",
-        lambda name: name.upper(),
-        lambda name: "plat:" + name,
-        lambda name: name + "/",
-        lambda name: "",
-        lambda name: (name or "a") * (254 // max(len(name), 1) + 1),
-    ]
-)
-
-
-def mistake(draw: st.DrawFn) -> Any:
-    return copy.deepcopy(draw(MISTAKES))  # a copy: a later mistake may go inside it
-
-
-def right(names: st.SearchStrategy[str] | None = None) -> dict[str, st.SearchStrategy[Any]]:
-    """The files' tables with values of the right types: with `names`, every name is drawn from it (and may
-    miss its pattern); without, each is a valid name of its kind, so that one mistake is the only one."""
-
-    def valid(*good: str) -> st.SearchStrategy[str]:
-        return st.sampled_from(good) if names is None else names
-
-    text = texts
-    env_name, role_name = valid("FOO", "_x", "A1"), valid("prefill", "a.b-c", "0")
-    ref, capability = valid("base", "site/h100", "plat:base", "@kv"), valid("kv", "a.b-c")
-    source_name, secret_name = valid("plat", "a-1"), valid("hf", "a.b", "a" * 253)
-    secret_key, sbatch = valid("hf.token", "K"), valid("gpu", "01:00:00")
-    optional = st.none() | texts
-    nonempty = text.filter(bool) if names is None else text
-    refs = st.lists(ref, max_size=3)
-    secret = st.fixed_dictionaries({"secret": st.just(True)})
-    env = st.dictionaries(env_name, st.one_of(text, secret), max_size=3)
-    serve = st.dictionaries(GOOD if names is None else names, anything, max_size=3)
-    role = st.fixed_dictionaries(
-        {}, optional={"serve": serve, "env": env, "command": st.none() | st.lists(text, min_size=1, max_size=2)}
-    )
-    extends = st.lists(ref.filter(lambda name: not name.startswith("@")), max_size=3)
-    provides = st.lists(capability, max_size=2)
-    meta = {"description": text, "extends": extends, "group": optional, "provides": provides, "conflicts": refs}
-    meta |= {"requires": refs, "abstract": st.booleans(), "unset": st.lists(text, max_size=2)}
-    layer = {
-        "layer": st.fixed_dictionaries({}, optional=meta),
-        "model": st.fixed_dictionaries({}, optional={"architecture": optional, "config": optional}),
-        "serve": serve,
-        "env": env,
-        "roles": st.dictionaries(role_name, role, max_size=2),
-    }
-    word = st.none() | sbatch
-    k8s = {"image": optional, "images": st.dictionaries(role_name, text, max_size=2)}
-    k8s |= {"secret_name": st.none() | secret_name, "secret_keys": st.dictionaries(env_name, secret_key, max_size=2)}
-    render = {
-        "templates": optional,
-        "k8s": st.fixed_dictionaries({}, optional=k8s),
-        "slurm": st.fixed_dictionaries({}, optional={"partition": word, "time": word, "account": word}),
-    }
-    config = {
-        "vllm": st.fixed_dictionaries({}, optional={"version": optional}),
-        "lint": st.fixed_dictionaries(
-            {}, optional={"stacks": st.lists(text, max_size=2), "combinations": st.sampled_from(COMBINATIONS)}
+_env = st.dictionaries(_pick(ENV_NAMES), _pick(ENV_VALUES) | st.just({"secret": True}), min_size=1, max_size=3)
+_meta = {
+    "description": _pick(["", "Llama 3.1 8B on one H100", "disaggregated prefill/decode", "é — 😀"]),
+    "extends": _pick([name for name in REFERENCES if not name.startswith("@")], 3),
+    "group": _pick(["model", "site", "", "hardware"]),
+    "provides": _pick(CAPABILITIES, 2),
+    "conflicts": _pick(REFERENCES, 2),
+    "requires": _pick(REFERENCES, 2),
+    "abstract": st.booleans(),
+    "unset": _pick(["serve.max-model-len", "env.NCCL_DEBUG", "serve.kv-transfer-config.kv_role", "roles.decode"], 2),
+}
+_role = {"serve": _serve, "env": _env, "command": _pick(["python", "-m", "router", "--port=8000", "a b", ""], 3)}
+VALID_LAYERS = st.fixed_dictionaries(
+    {
+        "layer": st.fixed_dictionaries(_meta),
+        "model": st.fixed_dictionaries(
+            {"architecture": _pick(["LlamaForCausalLM", "NemotronHForCausalLM", ""]), "config": _pick(["c.json", ""])}
         ),
-        "render": st.fixed_dictionaries({}, optional=render),
-        "sources": st.dictionaries(source_name, st.fixed_dictionaries({"git": nonempty, "rev": nonempty}), max_size=2),
+        "serve": _serve,
+        "env": _env,
+        "roles": st.dictionaries(_pick(ROLE_NAMES), st.fixed_dictionaries(_role), min_size=1, max_size=2),
     }
-    return {"layer": st.fixed_dictionaries({}, optional=layer), "config": st.fixed_dictionaries({}, optional=config)}
+)
+_k8s = {
+    "image": _pick(["vllm/vllm-openai:v0.8.5", ""]),
+    "images": st.dictionaries(_pick(ROLE_NAMES), _pick(["ghcr.io/acme/router:1.2", ""]), min_size=1, max_size=2),
+    "secret_name": _pick(["hf-secrets", "llm.prod", "0", "a" * 253]),
+    "secret_keys": st.dictionaries(_pick(ENV_NAMES), _pick(["hf.token", "HF_TOKEN", "-", "k" * 253]), min_size=1),
+}
+_slurm = {
+    "partition": _pick(["gpu", "h100,a100"]),
+    "time": _pick(["01:00:00", "2-00", "90"]),
+    "account": _pick(["ml+1"]),
+}
+_source = {
+    "git": _pick(["https://github.com/acme/p.git", "../platform", " "]),
+    "rev": _pick(["v1.2.0", "main", "3f2a"]),
+}
+VALID_CONFIGS = st.fixed_dictionaries(
+    {
+        "vllm": st.fixed_dictionaries({"version": _pick(["0.8.5", "0.10.1.1", ""])}),
+        "lint": st.fixed_dictionaries(
+            {"stacks": _pick(["base+site/h100", "llama-8b", ""], 2), "combinations": _pick(["none", "pairs", "all"])}
+        ),
+        "render": st.fixed_dictionaries(
+            {
+                "templates": _pick(["templates", "platform:templates"]),
+                "k8s": st.fixed_dictionaries(_k8s),
+                "slurm": st.fixed_dictionaries(_slurm),
+            }
+        ),
+        "sources": st.dictionaries(
+            _pick(["platform", "site-configs", "0x", "a_b"]), st.fixed_dictionaries(_source), min_size=1, max_size=2
+        ),
+    }
+)
+
+# the tables keyed by a name (a role, an environment variable, a source): their keys are one place, written '*'
+NAMED = frozenset({"env", "roles", "images", "secret_keys", "sources"})
+# the strings checked beyond their type (pattern, length, literal); a key of a NAMED table is checked too
+CHECKED = {
+    ("layer", "extends", "#"),
+    ("layer", "provides", "#"),
+    ("layer", "conflicts", "#"),
+    ("layer", "requires", "#"),
+    ("lint", "combinations"),
+    ("render", "k8s", "secret_name"),
+    ("render", "k8s", "secret_keys", "*"),
+    ("render", "slurm", "partition"),
+    ("render", "slurm", "time"),
+    ("render", "slurm", "account"),
+    ("sources", "*", "git"),
+    ("sources", "*", "rev"),
+}
+# a checked string made one step wrong: each crosses the edge of at least one pattern ("\n" only its end: `$`
+# matches before a final newline, fullmatch does not), a length or a literal
+MISSES: list[Callable[[str], str]] = [
+    lambda name: name + "\n",
+    lambda name: "\n" + name,
+    lambda name: "@" + name,
+    lambda name: "@kv",
+    lambda name: "-" + name,
+    lambda name: name + "é",
+    lambda name: name + " ",
+    lambda name: name + "_",
+    lambda name: name.upper(),
+    lambda name: name.capitalize(),
+    lambda name: "plat:" + name,
+    lambda name: name + "/",
+    lambda name: "",
+    lambda name: name + "a" * (253 - len(name)),
+    lambda name: name + "a" * (254 - len(name)),
+]
+TYPES = {  # a value of each type a TOML reader gives (and None, which a caller could pass)
+    "bool": [True, False],
+    "int": [1, 0, 2],
+    "float": [1.0, 0.0, 1.5],
+    "str": ["x", "1", "true", ""],
+    "none": [None],
+    "list": [[], ["x"], [1]],
+    "table": [{}, {"x": "1"}, {"secret": True}],
+    "datetime": [datetime.datetime(2024, 1, 1, 12, 0), datetime.date(2024, 1, 1), datetime.time(12, 0)],
+}
+# the types a strict validator is most likely to let through in place of each (pydantic's lax mode would)
+CONFUSED = {
+    "bool": ["int", "float", "str"],
+    "int": ["bool", "float"],
+    "float": ["int", "bool"],
+    "str": ["none", "int", "bool", "datetime", "list"],
+    "none": ["str", "list", "table"],
+    "list": ["str", "table", "none"],
+    "table": ["list", "str", "none"],
+    "datetime": ["str"],
+}
+SECRETS = [  # what stands where `{ secret = true }` does
+    {"secret": False},
+    {"secret": "yes"},
+    {"secret": "true"},
+    {"secret": True, "x": 1},
+    {"secret": 1},
+    {"secret": 1.0},
+    {"secret": 0},
+    {"secret": 2},
+    {"secret": None},
+    {"secret": [True]},
+    {"Secret": True},
+    {},
+    True,
+    "secret",
+]
+EXTRA_KEYS = ["extend", "Abstract", "comand", "secrets", "default", "x", "", "FOO\n", 1, None]
+KINDS = {
+    "layer": ["type", "name", "list", "extra", "secret", "scalar", "drop"],
+    "config": ["type", "name", "list", "extra", "scalar", "drop"],
+}
 
 
-COMBINATIONS = ["none", "pairs", "all"]
+def _type_of(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, datetime.date | datetime.time):
+        return "datetime"
+    return {bool: "bool", int: "int", float: "float", str: "str", list: "list"}.get(type(value), "table")
 
 
-def _places(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Every path to a value inside `value` (tables and arrays), `value` itself first; not inside a `serve`
-    value, which may be anything (a mistake there would change nothing but leave fewer for the schema)."""
-    places = [path]
-    serve = path[-2:-1] == ("serve",)
-    if isinstance(value, dict) and not serve:
+def _walk(value: Any, path: tuple[Any, ...] = (), shape: tuple[Any, ...] = ()) -> Any:
+    """(path, shape, value) of `value` and of every value inside it: the shape is the path with '*' for a name in
+    a NAMED table and '#' for an index; not inside a `serve` table, whose values may be anything."""
+    yield path, shape, value
+    if shape[-1:] == ("serve",):
+        return
+    if isinstance(value, dict):
+        named = shape[-1:] != () and shape[-1] in NAMED
         for key, item in value.items():
-            places += _places(item, (*path, key))
-    elif isinstance(value, list) and not serve:
+            yield from _walk(item, (*path, key), (*shape, "*" if named else key))
+    elif isinstance(value, list):
         for index, item in enumerate(value):
-            places += _places(item, (*path, index))
+            yield from _walk(item, (*path, index), (*shape, "#"))
+
+
+def _places(raw: Any, kind: str) -> dict[tuple[Any, ...], list[tuple[Any, ...]]]:
+    """Where a mistake of `kind` fits in `raw`: the paths to it, by shape (a "key" shape for a name that is a key)."""
+    places: dict[tuple[Any, ...], list[tuple[Any, ...]]] = {}
+    for path, shape, value in _walk(raw):
+        if kind == "type":
+            fits = path != ()
+        elif kind == "name":
+            if shape[-1:] == ("*",) and isinstance(path[-1], str):  # not a key an earlier mistake made no string
+                places.setdefault(("key", *shape), []).append(path)
+            fits = shape in CHECKED and isinstance(value, str)
+        elif kind == "list":
+            fits = isinstance(value, list)
+        elif kind in ("extra", "scalar"):
+            fits = isinstance(value, dict)
+        elif kind == "secret":
+            fits = shape in (("env", "*"), ("roles", "*", "env", "*"))
+        else:  # drop
+            fits = path != () and shape[-1] not in ("#", "*")
+        if fits:
+            places.setdefault(shape, []).append(path)
     return places
 
 
-@st.composite
-def near_misses(draw: st.DrawFn, kind: str) -> Any:
-    """A file of the right shape with up to two mistakes: a value replaced (by another type, a near-miss
-    name or literal), a key renamed (to a name near an edge, or to no string), or an unknown key added."""
-    raw = draw(right()[kind])
-    for _ in range(draw(st.integers(0, 2))):
-        path = draw(st.sampled_from(_places(raw)))
-        if not path:
-            if draw(st.integers(0, 9)) == 0:  # now and then the whole file is no table
-                raw = mistake(draw)
-            continue
-        parent = raw
-        for step in path[:-1]:
-            parent = parent[step]
-        action = draw(st.sampled_from(["miss", "miss", "value", "key", "extra"]))
-        if action == "miss":  # the string written there, or its key, just outside its pattern
-            if isinstance(parent[path[-1]], str):
-                parent[path[-1]] = draw(MISSES)(parent[path[-1]])
-            elif isinstance(parent, dict) and isinstance(path[-1], str):
-                parent[draw(MISSES)(path[-1])] = parent.pop(path[-1])
-        elif action == "value" or not isinstance(parent, dict):
-            parent[path[-1]] = mistake(draw)
-        elif action == "key":
-            parent[draw(st.one_of(st.sampled_from(NAMES), scalars))] = parent.pop(path[-1])
-        else:
-            target = parent[path[-1]] if isinstance(parent[path[-1]], dict) else parent
-            target[draw(st.one_of(GOOD, st.sampled_from(NAMES)))] = mistake(draw)
+def _at(raw: Any, path: tuple[Any, ...]) -> Any:
+    for step in path:
+        raw = raw[step]
     return raw
 
 
-layer_files = st.one_of(right(st.one_of(GOOD, st.sampled_from(NAMES)))["layer"], near_misses("layer"))
-repo_configs = st.one_of(right(st.one_of(GOOD, st.sampled_from(NAMES)))["config"], near_misses("config"))
+@st.composite
+def _mutate(draw: st.DrawFn, raw: Any, kinds: list[str]) -> tuple[Any, str]:
+    """`raw` with one mistake (changed in place, or the whole file replaced), and what it was."""
+    kind = draw(st.sampled_from(kinds))
+    places = _places(raw, kind)
+    if not places:  # an earlier mistake took its place away
+        return raw, f"{kind} nowhere"
+    shape = draw(st.sampled_from(list(places)))
+    path = draw(st.sampled_from(places[shape]))
+    value = _at(raw, path)
+    parent = _at(raw, path[:-1]) if path else None
+    if kind == "type":  # a value of another type, a likely confusion half of the time
+        was = _type_of(value)
+        others = [name for name in TYPES if name != was]
+        value = copy.deepcopy(
+            draw(st.sampled_from(TYPES[draw(st.sampled_from(CONFUSED[was]) | st.sampled_from(others))]))
+        )
+    elif kind == "name" and shape[0] == "key":  # a name that is a key
+        parent[draw(st.sampled_from(MISSES))(path[-1])] = parent.pop(path[-1])
+        return raw, f"{kind} {shape}"
+    elif kind == "name":
+        value = draw(st.sampled_from(MISSES))(value)
+    elif kind == "list":  # emptied, or one item of the wrong type or one step wrong
+        items = value
+        if not items or draw(st.integers(0, 2)) == 0:
+            items.clear()
+        else:
+            index = draw(st.integers(0, len(items) - 1))
+            item = items[index]
+            wrong = draw(st.sampled_from(MISSES))(item) if isinstance(item, str) else None
+            if wrong is None or draw(st.booleans()):
+                wrong = copy.deepcopy(draw(st.sampled_from([1, True, 1.0, None, [], {}, ["x"], TYPES["datetime"][1]])))
+            if draw(st.booleans()):
+                items[index] = wrong
+            else:
+                items.insert(index, wrong)
+        return raw, f"{kind} {shape}"
+    elif kind == "extra":  # a key no model has (a name one step wrong, in a NAMED table), with a sibling's value
+        key = draw(st.sampled_from(EXTRA_KEYS) | st.sampled_from(NAMES))
+        sibling = next(iter(value.values()), "x")
+        value[key] = copy.deepcopy(sibling) if draw(st.booleans()) else copy.deepcopy(draw(st.sampled_from(SECRETS)))
+        return raw, f"{kind} {shape}"
+    elif kind == "secret":
+        value = copy.deepcopy(draw(st.sampled_from(SECRETS)))
+    elif kind == "scalar":  # a table replaced by something else
+        value = copy.deepcopy(draw(st.sampled_from([1, True, 1.5, "x", "", None, [], [{}], TYPES["datetime"][0]])))
+    else:  # drop: a field left out, its default or a missing required field
+        del parent[path[-1]]
+        return raw, f"{kind} {shape}"
+    if not path:
+        return value, f"{kind} {shape}"
+    parent[path[-1]] = value
+    return raw, f"{kind} {shape}"
+
+
+@st.composite
+def mutants(draw: st.DrawFn, valid: Any, kinds: list[str]) -> tuple[Any, list[str]]:
+    """A copy of `valid` with one mistake, or two (the second may hide or undo the first)."""
+    raw, made = copy.deepcopy(valid), []
+    for _ in range(draw(st.sampled_from([1, 1, 1, 2]))):
+        raw, what = draw(_mutate(raw, kinds))
+        made.append(what)
+    return raw, made
 
 
 def agree(fast: Callable[[object], object], model: type[BaseModel], raw: object) -> bool:
@@ -205,16 +360,29 @@ def agree(fast: Callable[[object], object], model: type[BaseModel], raw: object)
     return True
 
 
-@settings(max_examples=EXAMPLES, deadline=None)
-@given(raw=layer_files)
-def test_a_layer_file_is_valid_for_layerdata_exactly_when_pydantic_accepts_it(raw: dict[str, Any]) -> None:
-    event("valid" if agree(layerdata.layer_file, models.LayerFile, raw) else "invalid")
+def _property(
+    fast: Callable[[object], object], model: type[BaseModel], kind: str, valid: Any, data: st.DataObject
+) -> None:
+    assert agree(fast, model, valid), "the generated file is meant to be valid"
+    for _ in range(MUTANTS):
+        raw, made = data.draw(mutants(valid, KINDS[kind]), label="mutant")
+        for what in made:
+            event(what.split(" ")[0])
+        event("mutant valid" if agree(fast, model, raw) else "mutant invalid")
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(raw=repo_configs)
-def test_profilekit_toml_is_valid_for_layerdata_exactly_when_pydantic_accepts_it(raw: dict[str, Any]) -> None:
-    event("valid" if agree(layerdata.repo_config, models.RepoConfig, raw) else "invalid")
+@given(valid=VALID_LAYERS, data=st.data())
+def test_a_layer_file_is_valid_for_layerdata_exactly_when_pydantic_accepts_it(valid: Any, data: st.DataObject) -> None:
+    _property(layerdata.layer_file, models.LayerFile, "layer", valid, data)
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(valid=VALID_CONFIGS, data=st.data())
+def test_profilekit_toml_is_valid_for_layerdata_exactly_when_pydantic_accepts_it(
+    valid: Any, data: st.DataObject
+) -> None:
+    _property(layerdata.repo_config, models.RepoConfig, "config", valid, data)
 
 
 # the edges one at a time, each with pydantic's verdict written down: the property test must meet both answers
