@@ -3,7 +3,8 @@
     python bench/lint_speed.py [--runs 5] [--profilekit PATH] [--out bench/lint-results.md]
 
 Each workload is a repository from bench/lint_repo.py (same seed, same bytes every time) and one `lint` mode;
-every run is a new process, so the figures include interpreter start-up and imports, as a CI job pays them.
+every run is a new process with a new, empty cache folder, so the figures include interpreter start-up, imports
+and writing the cache, as a CI job pays them.
 The package's bytecode is compiled first, as `pip install` does for an installed package: an editable install
 under PYTHONDONTWRITEBYTECODE=1 (set on some CI machines) would otherwise recompile every module on every run,
 which measures Python's compiler, not profilekit.
@@ -13,6 +14,7 @@ Prints a markdown table (median, min, max wall time) with the targets of issue 9
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
@@ -38,9 +40,13 @@ WORKLOADS: tuple[tuple[int, str, float | None], ...] = (
 def _time(cmd: list[str], cwd: Path, runs: int) -> list[float]:
     times = []
     for _ in range(runs):
+        # a new, empty cache folder each run: a CI job starts with none (with one, every run after the first would
+        # be answered from it, and the table would time the cache, not the lint)
+        env = {**os.environ, "PROFILEKIT_CACHE_DIR": tempfile.mkdtemp(prefix="profilekit-lint-cache-")}
         start = time.perf_counter()
-        done = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+        done = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
         times.append(time.perf_counter() - start)
+        shutil.rmtree(env["PROFILEKIT_CACHE_DIR"], ignore_errors=True)
         if done.returncode not in (0, 1):
             raise SystemExit(f"{' '.join(cmd)} in {cwd} failed ({done.returncode}): {done.stderr.decode()[-400:]}")
     return times
