@@ -101,6 +101,17 @@ def print_findings(findings: list[Finding], fmt: str = "text", *, version: str =
         out(summary_line(findings))
 
 
+# the formats of the commands that print a report as text or as its JSON (diff, lint --to-release)
+TEXT_OR_JSON = ("text", "json")
+
+
+def print_report(data: object, text: str, fmt: str) -> None:
+    """A report in `fmt`: `data` as indented JSON for "json", else `text` (a TEXT_OR_JSON command's output)."""
+    import json
+
+    out(json.dumps(data, indent=2, ensure_ascii=False) if fmt == "json" else text)
+
+
 def warn(findings: list[Finding]) -> None:
     """Warnings of a command that reports no findings of its own (show, explain, diff): to stderr, redacted."""
     if findings:

@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from profilekit.cli.app import G, app, check_format, command, open_session, out, redactor, warn
+from profilekit.cli.app import G, app, check_format, command, open_session, redactor, warn
+from profilekit.cli.common import TEXT_OR_JSON, print_report
 from profilekit.cli.completion import complete_role, complete_stack
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 
 if TYPE_CHECKING:
     from profilekit.compose import Stack
     from profilekit.session import Session
-
-FORMATS = ("text", "json")
 
 
 def pick_roles(stacks: list[Stack], role: str | None) -> list[str]:
@@ -35,10 +33,6 @@ def pick_roles(stacks: list[Stack], role: str | None) -> list[str]:
     return [role]
 
 
-def _print(data: object, text: str, fmt: str) -> None:
-    out(json.dumps(data, indent=2, ensure_ascii=False) if fmt == "json" else text)
-
-
 def _stacks(session: Session, spec_a: str, spec_b: str, role: str | None, fmt: str) -> int:
     from profilekit.diff import diff_stacks
     from profilekit.diff_report import stack_diff_json, stack_diff_text
@@ -50,7 +44,7 @@ def _stacks(session: Session, spec_a: str, spec_b: str, role: str | None, fmt: s
     roles = pick_roles([a, b], role)
     diff = diff_stacks(a, b, version=session.version, catalogue=session.catalogue, roles=roles)
     redact = redactor()
-    _print(stack_diff_json(diff, redact), stack_diff_text(diff, redact), fmt)
+    print_report(stack_diff_json(diff, redact), stack_diff_text(diff, redact), fmt)
     return EXIT_OK if diff.equal else EXIT_FINDINGS
 
 
@@ -67,7 +61,7 @@ def _releases(spec: str, from_release: str | None, to_release: str, role: str | 
     roles = pick_roles([before, after], role)
     report = upgrade_stack(old, new, before, after, roles)
     redact = redactor()
-    _print(upgrade_json(report, redact), upgrade_text(report, redact), fmt)
+    print_report(upgrade_json(report, redact), upgrade_text(report, redact), fmt)
     return EXIT_OK if report.equal else EXIT_FINDINGS
 
 
@@ -90,7 +84,7 @@ def diff(
 
     Exit 0 when there is no difference, 1 when there is one, 2 on usage errors.
     """
-    check_format(fmt, FORMATS)
+    check_format(fmt, TEXT_OR_JSON)
     if to_release is None and from_release is not None:
         raise UsageError("--from-release needs --to-release", hint="e.g. --from-release 0.30.0 --to-release 0.33.0")
     if to_release is not None:

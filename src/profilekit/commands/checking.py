@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from profilekit.cli.common import G, check_format, exit_for, open_session, out, print_findings, redactor
+from profilekit.cli.common import (
+    TEXT_OR_JSON,
+    G,
+    check_format,
+    exit_for,
+    open_session,
+    out,
+    print_findings,
+    print_report,
+    redactor,
+)
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK, Finding, FindingsError
 
 
@@ -82,20 +92,14 @@ def lint(*, fmt: str, strict: bool, combinations: str | None, to_release: str | 
 def _lint_to_release(to_release: str, fmt: str, *, strict: bool, combinations: str | None) -> int:
     """`lint --to-release X`: exit 1 when the new release gives error findings the current one does not
     (with `--strict`, any new finding)."""
-    import json
-
     from profilekit.session import Session
     from profilekit.upgrade_repo import repo_json, repo_text, upgrade_repository
 
-    check_format(fmt, ("text", "json"))
+    check_format(fmt, TEXT_OR_JSON)
     old = open_session()
     new = Session.open(repo=G.repo, vllm_version=to_release)
     report = upgrade_repository(old, new, combinations=combinations)
     redact = redactor()
-    out(
-        json.dumps(repo_json(report, redact), indent=2, ensure_ascii=False)
-        if fmt == "json"
-        else repo_text(report, redact)
-    )
+    print_report(repo_json(report, redact), repo_text(report, redact), fmt)
     appear = [c.finding for c in report.findings if c.change == "appears"]
     return EXIT_FINDINGS if any(f.is_error or strict for f in appear) else EXIT_OK
