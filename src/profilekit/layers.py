@@ -7,7 +7,7 @@ import hashlib
 import os
 from dataclasses import field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 # tomli is the library the standard tomllib was taken from, with the same API and messages; its wheels are
 # compiled (about 3x faster than tomllib), and lint parses every layer of a repository
@@ -28,11 +28,14 @@ from profilekit.tomlpos import Path as KeyPath
 from profilekit.tomlpos import Pos, format_key, locate_keys
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from pydantic import ValidationError
 
     from profilekit.sources import Source
     from profilekit.vllm.catalogue import Catalogue
 
+T = TypeVar("T")
 REPO_MARKER = "profilekit.toml"
 PROFILES_DIR = "profiles"
 
@@ -416,16 +419,9 @@ def load_layer(
     )
     if unsafe:
         return None, unsafe
-    data = layer_file(raw)
+    data, refused = _validated(source, raw, layer_file, "LayerFile", rule="invalid-layer", layer=name)
     if data is None:
-        from pydantic import ValidationError
-
-        from profilekit import models
-
-        try:
-            data = models.plain(models.LayerFile.model_validate(raw))
-        except ValidationError as exc:
-            return None, _schema_findings(source, exc, rule="invalid-layer", layer=name)
+        return None, refused
     spelling: dict[KeyPath, KeyPath] = {}
     serve, problems = _normalise_serve(source, name, ("serve",), data.serve, spelling, catalogue=catalogue)
     role_serve: dict[str, dict[str, Any]] = {}
@@ -445,14 +441,23 @@ def load_repo_config(root: Path, prefix: str = "") -> tuple[RepoConfig, SourceFi
     unsafe = content_findings(raw, source.pos, file=source.file, rule="invalid-config")
     if unsafe:
         return RepoConfig(), source, unsafe
-    config = repo_config(raw)
-    if config is not None:
-        return config, source, []
+    config, refused = _validated(source, raw, repo_config, "RepoConfig", rule="invalid-config")
+    return (config if config is not None else RepoConfig()), source, refused
+
+
+def _validated(
+    source: SourceFile, raw: object, fast: Callable[[object], T | None], model: str, *, rule: str, layer: str = ""
+) -> tuple[T | None, list[Finding]]:
+    """`raw` as `fast` (a layerdata validator) reads it; when `fast` refuses it, as the pydantic model `model` of
+    models.py reads it (None and its errors as `rule` findings: the schema of record words every mistake)."""
+    data = fast(raw)
+    if data is not None:
+        return data, []
     from pydantic import ValidationError
 
     from profilekit import models
 
     try:
-        return models.plain(models.RepoConfig.model_validate(raw)), source, []
+        return models.plain(getattr(models, model).model_validate(raw)), []
     except ValidationError as exc:
-        return RepoConfig(), source, _schema_findings(source, exc, rule="invalid-config")
+        return None, _schema_findings(source, exc, rule=rule, layer=layer)

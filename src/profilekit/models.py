@@ -169,21 +169,17 @@ class RepoConfig(BaseModel):
     sources: dict[Annotated[str, StringConstraints(pattern=SOURCE_NAME)], SourceSpec] = Field(default_factory=dict)
 
 
-def plain(model: BaseModel) -> Any:
-    """`model` as the plain class of the same name in layerdata.py, field by field, nested models too.
+def plain(value: Any) -> Any:
+    """`value` with every model in it as the plain class of the same name in layerdata.py, field by field.
 
     For a file the fast validator refused but pydantic accepted: what is loaded never depends on which of
     the two read it (tests/test_layerdata.py asserts that they agree).
     """
-    return _plain(model)
-
-
-def _plain(value: Any) -> Any:
     if isinstance(value, BaseModel):
         cls = getattr(layerdata, type(value).__name__)
-        return cls(**{name: _plain(getattr(value, name)) for name in type(value).model_fields})
+        return cls(**{name: plain(getattr(value, name)) for name in type(value).model_fields})
     if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
+        return {key: plain(item) for key, item in value.items()}
     if isinstance(value, list):
-        return [_plain(item) for item in value]
+        return [plain(item) for item in value]
     return value
