@@ -23,6 +23,7 @@ import sys
 import time
 
 from profilekit import __version__
+from profilekit.cache import record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see profilekit.cli)
 if TYPE_CHECKING:
@@ -81,8 +82,6 @@ def file_digest(path: str, st: os.stat_result | None = None) -> str | None:
     try:
         known = _DIGESTS.get(path)
         if known is not None and known[0] == _stamp(os.stat(path) if st is None else st):
-            from profilekit.cache import record
-
             record.read_again(path)
             return known[1]
         with open(path, "rb") as handle:
