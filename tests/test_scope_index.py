@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from profilekit.compose import UNSET, Assignment, Entry, Scope
 from profilekit.errors import Location
-from profilekit.tomlpos import Path as KeyPath
+from profilekit.tomlio.positions import Path as KeyPath
 
 
 class PlainScope:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from profilekit.tomlpos import Pos, format_key, locate_keys, parse_key
+from profilekit.tomlio.positions import Pos, format_key, locate_keys, parse_key
 
 PROFILES = Path(__file__).resolve().parents[1] / "profiles"
 

@@ -9,7 +9,7 @@ import tomlkit
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from profilekit.tomlwrite import dumps
+from profilekit.tomlio.write import dumps
 
 KEYS = st.sampled_from(["a", "b", "model", "x-y", "1", "two words", "dot.ted", 'q"uote', "é"])
 SCALARS = st.one_of(

@@ -12,8 +12,8 @@ from profilekit.errors import Finding, Location, Severity, UsageError
 from profilekit.layerdata import Secret
 from profilekit.layers import PROFILES_DIR, Layer, discover_layers, load_layer
 from profilekit.records import record
-from profilekit.tomlpos import Path as KeyPath
-from profilekit.tomlpos import format_key, parse_key
+from profilekit.tomlio.positions import Path as KeyPath
+from profilekit.tomlio.positions import format_key, parse_key
 
 if TYPE_CHECKING:
     from profilekit.references import Resolution

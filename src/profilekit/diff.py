@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from profilekit.compose import UNSET
 from profilekit.records import record
-from profilekit.tomlpos import format_key
+from profilekit.tomlio.positions import format_key
 
 if TYPE_CHECKING:
     from profilekit.compose import RoleConfig, Stack
     from profilekit.errors import Location
-    from profilekit.tomlpos import Path as KeyPath
+    from profilekit.tomlio.positions import Path as KeyPath
     from profilekit.vllm.catalogue import Catalogue
 
 Change = Literal["added", "removed", "changed"]

@@ -2,30 +2,23 @@
 
 from __future__ import annotations
 
-import datetime
-import hashlib
 import os
 from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-# tomli is the library the standard tomllib was taken from, with the same API and messages; its wheels are
-# compiled (about 3x faster than tomllib), and lint parses every layer of a repository
-import tomli
-
 from profilekit.cache.record import probe
 from profilekit.errors import Finding, Location, Severity, UsageError
-from profilekit.guards import (
+from profilekit.layerdata import LayerFile, RepoConfig, layer_file, repo_config
+from profilekit.records import record
+from profilekit.tomlio.guards import (
     content_findings,
     could_be_unsafe,
     display_key,
-    nesting_error_position,
-    syntax_error_position,
 )
-from profilekit.layerdata import LayerFile, RepoConfig, layer_file, repo_config
-from profilekit.records import record
-from profilekit.tomlpos import Path as KeyPath
-from profilekit.tomlpos import Pos, format_key, locate_keys
+from profilekit.tomlio.positions import Path as KeyPath
+from profilekit.tomlio.positions import format_key
+from profilekit.tomlio.read import TomlFile, read_toml, toml_type, with_article
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -41,29 +34,11 @@ PROFILES_DIR = "profiles"
 
 
 @record(slots=True)
-class SourceFile:
-    """A TOML file as read: its text, where its keys are, and its digest."""
-
-    file: str  # relative to the repository root, `/`-separated
-    text: str
-    positions: dict[KeyPath, Pos]
-    sha256: str
-
-    def pos(self, path: KeyPath) -> Pos:
-        """The position of `path`, or of its nearest written ancestor."""
-        for depth in range(len(path), 0, -1):
-            found = self.positions.get(path[:depth])
-            if found is not None:
-                return found
-        return Pos(1, 1)
-
-
-@record(slots=True)
 class Layer:
     """A validated layer file; `serve` option names are normalised to vLLM's dest spelling."""
 
     name: str
-    source: SourceFile
+    source: TomlFile
     data: LayerFile
     serve: dict[str, Any]
     role_serve: dict[str, dict[str, Any]]
@@ -145,58 +120,6 @@ def discover_layers(root: Path) -> dict[str, Path]:
     return dict(sorted(found.items()))
 
 
-def read_toml(
-    root: Path, path: Path, prefix: str = ""
-) -> tuple[SourceFile | None, dict[str, Any] | None, list[Finding]]:
-    """Read and parse one TOML file; a syntax error becomes a `toml-syntax` finding.
-
-    Its name in findings is its path below `root`, after `prefix` (`platform@3f2a9c1:` for a source's files).
-    """
-    rel = prefix + path.relative_to(root).as_posix()
-    try:
-        raw_bytes = path.read_bytes()
-    except OSError as exc:
-        return (
-            None,
-            None,
-            [Finding("toml-syntax", Severity.ERROR, f"cannot read file: {exc.strerror}", [Location(rel, 1, 1)])],
-        )
-    digest = hashlib.sha256(raw_bytes).hexdigest()
-    try:
-        text = raw_bytes.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw_bytes[: exc.start].count(b"\n") + 1
-        return (
-            None,
-            None,
-            [
-                Finding(
-                    "toml-syntax",
-                    Severity.ERROR,
-                    "file is not valid UTF-8",
-                    [Location(rel, line, 1)],
-                    fix="save the file as UTF-8",
-                )
-            ],
-        )
-    try:
-        data = tomli.loads(text)
-    except tomli.TOMLDecodeError as exc:
-        line, col, msg = syntax_error_position(text, str(exc))
-        return None, None, [_syntax_finding(rel, line, col, f"invalid TOML: {msg}")]
-    except RecursionError as exc:  # tomli's own limits: inline values nested 400 deep, keys of 1,000 parts
-        line, col = nesting_error_position(text, str(exc))
-        return None, None, [_syntax_finding(rel, line, col, f"invalid TOML: {exc}")]
-    source = SourceFile(rel, text, locate_keys(text), digest)
-    return source, data, []
-
-
-def _syntax_finding(file: str, line: int, col: int, message: str) -> Finding:
-    return Finding(
-        "toml-syntax", Severity.ERROR, message, [Location(file, line, col)], fix="fix the TOML syntax at that position"
-    )
-
-
 def _env_depth(loc: tuple[Any, ...]) -> int | None:
     """Index of the union tag in an env value's error location (`env.X.<tag>`), if it is one."""
     if len(loc) >= 3 and loc[0] == "env":
@@ -206,7 +129,7 @@ def _env_depth(loc: tuple[Any, ...]) -> int | None:
     return None
 
 
-def _schema_findings(source: SourceFile, exc: ValidationError, *, rule: str, layer: str = "") -> list[Finding]:
+def _schema_findings(source: TomlFile, exc: ValidationError, *, rule: str, layer: str = "") -> list[Finding]:
     findings: list[Finding] = []
     seen: set[KeyPath] = set()
     for raw_err in exc.errors(include_url=False):
@@ -277,11 +200,6 @@ def _friendly(err: Any) -> str:
     return str(err["msg"])
 
 
-def with_article(noun: str) -> str:
-    """`an array`, `a table`: the article a message puts before a type name."""
-    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
-
-
 def _bad_reference(loc: tuple[Any, ...], name: str) -> str:
     """A `[layer]` list entry that is no name: layers are paths below profiles/, never outside it."""
     field = loc[1] if len(loc) >= 2 and loc[0] == "layer" else ""
@@ -305,25 +223,6 @@ def _bad_name(loc: tuple[Any, ...], name: str) -> str:
     if "env" in loc[-2:-1]:
         return f"{shown} is not a valid environment variable name: letters, digits and '_', not starting with a digit"
     return f"{shown} is not a valid name"
-
-
-def toml_type(value: Any) -> str:
-    """What a TOML value is, as a message says it: `a boolean`, `an array`, `a date or time`."""
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a float"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "a table"
-    if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
-        return "a date or time"
-    return type(value).__name__
 
 
 def _schema_fix(err: Any, path: KeyPath) -> str:
@@ -357,7 +256,7 @@ def serve_dest(key: str, catalogue: Catalogue | None) -> str:
 
 
 def _normalise_serve(
-    source: SourceFile,
+    source: TomlFile,
     layer: str,
     prefix: KeyPath,
     serve: dict[str, Any],
@@ -433,7 +332,7 @@ def load_layer(
     return Layer(name, source, data, serve, role_serve, spelling, catalogue), problems
 
 
-def load_repo_config(root: Path, prefix: str = "") -> tuple[RepoConfig, SourceFile | None, list[Finding]]:
+def load_repo_config(root: Path, prefix: str = "") -> tuple[RepoConfig, TomlFile | None, list[Finding]]:
     """Read and validate profilekit.toml: without pydantic when it is valid, as `load_layer` does."""
     source, raw, findings = read_toml(root, root / REPO_MARKER, prefix)
     if source is None or raw is None:
@@ -446,7 +345,7 @@ def load_repo_config(root: Path, prefix: str = "") -> tuple[RepoConfig, SourceFi
 
 
 def _validated(
-    source: SourceFile, raw: object, fast: Callable[[object], T | None], model: str, *, rule: str, layer: str = ""
+    source: TomlFile, raw: object, fast: Callable[[object], T | None], model: str, *, rule: str, layer: str = ""
 ) -> tuple[T | None, list[Finding]]:
     """`raw` as `fast` (a layerdata validator) reads it; when `fast` refuses it, as the pydantic model `model` of
     models.py reads it (None and its errors as `rule` findings: the schema of record words every mistake)."""

@@ -17,7 +17,7 @@ from profilekit.layers import REPO_MARKER
 from profilekit.lineage import cycle_reach
 from profilekit.records import record
 from profilekit.rules.declared import group_clashes, layer_head, named_conflicts, reference_findings
-from profilekit.tomlpos import locate_keys
+from profilekit.tomlio.positions import locate_keys
 
 if TYPE_CHECKING:
     from profilekit.layers import Layer

@@ -21,7 +21,7 @@ from profilekit.records import record
 if TYPE_CHECKING:
     from profilekit.errors import Finding
     from profilekit.layers import Layer
-    from profilekit.tomlpos import Path as KeyPath
+    from profilekit.tomlio.positions import Path as KeyPath
 
 REDACTED = "<redacted>"
 

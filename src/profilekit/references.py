@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from profilekit.errors import Finding, Location, Severity
 from profilekit.records import record
-from profilekit.tomlpos import format_key, parse_key
+from profilekit.tomlio.positions import format_key, parse_key
 
 if TYPE_CHECKING:
     from profilekit.compose import RoleConfig
     from profilekit.layers import Layer
-    from profilekit.tomlpos import Path as KeyPath
+    from profilekit.tomlio.positions import Path as KeyPath
 
 OPEN = "${"
 ESCAPE = "$${"

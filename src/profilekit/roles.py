@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 from profilekit.compose import DEFAULT_ROLE, RoleConfig, Scope, Unset, effective_keys, env_value, unset_removes_nothing
 from profilekit.errors import Finding, Location, Severity
 from profilekit.records import record
-from profilekit.tomlpos import format_key
+from profilekit.tomlio.positions import format_key
 
 if TYPE_CHECKING:
     from profilekit.layers import Layer
-    from profilekit.tomlpos import Path as KeyPath
+    from profilekit.tomlio.positions import Path as KeyPath
 
 
 def defines_role(layer: Layer, role: str) -> bool:

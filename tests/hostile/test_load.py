@@ -873,7 +873,7 @@ def test_hostile_load(case: Case, run: Run, tmp_path: Path) -> None:
 
 def test_the_guard_walks_only_a_document_that_can_hold_a_nul_or_deep_nesting() -> None:
     """`could_be_unsafe` may say yes too often (then the walk decides), never no to a document that needs it."""
-    from profilekit.guards import MAX_DEPTH, could_be_unsafe
+    from profilekit.tomlio.guards import MAX_DEPTH, could_be_unsafe
 
     assert not could_be_unsafe('[serve]\nmodel = "org/model"\nmax_num_seqs = 8\n')
     assert could_be_unsafe('a = "x\\u0000"\n') and could_be_unsafe('a = "x\\x00"\n')

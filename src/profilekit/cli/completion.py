@@ -104,7 +104,7 @@ def complete_stack(ctx: typer.Context, incomplete: str) -> list[str]:
 
 
 def _keys(table: dict[str, Any], prefix: tuple[str, ...], tables: bool) -> list[str]:
-    from profilekit.tomlpos import format_key
+    from profilekit.tomlio.positions import format_key
 
     out: list[str] = []
     for key, value in table.items():
@@ -198,7 +198,7 @@ def complete_stack_key(ctx: typer.Context, incomplete: str) -> list[str]:
     stack = _composed(ctx, str(ctx.params.get("stack")))
     if stack is None:
         return []
-    from profilekit.tomlpos import format_key
+    from profilekit.tomlio.positions import format_key
 
     keys: list[str] = []
     qualified: list[str] = []

@@ -14,14 +14,14 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from profilekit.layerdata import RepoConfig
-    from profilekit.layers import SourceFile
     from profilekit.session import Session
     from profilekit.sources.impact import StackImpact
     from profilekit.sources.lockfile import Locked
     from profilekit.sources.locking import Moved
+    from profilekit.tomlio.read import TomlFile
 
 
-def _repository() -> tuple[Path, RepoConfig, dict[str, Locked], SourceFile | None]:
+def _repository() -> tuple[Path, RepoConfig, dict[str, Locked], TomlFile | None]:
     from profilekit.errors import FindingsError
     from profilekit.layers import find_repo, load_repo_config
     from profilekit.sources.lockfile import LockError, read_lock

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from profilekit.cli.common import check_format, open_session, out, redactor, warn
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK, ProfilekitError, UsageError
 from profilekit.records import record
-from profilekit.tomlpos import format_key, parse_key
+from profilekit.tomlio.positions import format_key, parse_key
 
 if TYPE_CHECKING:
     from profilekit.compose import Entry, Stack

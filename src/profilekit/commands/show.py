@@ -50,7 +50,7 @@ def show(*, stacks: list[str] | None, every: bool, role: str | None, fmt: str) -
     if fmt == "json":
         out(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        from profilekit.tomlwrite import dumps
+        from profilekit.tomlio.write import dumps
 
         out(dumps(data))
     return EXIT_OK

@@ -30,7 +30,7 @@ from profilekit.rules.engine import (
     stack_rule,
 )
 from profilekit.rules.multimodal import is_multimodal
-from profilekit.tomlpos import format_key
+from profilekit.tomlio.positions import format_key
 from profilekit.vllm.constraints import (
     SPEC_SHORTHANDS,
     ValueProblem,
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from profilekit.compose import Stack
     from profilekit.layers import Layer
     from profilekit.rules.facts import RoleFacts
-    from profilekit.tomlpos import Path as KeyPath
+    from profilekit.tomlio.positions import Path as KeyPath
     from profilekit.vllm.catalogue import Catalogue, Flag
 
 SOURCE = "vllm/engine/arg_utils.py (EngineArgs.add_cli_args), vllm/config/*.py (field constraints)"

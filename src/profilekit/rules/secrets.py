@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from profilekit.errors import Severity
 from profilekit.redact import layer_secrets, looks_like_token
 from profilekit.rules.engine import Context, Hit, stack_rule
-from profilekit.tomlpos import format_key
+from profilekit.tomlio.positions import format_key
 
 
 @stack_rule("literal-secret", Severity.ERROR, "a secret-looking value written into a layer")

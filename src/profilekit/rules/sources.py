@@ -10,17 +10,17 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from profilekit.layerdata import RepoConfig
-    from profilekit.layers import SourceFile
     from profilekit.sources import Source
+    from profilekit.tomlio.read import TomlFile
 
 
-def _at(file: SourceFile | None, shown: str, path: tuple[str, ...]) -> Location:
+def _at(file: TomlFile | None, shown: str, path: tuple[str, ...]) -> Location:
     pos = file.pos(path) if file is not None else None
     return Location(shown, pos.line if pos else 1, pos.column if pos else 1, ".".join(path))
 
 
 def source_config_findings(
-    root: Path, config: RepoConfig, config_file: SourceFile | None, version: str, sources: list[Source]
+    root: Path, config: RepoConfig, config_file: TomlFile | None, version: str, sources: list[Source]
 ) -> list[Finding]:
     """Each source's profilekit.toml against the consumer's: the vLLM release it targets, its `[lint]` mode, and
     sources of its own (not followed). A source's broken profilekit.toml is reported as its own findings."""

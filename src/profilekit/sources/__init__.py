@@ -18,7 +18,7 @@ from profilekit.sources.lockfile import LOCK_FILE, Locked, LockError, read_lock,
 
 if TYPE_CHECKING:
     from profilekit.layerdata import RepoConfig, SourceSpec
-    from profilekit.layers import SourceFile
+    from profilekit.tomlio.read import TomlFile
 
 SOURCES_DIR = "sources"
 
@@ -97,7 +97,7 @@ def spec_problem(spec: SourceSpec) -> tuple[str, str]:
     return ("rev", problem) if problem else ("", "")
 
 
-def config_location(config_file: SourceFile | None, name: str, key: str = "") -> Location:
+def config_location(config_file: TomlFile | None, name: str, key: str = "") -> Location:
     """`[sources.NAME]` (or its `key`) in profilekit.toml: where every finding about source NAME is shown."""
     path = ("sources", name, key) if key else ("sources", name)
     pos = config_file.pos(path) if config_file is not None else None
@@ -108,7 +108,7 @@ def config_location(config_file: SourceFile | None, name: str, key: str = "") ->
 def open_sources(
     root: Path,
     config: RepoConfig,
-    config_file: SourceFile | None,
+    config_file: TomlFile | None,
     *,
     locked: dict[str, Locked] | None = None,
     fetch: bool = True,
@@ -149,7 +149,7 @@ def _open_one(
     name: str,
     spec: SourceSpec,
     entry: Locked | None,
-    config_file: SourceFile | None,
+    config_file: TomlFile | None,
     *,
     missing: bool,
     fetch: bool,
@@ -182,7 +182,7 @@ def _open_one(
 
 
 def _materialise(
-    root: Path, name: str, spec: SourceSpec, entry: Locked, config_file: SourceFile | None, *, fetch: bool
+    root: Path, name: str, spec: SourceSpec, entry: Locked, config_file: TomlFile | None, *, fetch: bool
 ) -> tuple[Source | None, Finding | None]:
     from profilekit.sources import gitio
 

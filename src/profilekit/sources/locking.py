@@ -14,7 +14,7 @@ from profilekit.sources.lockfile import Locked, tree_hash
 
 if TYPE_CHECKING:
     from profilekit.layerdata import RepoConfig, SourceSpec
-    from profilekit.layers import SourceFile
+    from profilekit.tomlio.read import TomlFile
 
 
 @record(slots=True)
@@ -35,7 +35,7 @@ class Moved:
 def lock_sources(
     root: Path,
     config: RepoConfig,
-    config_file: SourceFile | None,
+    config_file: TomlFile | None,
     previous: dict[str, Locked],
     *,
     move: set[str],

@@ -80,7 +80,7 @@ def search(catalogue: Catalogue, pattern: str | None) -> list[Flag]:
     return exact + by_name + by_help
 
 
-def toml_type(flag: Flag) -> str:
+def flag_type(flag: Flag) -> str:
     """What a layer writes for this flag, in words."""
     kind = kind_of(flag)
     base = _TOML_TYPES.get(kind.base, "string")
@@ -119,7 +119,7 @@ def as_text(flags: list[Flag]) -> str:
         if flag.deprecated:
             tags.append("deprecated")
         lines.append(f"{head}  ({'; '.join(tags)})")
-        facts = [f"type: {toml_type(flag)}"]
+        facts = [f"type: {flag_type(flag)}"]
         values = _values(flag)
         if values:
             facts.append(values)
@@ -142,7 +142,7 @@ def as_json(catalogue: Catalogue, flags: list[Flag], pattern: str | None) -> str
                 "option_strings": list(flag.option_strings),
                 "accepted_option_strings": list(flag.accepted),
                 "type": flag.type,
-                "toml_type": toml_type(flag),
+                "toml_type": flag_type(flag),
                 "nargs": flag.nargs,
                 "choices": choices or None,
                 "values_after_parse": spec[0] if spec else None,

@@ -17,8 +17,8 @@ import math
 import re
 from typing import TYPE_CHECKING, Any
 
-from profilekit.layers import toml_type
 from profilekit.records import record
+from profilekit.tomlio.read import toml_type
 
 if TYPE_CHECKING:
     from profilekit.vllm.catalogue import Flag

@@ -10,7 +10,7 @@ import math
 import re
 from typing import TYPE_CHECKING, Any
 
-from profilekit.guards import MAX_DEPTH, nesting_depth
+from profilekit.tomlio.guards import MAX_DEPTH, nesting_depth
 from profilekit.vllm.values import (
     LOOKS_LIKE_OBJECT,
     Kind,

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from profilekit.errors import Finding, Location, Severity
-from profilekit.tomlpos import Path as KeyPath
-from profilekit.tomlpos import Pos, format_key
+from profilekit.tomlio.positions import Path as KeyPath
+from profilekit.tomlio.positions import Pos, format_key
 
 # key path components below the top-level table: `roles.R.serve.kv_transfer_config.kv_connector_extra_config.a`
 # is 6; vLLM's JSON options need a few levels, a hostile file has hundreds

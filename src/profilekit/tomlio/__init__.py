@@ -1,0 +1,1 @@
+"""TOML text in and out: reading a file with every key's position, the guards against hostile files, writing."""
