@@ -95,7 +95,7 @@ def test_the_search_loads_no_layer_models_templates_or_rules(tmp_path: Path) -> 
         "import sys\n"
         "from profilekit.cli import main\n"
         "rc = main(['--vllm-version', '0.33.0', 'flags', 'kv'])\n"
-        "names = ('profilekit.models', 'profilekit.compose', 'profilekit.rules', 'jinja2', 'tomlkit')\n"
+        "names = ('profilekit.load.models', 'profilekit.compose', 'profilekit.rules', 'jinja2', 'tomlkit')\n"
         "heavy = sorted(m for m in names if m in sys.modules)\n"
         "print('HEAVY', heavy, rc)\n"
     )

@@ -10,7 +10,7 @@ import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from profilekit.models import K8sSection, LayerFile, LayerMeta, RepoConfig, SourceSpec
+from profilekit.load.models import K8sSection, LayerFile, LayerMeta, RepoConfig, SourceSpec
 from tests.conftest import Run
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -29,7 +29,7 @@ HEAVY = frozenset({"pydantic", "jinja2", "tomlkit", "tomli", "packaging", "typer
 # ceilings grew by 3 with the cache: profilekit.cache, .record and .replay decide whether a run may be answered.
 # The hot commands lost typer (and with it about 90 modules) to cli.fastpath; `flags` still parses with typer, and
 # loads cli.fastpath (which declines it) and cli.common under cli.app: one module more than before. They lost
-# pydantic (about 150 modules) to profilekit.layerdata, which validates a valid layer without it: pydantic is
+# pydantic (about 150 modules) to profilekit.load.layerdata, which validates a valid layer without it: pydantic is
 # loaded only to word what is wrong with an invalid one (tests/test_layerdata.py). profilekit.records (the
 # classes every run defines, built without compiling five methods each) is one module more for every command
 BUDGETS: list[tuple[list[str], frozenset[str], int, int]] = [

@@ -23,7 +23,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
-from profilekit import layerdata, models
+from profilekit.load import layerdata, models
 from tests.conftest import MakeRepo
 
 EXAMPLES = int(os.environ.get("PROFILEKIT_LAYERDATA_EXAMPLES", "300"))
@@ -470,7 +470,7 @@ try:
     session.check(session.stack(sys.argv[2]))
 except FindingsError as exc:
     print(*(f.message for f in exc.findings), sep=chr(10))
-print(sorted(name for name in ("pydantic", "profilekit.models") if name in sys.modules))
+print(sorted(name for name in ("pydantic", "profilekit.load.models") if name in sys.modules))
 """
 
 
@@ -492,5 +492,5 @@ def test_an_invalid_layer_is_explained_by_pydantic(make_repo: MakeRepo) -> None:
     assert (done.returncode, done.stdout) == (
         0,
         "env.FOO-1: 'FOO-1' is not a valid environment variable name: letters, digits and '_', "
-        "not starting with a digit\n['profilekit.models', 'pydantic']\n",
+        "not starting with a digit\n['profilekit.load.models', 'pydantic']\n",
     ), done.stderr[-2000:]

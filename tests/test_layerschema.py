@@ -20,7 +20,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from profilekit.layerschema import REFERENCE, layer_schema, spellings
+from profilekit.load.schema import REFERENCE, layer_schema, spellings
 from profilekit.vllm.catalogue import Catalogue, Flag, load_catalogue
 from profilekit.vllm.constraints import argparse_problems, config_problems
 from profilekit.vllm.values import problem

@@ -140,7 +140,7 @@ def test_an_unchanged_repository_reads_no_layer_again(repo: Path, tmp_path: Path
     lint(repo, cache)
     env = {**os.environ, "PROFILEKIT_CACHE_DIR": str(cache)}
     probe = (
-        "import sys, profilekit.layers as l\n"
+        "import sys, profilekit.load.layers as l\n"
         "real = l.load_layer\n"
         "loaded = []\n"
         "def spy(root, name, *a, **k):\n"

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from profilekit.errors import Finding, Location, Severity, UsageError
-from profilekit.layerdata import Secret
-from profilekit.layers import PROFILES_DIR, Layer, discover_layers, load_layer
+from profilekit.load.layerdata import Secret
+from profilekit.load.layers import PROFILES_DIR, Layer, discover_layers, load_layer
 from profilekit.records import record
 from profilekit.tomlio.positions import Path as KeyPath
 from profilekit.tomlio.positions import format_key, parse_key

@@ -21,7 +21,7 @@ from tomlkit.items import AoT, InlineTable, Item, String, Table
 from profilekit.errors import Finding, FindingsError, UsageError
 
 if TYPE_CHECKING:
-    from profilekit.layers import Layer
+    from profilekit.load.layers import Layer
     from profilekit.session import Session
 
 KeyPath = tuple[str, ...]
@@ -166,7 +166,7 @@ def edit_layer(
     before, problems = session.layers.get(name)
     if before is None:
         raise FindingsError(problems)  # a file that does not parse cannot be edited key by key
-    text = before.source.text
+    text = before.toml.text
     edited = change(text)
     after, found = _judge(session, name, path, edited)
     new = _new_errors(_file_findings(session, before, []), found)
@@ -213,7 +213,7 @@ def _judge(session: Session, name: str, path: Path, text: str) -> tuple[Layer | 
     """The edited text loaded as the layer `name`, in a scratch copy: findings name the real file and line."""
     import tempfile
 
-    from profilekit.layers import load_layer
+    from profilekit.load.layers import load_layer
 
     relative = path.relative_to(session.root)
     with tempfile.TemporaryDirectory(prefix="profilekit-edit.") as scratch:

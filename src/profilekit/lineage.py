@@ -24,7 +24,7 @@ from profilekit.records import record
 if TYPE_CHECKING:
     from profilekit.compose import Catalog
     from profilekit.errors import Finding
-    from profilekit.layers import Layer
+    from profilekit.load.layers import Layer
 
 
 def cycle_reach(extends: Mapping[str, Sequence[str]]) -> dict[str, str]:

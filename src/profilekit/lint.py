@@ -13,15 +13,15 @@ from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from profilekit.errors import Finding, Location, Severity
-from profilekit.layers import REPO_MARKER
 from profilekit.lineage import cycle_reach
+from profilekit.load.layers import REPO_MARKER
 from profilekit.records import record
 from profilekit.rules.declared import group_clashes, layer_head, named_conflicts, reference_findings
 from profilekit.tomlio.positions import locate_keys
 
 if TYPE_CHECKING:
-    from profilekit.layers import Layer
     from profilekit.lintcache import LintCache
+    from profilekit.load.layers import Layer
     from profilekit.session import Session
 
 # rules whose findings mean the layers were declared exclusive: a combination that gives them is not linted

@@ -28,7 +28,7 @@ from profilekit.cache import record
 from profilekit.errors import Finding, Location, Severity
 
 if TYPE_CHECKING:
-    from profilekit.layers import Layer
+    from profilekit.load.layers import Layer
     from profilekit.session import Session
 
 KIND = "lint"

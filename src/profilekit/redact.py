@@ -20,7 +20,7 @@ from profilekit.records import record
 
 if TYPE_CHECKING:
     from profilekit.errors import Finding
-    from profilekit.layers import Layer
+    from profilekit.load.layers import Layer
     from profilekit.tomlio.positions import Path as KeyPath
 
 REDACTED = "<redacted>"

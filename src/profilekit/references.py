@@ -21,7 +21,7 @@ from profilekit.tomlio.positions import format_key, parse_key
 
 if TYPE_CHECKING:
     from profilekit.compose import RoleConfig
-    from profilekit.layers import Layer
+    from profilekit.load.layers import Layer
     from profilekit.tomlio.positions import Path as KeyPath
 
 OPEN = "${"

@@ -17,8 +17,8 @@ from profilekit.vllm.argv import render_argv
 
 if TYPE_CHECKING:
     from profilekit.compose import RoleConfig, Stack
-    from profilekit.layerdata import K8sSection, SlurmSection
-    from profilekit.layers import Layer
+    from profilekit.load.layerdata import K8sSection, SlurmSection
+    from profilekit.load.layers import Layer
     from profilekit.templating import Sandbox
     from profilekit.vllm.catalogue import Catalogue
 
@@ -113,7 +113,7 @@ def render_stack(
     try:  # a failing template, in any target, leaves no file at all: the render writes nothing
         files = _files(env, stack, chosen, version=version, catalogue=catalogue, targets=targets)
         if "k8s" in targets:
-            from profilekit.layerdata import K8sSection
+            from profilekit.load.layerdata import K8sSection
             from profilekit.targets.k8s import render_k8s
 
             manifests = render_k8s(
@@ -127,7 +127,7 @@ def render_stack(
             )
             files = _with_files(files, manifests, stack, version=version)
         if "slurm" in targets and len(chosen) == len(stack.roles):  # job.sbatch starts every role of the stack
-            from profilekit.layerdata import SlurmSection
+            from profilekit.load.layerdata import SlurmSection
             from profilekit.targets.slurm import render_slurm
 
             job = render_slurm(
@@ -312,8 +312,8 @@ def _command_lines(argv: list[str]) -> str:
 
 def _manifest_layer(layer: Layer) -> dict[str, Any]:
     entry: dict[str, Any] = {"name": layer.name, "file": layer.file, "sha256": layer.sha256}
-    if layer.origin is not None:  # a layer of a source: where it came from, whole
-        source = layer.origin
+    if layer.source is not None:  # a layer of a source: where it came from, whole
+        source = layer.source
         entry["source"] = {"name": source.name, "git": source.git, "rev": source.rev, "commit": source.commit}
     return entry
 

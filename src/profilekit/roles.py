@@ -18,7 +18,7 @@ from profilekit.records import record
 from profilekit.tomlio.positions import format_key
 
 if TYPE_CHECKING:
-    from profilekit.layers import Layer
+    from profilekit.load.layers import Layer
     from profilekit.tomlio.positions import Path as KeyPath
 
 

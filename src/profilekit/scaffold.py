@@ -30,7 +30,7 @@ def scaffold_dir() -> Path:
 def scaffold_files(catalogue: Catalogue) -> dict[str, str]:
     """Every file `init` writes for the release of `catalogue`: path relative to the new repository -> text."""
     from profilekit import __version__
-    from profilekit.layerschema import dumps, layer_schema
+    from profilekit.load.schema import dumps, layer_schema
 
     source = scaffold_dir()
     files: dict[str, str] = {}

@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING
 from profilekit.cache.record import listed
 from profilekit.compose import Catalog, Stack, compose_layers, linearise, require_deployable
 from profilekit.errors import Finding, FindingsError, Severity, UsageError
-from profilekit.layers import find_repo, load_repo_config
+from profilekit.load.layers import find_repo, load_repo_config
 from profilekit.records import record
 from profilekit.vllm.versions import resolve_version
 
 if TYPE_CHECKING:
-    from profilekit.layerdata import RepoConfig
     from profilekit.lineage import Lineages
+    from profilekit.load.layerdata import RepoConfig
     from profilekit.redact import Redactor
     from profilekit.sources import Source
     from profilekit.sources.lockfile import Locked
@@ -185,7 +185,7 @@ class Session:
         """`platform:templates` as the folder of source `platform`; None when `name` names no source."""
         import re
 
-        from profilekit.layerdata import SOURCE
+        from profilekit.load.layerdata import SOURCE
 
         match = re.match(rf"^({SOURCE}):(.*)$", name)
         if match is None or (self.root / name).exists():

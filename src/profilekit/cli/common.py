@@ -184,7 +184,7 @@ def target_release(repo: Path | None, vllm_version: str | None) -> str:
     import tomllib
 
     from profilekit.errors import UsageError
-    from profilekit.layers import REPO_MARKER, find_repo
+    from profilekit.load.layers import REPO_MARKER, find_repo
     from profilekit.vllm.versions import resolve_version
 
     if vllm_version is not None:

@@ -51,7 +51,7 @@ def _params(ctx: typer.Context) -> dict[str, Any]:
 
 
 def _root(ctx: typer.Context) -> Path | None:
-    from profilekit.layers import find_repo
+    from profilekit.load.layers import find_repo
 
     try:
         return find_repo(None, _params(ctx).get("repo"))
@@ -61,7 +61,7 @@ def _root(ctx: typer.Context) -> Path | None:
 
 def _layer_names(ctx: typer.Context) -> list[str]:
     """The repository's layers, then those of its locked sources whose commit is in the cache (never fetched)."""
-    from profilekit.layers import discover_layers
+    from profilekit.load.layers import discover_layers
 
     root = _root(ctx)
     try:
@@ -81,7 +81,7 @@ def _layer_names(ctx: typer.Context) -> list[str]:
 
 def complete_source(ctx: typer.Context, incomplete: str) -> list[str]:
     """A `[sources.NAME]` of profilekit.toml (`update NAME`)."""
-    from profilekit.layers import load_repo_config
+    from profilekit.load.layers import load_repo_config
 
     root = _root(ctx)
     try:
@@ -122,7 +122,7 @@ def _layer_keys(ctx: typer.Context, *, tables: bool) -> list[str]:
     """The keys the LAYER argument's file writes, as `set`/`unset` spell them (`roles.prefill.serve.port`)."""
     import tomllib
 
-    from profilekit.layers import discover_layers
+    from profilekit.load.layers import discover_layers
 
     root, layer = _root(ctx), ctx.params.get("layer")
     if root is None or not isinstance(layer, str):

@@ -56,7 +56,7 @@ def schema(
     ] = None,
 ) -> int:
     """Print the JSON Schema (draft 2020-12) of a layer file for the targeted vLLM release (for Taplo, CI)."""
-    from profilekit.layerschema import dumps, layer_schema
+    from profilekit.load.schema import dumps, layer_schema
 
     text = dumps(layer_schema(_catalogue(release_without_layers())))
     if output is None:

@@ -13,7 +13,7 @@ from profilekit.errors import EXIT_OK
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from profilekit.layerdata import RepoConfig
+    from profilekit.load.layerdata import RepoConfig
     from profilekit.session import Session
     from profilekit.sources.impact import StackImpact
     from profilekit.sources.lockfile import Locked
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 def _repository() -> tuple[Path, RepoConfig, dict[str, Locked], TomlFile | None]:
     from profilekit.errors import FindingsError
-    from profilekit.layers import find_repo, load_repo_config
+    from profilekit.load.layers import find_repo, load_repo_config
     from profilekit.sources.lockfile import LockError, read_lock
 
     root = find_repo(None, G.repo)

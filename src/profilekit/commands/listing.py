@@ -9,7 +9,7 @@ from profilekit.cli.common import check_format, open_session, out, print_finding
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK, Finding
 
 if TYPE_CHECKING:
-    from profilekit.layers import Layer
+    from profilekit.load.layers import Layer
     from profilekit.session import Session
 
 

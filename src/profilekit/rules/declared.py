@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from profilekit.errors import Finding, Location, Severity
-from profilekit.layers import Layer
+from profilekit.load.layers import Layer
 from profilekit.rules.engine import Context, Hit, stack_rule
 from profilekit.rules.facts import DERIVED_CAPABILITIES, capability_locations
 
@@ -24,7 +24,7 @@ _MODEL_CAPABILITIES = frozenset({"hybrid-model"})
 
 def layer_head(layer: Layer) -> Location:
     """Where a layer is declared: its `[layer]` table, or the top of its file."""
-    if ("layer",) in layer.source.positions:
+    if ("layer",) in layer.toml.positions:
         return layer.location(("layer",))
     return Location(layer.file, 1, 1, "", layer.name)
 

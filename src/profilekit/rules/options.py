@@ -45,7 +45,7 @@ from profilekit.vllm.values import problem
 
 if TYPE_CHECKING:
     from profilekit.compose import Stack
-    from profilekit.layers import Layer
+    from profilekit.load.layers import Layer
     from profilekit.rules.facts import RoleFacts
     from profilekit.tomlio.positions import Path as KeyPath
     from profilekit.vllm.catalogue import Catalogue, Flag

@@ -9,7 +9,7 @@ from profilekit.errors import Finding, Location, Severity
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from profilekit.layerdata import RepoConfig
+    from profilekit.load.layerdata import RepoConfig
     from profilekit.sources import Source
     from profilekit.tomlio.read import TomlFile
 
@@ -24,7 +24,7 @@ def source_config_findings(
 ) -> list[Finding]:
     """Each source's profilekit.toml against the consumer's: the vLLM release it targets, its `[lint]` mode, and
     sources of its own (not followed). A source's broken profilekit.toml is reported as its own findings."""
-    from profilekit.layers import REPO_MARKER, load_repo_config
+    from profilekit.load.layers import REPO_MARKER, load_repo_config
 
     found: list[Finding] = []
     for source in sources:

@@ -17,7 +17,7 @@ from profilekit.records import record
 from profilekit.sources.lockfile import LOCK_FILE, Locked, LockError, read_lock, tree_hash
 
 if TYPE_CHECKING:
-    from profilekit.layerdata import RepoConfig, SourceSpec
+    from profilekit.load.layerdata import RepoConfig, SourceSpec
     from profilekit.tomlio.read import TomlFile
 
 SOURCES_DIR = "sources"
@@ -51,7 +51,7 @@ def source_label(name: str, commit: str) -> str:
 
 def source_layers(name: str, tree: Path) -> dict[str, Path]:
     """The layer files of source `name` copied in `tree`, by the names this repository uses (`platform:base`)."""
-    from profilekit.layers import discover_layers
+    from profilekit.load.layers import discover_layers
 
     return {f"{name}:{layer}": path for layer, path in discover_layers(tree).items()}
 

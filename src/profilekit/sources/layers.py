@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from profilekit.errors import Finding, Severity
-from profilekit.layers import Layer, load_layer
+from profilekit.load.layers import Layer, load_layer
 
 if TYPE_CHECKING:
     from profilekit.sources import Source
@@ -56,5 +56,5 @@ def load_source_layer(
             return None, findings
         data = replace(data, model=replace(data.model, config=str(inside)))
     layer.data = data
-    layer.origin = source
+    layer.source = source
     return layer, findings

@@ -13,7 +13,7 @@ from profilekit.sources import cache_root, config_location, copy_changed, extrac
 from profilekit.sources.lockfile import Locked, tree_hash
 
 if TYPE_CHECKING:
-    from profilekit.layerdata import RepoConfig, SourceSpec
+    from profilekit.load.layerdata import RepoConfig, SourceSpec
     from profilekit.tomlio.read import TomlFile
 
 

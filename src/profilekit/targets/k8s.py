@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from profilekit.compose import RoleConfig, Stack
-    from profilekit.layerdata import K8sSection
+    from profilekit.load.layerdata import K8sSection
     from profilekit.templating import Sandbox
     from profilekit.vllm.catalogue import Catalogue
 

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from profilekit.compose import RoleConfig, Stack
-    from profilekit.layerdata import SlurmSection
+    from profilekit.load.layerdata import SlurmSection
     from profilekit.templating import Sandbox
     from profilekit.vllm.catalogue import Catalogue
 

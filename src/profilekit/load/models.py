@@ -2,7 +2,7 @@
 
 A run whose files are valid never imports this module: layerdata.py validates them into plain classes of the
 same shape. These models say what is wrong with a file that is not (layers.py's findings) and give the JSON
-schema (layerschema.py); `plain` turns what they accept into the classes the rest of profilekit uses.
+schema (load/schema.py); `plain` turns what they accept into the classes the rest of profilekit uses.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
-from profilekit import layerdata
-from profilekit.layerdata import (
+from profilekit.load import layerdata
+from profilekit.load.layerdata import (
     CAPABILITY,
     ENV_NAME,
     REFERENCE,

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from profilekit.cache.record import probe
 from profilekit.errors import Finding, Location, Severity, UsageError
-from profilekit.layerdata import LayerFile, RepoConfig, layer_file, repo_config
+from profilekit.load.layerdata import LayerFile, RepoConfig, layer_file, repo_config
 from profilekit.records import record
 from profilekit.tomlio.guards import (
     content_findings,
@@ -38,7 +38,7 @@ class Layer:
     """A validated layer file; `serve` option names are normalised to vLLM's dest spelling."""
 
     name: str
-    source: TomlFile
+    toml: TomlFile
     data: LayerFile
     serve: dict[str, Any]
     role_serve: dict[str, dict[str, Any]]
@@ -51,7 +51,7 @@ class Layer:
     # facts derived from this layer alone (e.g. its secret-looking values), kept for every stack it is in
     memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     # the source whose layer this is (`[sources.NAME]`); None for a layer of the repository itself
-    origin: Source | None = None
+    source: Source | None = None
 
     def dest(self, key: str) -> str:
         """A `serve` key as vLLM's dest: aliases resolved with the catalogue, else dashes folded."""
@@ -59,11 +59,11 @@ class Layer:
 
     @property
     def file(self) -> str:
-        return self.source.file
+        return self.toml.file
 
     @property
     def sha256(self) -> str:
-        return self.source.sha256
+        return self.toml.sha256
 
     def location(self, path: KeyPath) -> Location:
         """Where the (normalised) key `path` was written in this layer."""
@@ -79,7 +79,7 @@ class Layer:
             if mapped is not None:
                 written = (*mapped, *path[depth:])
                 break
-        pos = self.source.pos(written)
+        pos = self.toml.pos(written)
         return Location(self.file, pos.line, pos.column, format_key(written), self.name)
 
 
@@ -354,7 +354,7 @@ def _validated(
         return data, []
     from pydantic import ValidationError
 
-    from profilekit import models
+    from profilekit.load import models
 
     try:
         return models.plain(getattr(models, model).model_validate(raw)), []

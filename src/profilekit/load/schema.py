@@ -27,7 +27,7 @@ _BOUNDS = {"ge": "minimum", "gt": "exclusiveMinimum", "le": "maximum", "lt": "ex
 
 def layer_schema(catalogue: Catalogue) -> dict[str, Any]:
     """The schema of one layer file targeting `catalogue`'s release."""
-    from profilekit.models import LayerFile
+    from profilekit.load.models import LayerFile
     from profilekit.vllm.constraints import load_values
 
     version = catalogue.version
