@@ -8,12 +8,14 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from profilekit.compose import UNSET, Catalog, compose
+from profilekit.compose.index import LayerIndex
+from profilekit.compose.merge import compose
+from profilekit.compose.model import UNSET
 from tests.conftest import MakeRepo, Run
 
 
 def _stack(root: Path, spec: str):  # type: ignore[no-untyped-def]
-    return compose(Catalog(root), spec)
+    return compose(LayerIndex(root), spec)
 
 
 def test_linearisation_parents_first_and_first_position_wins(make_repo: MakeRepo) -> None:

@@ -36,13 +36,13 @@ BUDGETS: list[tuple[list[str], frozenset[str], int, int]] = [
     # after --repo and --no-cache typer answers them (a bare --version or --help is answered without it)
     (["--version"], frozenset({"typer"}), 12, 200),
     (["--help"], frozenset({"typer"}), 12, 200),
-    (["flags", "prefix"], frozenset({"pydantic", "tomli", "typer"}), 20, 330),
-    (["list"], frozenset({"tomli", "packaging"}), 78, 200),
-    (["check", STACK], frozenset({"tomli", "packaging"}), 80, 200),
-    (["lint"], frozenset({"tomli", "packaging"}), 82, 200),
+    (["flags", "prefix"], frozenset({"pydantic", "tomli", "typer"}), 24, 330),
+    (["list"], frozenset({"tomli", "packaging"}), 86, 200),
+    (["check", STACK], frozenset({"tomli", "packaging"}), 86, 200),
+    (["lint"], frozenset({"tomli", "packaging"}), 90, 200),
     (["explain", STACK, "max_num_seqs"], frozenset({"tomli", "packaging"}), 78, 200),
     (["show", STACK], frozenset({"tomli", "tomlkit", "packaging"}), 80, 215),
-    (["render", STACK, "--print"], frozenset({"tomli", "jinja2", "packaging"}), 85, 265),
+    (["render", STACK, "--print"], frozenset({"tomli", "jinja2", "packaging"}), 92, 265),
 ]
 
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from profilekit.compose import Stack
+from profilekit.compose.lineage import cycle_reach
+from profilekit.compose.model import Stack
 from profilekit.errors import Finding
-from profilekit.lineage import cycle_reach
 from profilekit.session import Session
 from tests.conftest import REPO_ROOT, MakeRepo
 
@@ -84,7 +84,7 @@ def test_sharing_a_parents_merge_keeps_unsets_roles_and_references_in_place(
 ) -> None:
     """A chain that unsets, defines and removes roles, refers to values and names things that do not exist;
     past the budget of kept top levels, the layers above compose from scratch, to the same stacks."""
-    monkeypatch.setattr("profilekit.lineage._TOP_BUDGET", budget)
+    monkeypatch.setattr("profilekit.compose.lineage._TOP_BUDGET", budget)
     root = make_repo(
         {
             "base.toml": '[serve]\nmodel = "m"\nmax_num_seqs = 8\nport = 8000\n\n[env]\nA = "1"\n',

@@ -173,7 +173,7 @@ def test_what_record_does_not_support_is_refused_at_definition() -> None:
 
 def test_profilekit_classes_are_records() -> None:
     """The classes a run defines are built by `record` (a stray `@dataclass` costs start-up again)."""
-    from profilekit.compose import Entry
+    from profilekit.compose.model import Entry
     from profilekit.errors import Finding, Location
 
     for cls in (Finding, Location, Entry):

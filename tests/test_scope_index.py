@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from profilekit.compose import UNSET, Assignment, Entry, Scope
+from profilekit.compose.model import UNSET, Assignment, Entry, Scope
 from profilekit.errors import Location
 from profilekit.tomlio.positions import Path as KeyPath
 

@@ -219,7 +219,8 @@ def judge(
     `limits_on_errors`: a rejection whose error matches a limit is undecidable too, not only an answer the
     worker marks `undecidable` (the broad corpus reaches GPU-only code the worker does not know about).
     """
-    from profilekit.compose import Catalog, compose
+    from profilekit.compose.index import LayerIndex
+    from profilekit.compose.merge import compose
     from profilekit.rules import vllm_verdict
     from profilekit.vllm.argv import render_argv
     from profilekit.vllm.catalogue import load_catalogue
@@ -230,10 +231,10 @@ def judge(
     with tempfile.TemporaryDirectory(prefix="profilekit-verdicts-") as tmp:
         root = Path(tmp)
         write_repo(root, version, cases)
-        catalog = Catalog(root, catalogue)
+        layer_index = LayerIndex(root, catalogue)
         for case in cases:
             outcome.cases += 1
-            stack = compose(catalog, case.stack)
+            stack = compose(layer_index, case.stack)
             for name, role in stack.roles.items():
                 if not role.is_vllm:
                     continue

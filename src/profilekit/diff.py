@@ -12,12 +12,12 @@ import difflib
 from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal
 
-from profilekit.compose import UNSET
+from profilekit.compose.model import UNSET
 from profilekit.records import record
 from profilekit.tomlio.positions import format_key
 
 if TYPE_CHECKING:
-    from profilekit.compose import RoleConfig, Stack
+    from profilekit.compose.model import RoleConfig, Stack
     from profilekit.errors import Location
     from profilekit.tomlio.positions import Path as KeyPath
     from profilekit.vllm.catalogue import Catalogue

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import field
 from typing import TYPE_CHECKING
 
-from profilekit.compose import RoleConfig, Stack
+from profilekit.compose.model import RoleConfig, Stack
 from profilekit.errors import Finding, Location, Severity
 from profilekit.records import record
 from profilekit.redact import SECRET_VALUE, Redactor, is_secret

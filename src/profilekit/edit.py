@@ -225,7 +225,7 @@ def _judge(session: Session, name: str, path: Path, text: str) -> tuple[Layer | 
 
 
 def _file_findings(session: Session, layer: Layer | None, problems: list[Finding]) -> list[Finding]:
-    from profilekit.rules.declared import reference_findings
+    from profilekit.compose.names import reference_findings
 
     found = list(problems)
     if layer is not None:

@@ -420,7 +420,7 @@ def layer_text(serve: dict[str, Any], env: dict[str, Any], *, description: str, 
 
     import tomlkit
 
-    from profilekit.references import escape
+    from profilekit.compose.references import escape
 
     serve, env = escape(serve), escape(env)
 

@@ -12,11 +12,12 @@ from collections.abc import Iterator
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
+from profilekit.compose.lineage import cycle_reach
+from profilekit.compose.names import reference_findings
 from profilekit.errors import Finding, Location, Severity
-from profilekit.lineage import cycle_reach
 from profilekit.load.layers import REPO_MARKER
 from profilekit.records import record
-from profilekit.rules.declared import group_clashes, layer_head, named_conflicts, reference_findings
+from profilekit.rules.declared import group_clashes, layer_head, named_conflicts
 from profilekit.tomlio.positions import locate_keys
 
 if TYPE_CHECKING:
@@ -136,11 +137,11 @@ def lint_repository(
     With `units` (the cache of the last lint), a file or stack whose inputs did not change is not checked again;
     the report is the same.
     """
-    catalog = session.layers
+    layer_index = session.layers
     findings: list[Finding] = list(session.config_findings)
     facts = _facts(session, units)
     checker = _Checker(session, units, facts)
-    scope = list(catalog.files) if sources else catalog.local
+    scope = list(layer_index.files) if sources else layer_index.local
 
     # 1. every file parses and matches the schema
     for name in scope:
@@ -204,7 +205,7 @@ def _cycle_findings(session: Session, cyclic: dict[str, str], skipped: dict[str,
     """
     if not cyclic:
         return []
-    from profilekit.compose import linearise
+    from profilekit.compose.linearise import linearise
 
     _order, found = linearise(session.layers, [name for name in session.layers.files if name in cyclic])
     kept: list[Finding] = []

@@ -8,7 +8,7 @@ from profilekit.quoting import shell_quote
 from profilekit.records import record
 
 if TYPE_CHECKING:
-    from profilekit.compose import RoleConfig
+    from profilekit.compose.model import RoleConfig
     from profilekit.errors import Location
     from profilekit.vllm.catalogue import Catalogue
 

@@ -16,7 +16,7 @@ from profilekit.rules.host import one_host_only
 from profilekit.vllm.argv import render_argv
 
 if TYPE_CHECKING:
-    from profilekit.compose import RoleConfig, Stack
+    from profilekit.compose.model import RoleConfig, Stack
     from profilekit.load.layerdata import K8sSection, SlurmSection
     from profilekit.load.layers import Layer
     from profilekit.templating import Sandbox

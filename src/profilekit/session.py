@@ -1,4 +1,5 @@
-"""One repository opened for one command: its config, target vLLM release, layers and flag catalogue."""
+"""One repository opened for one command: its config, target vLLM release, layers and flag catalogue; and the
+stacks as the command line names them (several at once, `--all`, a stack that works to suggest)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from profilekit.cache.record import listed
-from profilekit.compose import Catalog, Stack, compose_layers, linearise, require_deployable
+from profilekit.compose.index import LayerIndex
+from profilekit.compose.linearise import linearise
+from profilekit.compose.merge import compose_layers, require_deployable
+from profilekit.compose.model import Stack
 from profilekit.errors import Finding, FindingsError, Severity, UsageError
 from profilekit.load.layers import find_repo, load_repo_config
 from profilekit.records import record
 from profilekit.vllm.versions import resolve_version
 
 if TYPE_CHECKING:
-    from profilekit.lineage import Lineages
+    from profilekit.compose.lineage import Lineages
     from profilekit.load.layerdata import RepoConfig
     from profilekit.redact import Redactor
     from profilekit.sources import Source
@@ -27,7 +31,7 @@ class Session:
     root: Path
     config: RepoConfig
     version: str
-    layers: Catalog
+    layers: LayerIndex
     config_findings: list[Finding] = field(default_factory=list)
     # `[sources.NAME]` at their locked commits
     sources: list[Source] = field(default_factory=list)
@@ -66,8 +70,8 @@ class Session:
             from profilekit.rules.sources import source_config_findings
 
             findings = findings + source_config_findings(root, config, config_file, version, sources)
-        catalog = Catalog(root, load_catalogue(version), sources)
-        return cls(root, config, version, catalog, findings, sources=sources)
+        layer_index = LayerIndex(root, load_catalogue(version), sources)
+        return cls(root, config, version, layer_index, findings, sources=sources)
 
     @property
     def catalogue(self) -> Catalogue | None:
@@ -101,8 +105,6 @@ class Session:
         try:
             require_deployable(self.layers, spec, names, stack.layers)
         except UsageError as exc:
-            from profilekit.stacks import working_stack_hint
-
             exc.hint = working_stack_hint(self, spec, names)
             raise
 
@@ -132,7 +134,7 @@ class Session:
         Files that do not load and `extends` cycles (no stack then), and names that match nothing (layers,
         capabilities, roles, unset paths) are problems of the files, not rule findings.
         """
-        from profilekit.rules.declared import reference_findings
+        from profilekit.compose.names import reference_findings
 
         layers, problems = linearise(self.layers, names)
         references = [f for layer in layers for f in reference_findings(self.layers, layer)]
@@ -144,7 +146,7 @@ class Session:
     def lineages(self) -> Lineages:
         """Every layer's linearisation and merged top level, each built once on its parent's (lineage.py)."""
         if self._lineages is None:
-            from profilekit.lineage import Lineages
+            from profilekit.compose.lineage import Lineages
 
             self._lineages = Lineages(self.layers)
         return self._lineages
@@ -224,3 +226,85 @@ class Session:
             stack, version=self.version, catalogue=self.catalogue, root=self.root
         )
         return sorted(found, key=lambda f: f.sort_key())
+
+
+# how many candidate stacks the abstract-only hint composes and checks before it gives up looking
+_SUGGESTION_BUDGET = 24
+
+
+def deployable_layers(session: Session) -> list[str]:
+    """Every layer of the repository (not of its sources) that is not abstract (a file that does not load
+    counts: its stack reports why)."""
+    found: list[str] = []
+    for name in session.layers.local:
+        layer, _problems = session.layers.get(name)
+        if layer is None or not layer.data.layer.abstract:
+            found.append(name)
+    return found
+
+
+def all_stacks(session: Session) -> list[str]:
+    """`--all`: every deployable layer, then every `[lint] stacks` entry, each once (what `lint` checks alone)."""
+    return list(dict.fromkeys([*deployable_layers(session), *session.config.lint.stacks]))
+
+
+def chosen_stacks(session: Session, stacks: list[str], *, every: bool) -> list[str]:
+    """The stacks a command runs on: those named, or `--all`; naming neither, or both, is a usage error."""
+    if every and stacks:
+        raise UsageError("give stacks or --all, not both", hint="--all means every stack lint checks alone")
+    if every:
+        found = all_stacks(session)
+        if not found:
+            raise UsageError("--all found no stack", hint="add a layer that is not abstract, or [lint] stacks")
+        return found
+    if not stacks:
+        raise UsageError("missing STACK", hint="name layers joined by '+' (e.g. base+replayssm), or pass --all")
+    for spec in stacks:  # every name is checked before any stack is composed
+        session.layers.parse_stack(spec)
+    return list(dict.fromkeys(stacks))
+
+
+def distinct(findings: list[Finding]) -> list[Finding]:
+    """Sorted, each once: a fault of a file that several of the stacks read is reported once."""
+    seen: set[tuple[object, ...]] = set()
+    kept: list[Finding] = []
+    for f in sorted(findings, key=lambda f: f.sort_key()):
+        key = (f.rule, f.severity, f.message, tuple(f.locations), f.stack, f.role)
+        if key not in seen:
+            seen.add(key)
+            kept.append(f)
+    return kept
+
+
+def working_stack(session: Session, names: list[str]) -> str | None:
+    """A stack with every layer of `names` that composes and checks without errors, or None.
+
+    First the stacks `--all` names that already compose those layers (a deployable layer that extends them,
+    a `[lint] stacks` entry), then each deployable layer with the named ones on top.
+    """
+    deployable = deployable_layers(session)
+    candidates: list[str] = []
+    for spec in all_stacks(session):
+        linear, problems = session.layers_of(spec)
+        if not problems and set(names) <= set(linear):
+            candidates.append(spec)
+    candidates += ["+".join([layer, *names]) for layer in deployable if layer not in names]
+    for spec in candidates[:_SUGGESTION_BUDGET]:
+        if session.works(spec):
+            return spec
+    return None
+
+
+def working_stack_hint(session: Session, spec: str, names: list[str]) -> str:
+    """The hint for a stack of abstract layers only: a stack with them that works, or how to make one."""
+    found = working_stack(session, names)
+    if found is not None:
+        return f"abstract layers are mixins, never deployed alone; a stack with them that works: {found}"
+    deployable = deployable_layers(session)
+    if not deployable:
+        return "abstract layers are mixins, never deployed alone: add a layer without `abstract = true` to compose them with"
+    example = f"{deployable[0]}+{spec}"
+    return (
+        f"abstract layers are mixins, never deployed alone: compose them with a deployable layer, e.g. {example} "
+        f"(no such stack checks clean yet: `profilekit check {example}` says why)"
+    )

@@ -20,7 +20,7 @@ from profilekit.records import record
 from profilekit.upgrade_facts import Impact, default_impacts, env_impacts, option_impacts
 
 if TYPE_CHECKING:
-    from profilekit.compose import RoleConfig, Stack
+    from profilekit.compose.model import RoleConfig, Stack
     from profilekit.errors import Finding
     from profilekit.rules.facts import RoleFacts
     from profilekit.session import Session

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from profilekit.records import record
 
 if TYPE_CHECKING:
-    from profilekit.compose import RoleConfig
+    from profilekit.compose.model import RoleConfig
     from profilekit.errors import Location
     from profilekit.rules.facts import RoleFacts
     from profilekit.vllm.catalogue import Catalogue, Flag

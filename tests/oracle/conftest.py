@@ -144,7 +144,8 @@ def verdicts(
 
     import tomlkit
 
-    from profilekit.compose import Catalog, compose
+    from profilekit.compose.index import LayerIndex
+    from profilekit.compose.merge import compose
     from profilekit.rules import vllm_verdict
     from profilekit.vllm.argv import render_argv
     from profilekit.vllm.catalogue import load_catalogue
@@ -167,7 +168,7 @@ def verdicts(
     (root / "models" / "dummy").mkdir(parents=True, exist_ok=True)
     (root / "models" / "dummy" / "config.json").write_text(json.dumps(config), encoding="utf-8")
     catalogue = load_catalogue(version)
-    stack = compose(Catalog(root, catalogue), "s")
+    stack = compose(LayerIndex(root, catalogue), "s")
     predicted = vllm_verdict(stack, "serve", version=version, catalogue=catalogue, root=root)
     answer = oracle.validate(
         render_argv(stack.roles["serve"].serve, catalogue), env=dict(env or {}), config_json=config

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 import tomlkit
 
-from profilekit.compose import Catalog, compose
+from profilekit.compose.index import LayerIndex
+from profilekit.compose.merge import compose
 from profilekit.rules import vllm_verdict
 from profilekit.vllm.argv import render_argv
 from profilekit.vllm.catalogue import Catalogue, load_catalogue
@@ -156,7 +157,7 @@ def test_profilekit_refuses_exactly_the_boundary_values_vllm_refuses(oracle: Ora
         for index, (case_id, serve) in enumerate(sample):
             name = f"c{index}"
             (root / "profiles" / f"{name}.toml").write_text(_layer(serve), encoding="utf-8")
-            stack = compose(Catalog(root, catalogue), name)
+            stack = compose(LayerIndex(root, catalogue), name)
             predicted = vllm_verdict(stack, "serve", version=oracle_version, catalogue=catalogue, root=root)
             argv = render_argv(stack.roles["serve"].serve, catalogue)
             answer = oracle.validate(argv, env=ENV, config_json=config_json("NemotronHForCausalLM"))

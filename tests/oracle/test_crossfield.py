@@ -27,7 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
 
 from verdict_corpus import rule_for_message
 
-from profilekit.compose import Catalog, compose
+from profilekit.compose.index import LayerIndex
+from profilekit.compose.merge import compose
 from profilekit.rules import vllm_verdict
 from profilekit.vllm.argv import render_argv
 from profilekit.vllm.catalogue import load_catalogue
@@ -403,7 +404,7 @@ def _verdicts(case: Case, version: str, oracle: OracleWorker, root: Path) -> tup
     (root / "models" / "dummy").mkdir(parents=True)
     (root / "models" / "dummy" / "config.json").write_text(json.dumps(config), encoding="utf-8")
     catalogue = load_catalogue(version)
-    stack = compose(Catalog(root, catalogue), "s")
+    stack = compose(LayerIndex(root, catalogue), "s")
     predicted = vllm_verdict(stack, "serve", version=version, catalogue=catalogue, root=root)
     argv = render_argv(stack.roles["serve"].serve, catalogue)
     answer = oracle.validate(argv, env=dict(case.env), config_json=config)

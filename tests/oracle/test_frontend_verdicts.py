@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from profilekit.compose import Catalog, compose
+from profilekit.compose.index import LayerIndex
+from profilekit.compose.merge import compose
 from profilekit.rules import vllm_verdict
 from profilekit.vllm.argv import render_argv
 from profilekit.vllm.catalogue import load_catalogue
@@ -193,7 +194,7 @@ def _verdicts(case: Case, version: str, oracle: OracleWorker, root: Path) -> tup
     (root / "models" / "dummy").mkdir(parents=True)
     (root / "models" / "dummy" / "config.json").write_text(json.dumps(config), encoding="utf-8")
     catalogue = load_catalogue(version)
-    stack = compose(Catalog(root, catalogue), "s")
+    stack = compose(LayerIndex(root, catalogue), "s")
     predicted = vllm_verdict(stack, "serve", version=version, catalogue=catalogue, root=root)
     answer = oracle.validate(render_argv(stack.roles["serve"].serve, catalogue), env=dict(case.env), config_json=config)
     assert not answer.get("undecidable"), answer

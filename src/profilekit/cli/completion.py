@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import typer  # the callbacks' `typer.Context` annotations are evaluated by typer
 
 if TYPE_CHECKING:
-    from profilekit.compose import Stack
+    from profilekit.compose.model import Stack
 
 COMPLETE_VAR = "_PROFILEKIT_COMPLETE"
 SHELLS = ("bash", "zsh", "fish")
@@ -169,7 +169,8 @@ def _composed(ctx: typer.Context, spec: str) -> Stack | None:
     """`spec` composed as `Session.compose` does, without the reference checks (they live with the rules);
     None when it does not compose."""
     try:
-        from profilekit.compose import compose_layers, linearise
+        from profilekit.compose.linearise import linearise
+        from profilekit.compose.merge import compose_layers
         from profilekit.session import Session
 
         params = _params(ctx)

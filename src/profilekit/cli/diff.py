@@ -12,7 +12,7 @@ from profilekit.cli.completion import complete_role, complete_stack
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 
 if TYPE_CHECKING:
-    from profilekit.compose import Stack
+    from profilekit.compose.model import Stack
     from profilekit.session import Session
 
 

@@ -19,7 +19,7 @@ from profilekit.errors import EXIT_FINDINGS, EXIT_OK, Finding, FindingsError
 def check(*, stacks: list[str] | None, every: bool, fmt: str, strict: bool) -> int:
     """Run every check on one or more stacks."""
     from profilekit.report import FORMATS
-    from profilekit.stacks import chosen_stacks, distinct
+    from profilekit.session import chosen_stacks, distinct
 
     check_format(fmt, FORMATS)
     session = open_session()

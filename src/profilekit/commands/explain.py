@@ -12,7 +12,7 @@ from profilekit.records import record
 from profilekit.tomlio.positions import format_key, parse_key
 
 if TYPE_CHECKING:
-    from profilekit.compose import Entry, Stack
+    from profilekit.compose.model import Entry, Stack
     from profilekit.redact import Redactor
     from profilekit.vllm.catalogue import Catalogue, Flag
 
@@ -198,7 +198,7 @@ def explain(*, stack: str, key: str | None, role: str | None, fmt: str) -> int:
 
 
 def _is_unset(value: Any) -> bool:
-    from profilekit.compose import UNSET
+    from profilekit.compose.model import UNSET
 
     return value is UNSET
 

@@ -9,7 +9,7 @@ from profilekit.cli.common import err, open_session, out, print_findings
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK, Finding, UsageError
 
 if TYPE_CHECKING:
-    from profilekit.compose import Stack
+    from profilekit.compose.model import Stack
     from profilekit.output import Rendered
     from profilekit.session import Session
 
@@ -51,7 +51,7 @@ def render(
     explain: bool,
 ) -> int:
     """Write launch scripts, env files and a manifest for each stack; a stack with errors stops them all."""
-    from profilekit.stacks import chosen_stacks
+    from profilekit.session import chosen_stacks
 
     targets = _targets(target)
     session = open_session()

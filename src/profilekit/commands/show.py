@@ -9,7 +9,7 @@ from profilekit.cli.common import check_format, open_session, out, redactor, war
 from profilekit.errors import EXIT_OK
 
 if TYPE_CHECKING:
-    from profilekit.compose import Stack
+    from profilekit.compose.model import Stack
 
 
 def _role_view(stack: Stack, names: list[str]) -> dict[str, Any]:
@@ -31,7 +31,7 @@ def _role_view(stack: Stack, names: list[str]) -> dict[str, Any]:
 
 def show(*, stacks: list[str] | None, every: bool, role: str | None, fmt: str) -> int:
     """Print the effective configuration of a stack (of several: {"stacks": [...]}, one entry per stack)."""
-    from profilekit.stacks import chosen_stacks
+    from profilekit.session import chosen_stacks
 
     check_format(fmt, ("toml", "json"))
     session = open_session()

@@ -67,7 +67,7 @@ from profilekit.rules.engine import (
 from profilekit.rules.facts import stack_facts
 
 if TYPE_CHECKING:
-    from profilekit.compose import Stack
+    from profilekit.compose.model import Stack
     from profilekit.vllm.catalogue import Catalogue
 
 __all__ = ["RULES", "Verdict", "check_stack", "evaluate", "vllm_verdict"]

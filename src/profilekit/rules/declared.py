@@ -6,17 +6,13 @@ Entries name a layer, or a capability with `@`: derived from a role's effective 
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING
 
-from profilekit.errors import Finding, Location, Severity
+from profilekit.compose.names import DERIVED_CAPABILITIES
+from profilekit.errors import Location, Severity
 from profilekit.load.layers import Layer
 from profilekit.rules.engine import Context, Hit, stack_rule
-from profilekit.rules.facts import DERIVED_CAPABILITIES, capability_locations
-
-if TYPE_CHECKING:
-    from profilekit.compose import Catalog
+from profilekit.rules.facts import capability_locations
 
 # capabilities that depend on knowing the model's architecture
 _MODEL_CAPABILITIES = frozenset({"hybrid-model"})
@@ -27,52 +23,6 @@ def layer_head(layer: Layer) -> Location:
     if ("layer",) in layer.toml.positions:
         return layer.location(("layer",))
     return Location(layer.file, 1, 1, "", layer.name)
-
-
-def reference_findings(catalog: Catalog, layer: Layer) -> list[Finding]:
-    """`conflicts` and `requires` entries that name no layer (`unknown-layer`) or no capability (`unknown-capability`).
-
-    A capability exists when profilekit derives it (DERIVED_CAPABILITIES) or a layer of the repository
-    `provides` it; any other name would make the entry silently never match.
-    """
-    findings: list[Finding] = []
-    own = set(layer.data.layer.provides)
-    for field_name in ("conflicts", "requires"):
-        for index, ref in enumerate(getattr(layer.data.layer, field_name)):
-            loc = layer.location(("layer", field_name, index))
-            if not ref.startswith("@"):
-                if ref not in catalog.files:
-                    fix = catalog.suggest(ref) or "fix the name, or write @capability for a capability"
-                    message = f"layer.{field_name}[{index}] names no layer: {ref!r}"
-                    findings.append(Finding("unknown-layer", Severity.ERROR, message, [loc], fix=fix))
-                continue
-            cap = ref[1:]
-            if cap in DERIVED_CAPABILITIES or cap in own or cap in catalog.provided():
-                continue
-            findings.append(_unknown_capability(catalog, field_name, index, ref, loc))
-    return findings
-
-
-def _unknown_capability(catalog: Catalog, field_name: str, index: int, ref: str, loc: Location) -> Finding:
-    provided = sorted(catalog.provided())
-    known = [f"@{c}" for c in (*DERIVED_CAPABILITIES, *provided)]
-    close = difflib.get_close_matches(ref, known, n=1, cutoff=0.6)
-    if close:
-        fix = f"did you mean {close[0]!r}?"
-    else:
-        fix = "capabilities: " + ", ".join(f"@{c}" for c in DERIVED_CAPABILITIES) + " (derived)"
-        if provided:
-            fix += ", " + ", ".join(f"@{c}" for c in provided) + " (provided by layers)"
-        fix += "; or add it to the `provides` of the layers that bring it"
-    effect = "never matches" if field_name == "conflicts" else "can never be met"
-    return Finding(
-        "unknown-capability",
-        Severity.ERROR,
-        f"layer.{field_name}[{index}] names no capability: {ref!r} is neither derived by profilekit nor provided "
-        f"by a layer of the repository, so the entry {effect}",
-        [loc],
-        fix=fix,
-    )
 
 
 def capability_sources(ctx: Context, cap: str) -> tuple[list[str], list[Location]]:

@@ -23,7 +23,7 @@ from profilekit.errors import Finding, Location, Severity
 from profilekit.records import record
 
 if TYPE_CHECKING:
-    from profilekit.compose import Stack
+    from profilekit.compose.model import Stack
     from profilekit.rules.facts import RoleFacts
     from profilekit.vllm.catalogue import Catalogue
 

@@ -16,7 +16,7 @@ from profilekit.vllm.envs import PREFIX, closest_env_name, known_env_names, rele
 from profilekit.vllm.versions import version_key
 
 if TYPE_CHECKING:
-    from profilekit.compose import RoleConfig, Stack
+    from profilekit.compose.model import RoleConfig, Stack
     from profilekit.rules.facts import RoleFacts
 
 # Names bash keeps for itself (bash(1), "Shell Variables"): exporting one of the first kind stops the launch

@@ -17,7 +17,7 @@ from profilekit.vllm.constraints import speculative_view
 from profilekit.vllm.versions import version_key
 
 if TYPE_CHECKING:
-    from profilekit.compose import RoleConfig, Stack
+    from profilekit.compose.model import RoleConfig, Stack
     from profilekit.errors import Location
 
 KV_ROLES = ("kv_producer", "kv_consumer", "kv_both")
@@ -45,16 +45,6 @@ OFFLOAD_CONNECTORS = frozenset(
         "HF3FSKVConnector",
         "FlexKVConnectorV1",
     }
-)
-
-DERIVED_CAPABILITIES = (
-    "kv-connector",
-    "kv-offload",
-    "replayssm",
-    "speculative-decoding",
-    "prefix-caching",
-    "pd-disaggregation",
-    "hybrid-model",
 )
 
 

@@ -32,7 +32,7 @@ from profilekit.rules.facts import NIXL_CONNECTORS
 from profilekit.rules.pd import DEFAULT_SIDE_CHANNEL_PORT, pd_connector
 
 if TYPE_CHECKING:
-    from profilekit.compose import RoleConfig
+    from profilekit.compose.model import RoleConfig
 
 DEFAULT_HTTP_PORT = 8000
 # Findings that hold only where roles share a host (and its CUDA_VISIBLE_DEVICES numbering): `check` reports

@@ -18,7 +18,7 @@ from profilekit.records import record
 from profilekit.vllm.versions import version_key
 
 if TYPE_CHECKING:
-    from profilekit.compose import RoleConfig
+    from profilekit.compose.model import RoleConfig
     from profilekit.errors import Location
 
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from profilekit.compose.references import has_references
 from profilekit.errors import Finding, Location, Severity
-from profilekit.references import has_references
 from profilekit.rules.engine import (
     STAGE_ARGPARSE,
     STAGE_CONFIG_OBJECTS,
@@ -44,7 +44,7 @@ from profilekit.vllm.constraints import (
 from profilekit.vllm.values import problem
 
 if TYPE_CHECKING:
-    from profilekit.compose import Stack
+    from profilekit.compose.model import Stack
     from profilekit.load.layers import Layer
     from profilekit.rules.facts import RoleFacts
     from profilekit.tomlio.positions import Path as KeyPath

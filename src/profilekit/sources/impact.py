@@ -24,7 +24,7 @@ def stack_impacts(before: Session, after: Session) -> list[StackImpact]:
     """Each stack lint checks alone (before or after), composed in both sessions; a stack broken before the
     move is left out (lint says why), one broken only after it is reported with its findings."""
     from profilekit.diff import diff_stacks, role_union
-    from profilekit.stacks import all_stacks
+    from profilekit.session import all_stacks
 
     found: list[StackImpact] = []
     for spec in dict.fromkeys([*all_stacks(before), *all_stacks(after)]):

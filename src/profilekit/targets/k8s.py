@@ -29,7 +29,7 @@ from profilekit.records import record
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from profilekit.compose import RoleConfig, Stack
+    from profilekit.compose.model import RoleConfig, Stack
     from profilekit.load.layerdata import K8sSection
     from profilekit.templating import Sandbox
     from profilekit.vllm.catalogue import Catalogue

@@ -36,7 +36,7 @@ from profilekit.targets.k8s import (
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from profilekit.compose import RoleConfig, Stack
+    from profilekit.compose.model import RoleConfig, Stack
     from profilekit.load.layerdata import SlurmSection
     from profilekit.templating import Sandbox
     from profilekit.vllm.catalogue import Catalogue

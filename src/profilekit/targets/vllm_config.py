@@ -30,7 +30,7 @@ from profilekit.errors import Finding, Severity
 from profilekit.quoting import comment_text, shell_quote
 
 if TYPE_CHECKING:
-    from profilekit.compose import RoleConfig, Stack
+    from profilekit.compose.model import RoleConfig, Stack
     from profilekit.templating import Sandbox
     from profilekit.vllm.catalogue import Catalogue
 

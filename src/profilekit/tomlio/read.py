@@ -36,9 +36,7 @@ class TomlFile:
         return Pos(1, 1)
 
 
-def read_toml(
-    root: Path, path: Path, prefix: str = ""
-) -> tuple[TomlFile | None, dict[str, Any] | None, list[Finding]]:
+def read_toml(root: Path, path: Path, prefix: str = "") -> tuple[TomlFile | None, dict[str, Any] | None, list[Finding]]:
     """Read and parse one TOML file; a syntax error becomes a `toml-syntax` finding.
 
     Its name in findings is its path below `root`, after `prefix` (`platform@3f2a9c1:` for a source's files).

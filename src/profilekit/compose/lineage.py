@@ -14,15 +14,22 @@ left to right, so its top level is its parent's, copied, with its own layer merg
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, TypeVar
 
-from profilekit.compose import TRAITS, Missed, Scope, Stack, Unset, merge_top_layer, missed_findings, unset_paths
+from profilekit.compose.linearise import linearise
+from profilekit.compose.merge import compose_layers, merge_top_layer
+from profilekit.compose.model import TRAITS, Scope, Stack, Unset
+from profilekit.compose.names import reference_findings
+from profilekit.compose.references import resolve_references
+from profilekit.compose.roles import compose_roles
+from profilekit.compose.unsets import Missed, missed_findings, unset_paths
 from profilekit.records import record
 
 if TYPE_CHECKING:
-    from profilekit.compose import Catalog
+    from collections.abc import Iterator, Mapping, Sequence
+
+    from profilekit.compose.index import LayerIndex
     from profilekit.errors import Finding
     from profilekit.load.layers import Layer
 
@@ -135,12 +142,12 @@ class Lineages:
     """Each layer's linearisation as a `_Node`, built on its parent's, for composing every layer of a repository.
 
     A layer has a node when its `extends` closure loads cleanly (no problem, unknown name or cycle): exactly
-    when `linearise(catalog, [name])` finds nothing. A stack composed from a node is the stack `compose_layers`
+    when `linearise(layer_index, [name])` finds nothing. A stack composed from a node is the stack `compose_layers`
     composes from that linearisation, finding for finding.
     """
 
-    def __init__(self, catalog: Catalog) -> None:
-        self.catalog = catalog
+    def __init__(self, layer_index: LayerIndex) -> None:
+        self.layer_index = layer_index
         self.nodes: dict[str, _Node | None] = {}
         self.kept = 0  # entries held by the nodes' top levels
         self._span: dict[int, tuple[int, int]] = {}
@@ -153,7 +160,7 @@ class Lineages:
         while current not in self.nodes:
             if current in seen:  # a cycle: none of them linearises
                 break
-            layer, problems = self.catalog.get(current) if current in self.catalog.files else (None, [])
+            layer, problems = self.layer_index.get(current) if current in self.layer_index.files else (None, [])
             parents = layer.data.layer.extends if layer is not None else []
             if layer is None or problems:
                 self.nodes[current] = None
@@ -166,7 +173,7 @@ class Lineages:
                 self.nodes[current] = self._linearised(current)
             break
         for child in reversed(trail):
-            layer = self.catalog.get(child)[0]
+            layer = self.layer_index.get(child)[0]
             assert layer is not None
             below = self.nodes.get(layer.data.layer.extends[0])
             self.nodes[child] = self._grown(below, layer) if below is not None else None
@@ -224,9 +231,7 @@ class Lineages:
 
     def _linearised(self, name: str) -> _Node | None:
         """A layer with no parent or several: its linearisation merged from scratch."""
-        from profilekit.compose import linearise
-
-        layers, problems = linearise(self.catalog, [name])
+        layers, problems = linearise(self.layer_index, [name])
         if problems:
             return None
         node: _Node | None = None
@@ -235,8 +240,6 @@ class Lineages:
         return node
 
     def _grown(self, below: _Node | None, layer: Layer) -> _Node:
-        from profilekit.rules.declared import reference_findings
-
         unsets, problems = unset_paths(layer, below.size if below else 0)
         top: Scope | None = None
         missed: Missed = []
@@ -246,7 +249,7 @@ class Lineages:
             self.kept += len(top.entries)
             if self.kept > _TOP_BUDGET:
                 top = None
-        references = reference_findings(self.catalog, layer)
+        references = reference_findings(self.layer_index, layer)
         with_roles = bool(layer.data.roles) or any(u.path[0] == "roles" for u in unsets)
         node = _Node(
             layer,
@@ -268,14 +271,9 @@ class Lineages:
 
     def compose(self, spec: str, node: _Node) -> tuple[Stack | None, list[Finding]]:
         """What `Session.compose` gives for the stack of one layer: the stack and the problems of its files."""
-        from profilekit.references import resolve_references
-        from profilekit.roles import compose_roles
-
         layers = node.layers()
         references = _fresh(node.references)
         if node.top is None:
-            from profilekit.compose import compose_layers
-
             stack = compose_layers(spec, layers, [])
             return stack, references + stack.findings
         findings = _fresh(node.problems) + missed_findings(node.top, list(node.missed), layers)

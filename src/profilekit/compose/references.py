@@ -15,39 +15,20 @@ import difflib
 from dataclasses import field, replace
 from typing import TYPE_CHECKING, Any
 
+from profilekit.compose.model import SCOPES, Part, Resolution
 from profilekit.errors import Finding, Location, Severity
 from profilekit.records import record
 from profilekit.tomlio.positions import format_key, parse_key
 
 if TYPE_CHECKING:
-    from profilekit.compose import RoleConfig
+    from profilekit.compose.model import RoleConfig
     from profilekit.load.layers import Layer
     from profilekit.tomlio.positions import Path as KeyPath
 
 OPEN = "${"
 ESCAPE = "$${"
-SCOPES = ("serve", "env", "model")
 _FORMS = "serve.KEY, env.NAME, model.KEY or roles.ROLE.serve.KEY"
 _LITERAL = f"write {ESCAPE} for a literal {OPEN}"
-
-
-@record(frozen=True, slots=True)
-class Part:
-    """One reference inside a written value: its text, the value it resolved to, and where that value was set."""
-
-    text: str  # as written: "${roles.prefill.serve.port}"
-    role: str  # the role whose value it names
-    key: str  # that value's effective key: "serve.port"
-    value: Any
-    origin: Location
-
-
-@record(frozen=True, slots=True)
-class Resolution:
-    """How an effective value was resolved: the value as the layer wrote it, and each reference in it."""
-
-    written: Any
-    parts: tuple[Part, ...]
 
 
 @record(frozen=True, slots=True)

@@ -12,7 +12,8 @@ import difflib
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
-from profilekit.compose import DEFAULT_ROLE, RoleConfig, Scope, Unset, effective_keys, env_value, unset_removes_nothing
+from profilekit.compose.model import DEFAULT_ROLE, RoleConfig, Scope, Unset, env_value
+from profilekit.compose.unsets import effective_keys, unset_removes_nothing
 from profilekit.errors import Finding, Location, Severity
 from profilekit.records import record
 from profilekit.tomlio.positions import format_key

@@ -1,0 +1,70 @@
+"""What the names in a layer's `conflicts` and `requires` resolve to: a layer of the repository, or a capability
+(derived by profilekit or provided by a layer); `unknown-layer` and `unknown-capability` otherwise."""
+
+from __future__ import annotations
+
+import difflib
+from typing import TYPE_CHECKING
+
+from profilekit.errors import Finding, Location, Severity
+
+if TYPE_CHECKING:
+    from profilekit.compose.index import LayerIndex
+    from profilekit.load.layers import Layer
+
+
+def reference_findings(layer_index: LayerIndex, layer: Layer) -> list[Finding]:
+    """`conflicts` and `requires` entries that name no layer (`unknown-layer`) or no capability (`unknown-capability`).
+
+    A capability exists when profilekit derives it (DERIVED_CAPABILITIES) or a layer of the repository
+    `provides` it; any other name would make the entry silently never match.
+    """
+    findings: list[Finding] = []
+    own = set(layer.data.layer.provides)
+    for field_name in ("conflicts", "requires"):
+        for index, ref in enumerate(getattr(layer.data.layer, field_name)):
+            loc = layer.location(("layer", field_name, index))
+            if not ref.startswith("@"):
+                if ref not in layer_index.files:
+                    fix = layer_index.suggest(ref) or "fix the name, or write @capability for a capability"
+                    message = f"layer.{field_name}[{index}] names no layer: {ref!r}"
+                    findings.append(Finding("unknown-layer", Severity.ERROR, message, [loc], fix=fix))
+                continue
+            cap = ref[1:]
+            if cap in DERIVED_CAPABILITIES or cap in own or cap in layer_index.provided():
+                continue
+            findings.append(_unknown_capability(layer_index, field_name, index, ref, loc))
+    return findings
+
+
+def _unknown_capability(layer_index: LayerIndex, field_name: str, index: int, ref: str, loc: Location) -> Finding:
+    provided = sorted(layer_index.provided())
+    known = [f"@{c}" for c in (*DERIVED_CAPABILITIES, *provided)]
+    close = difflib.get_close_matches(ref, known, n=1, cutoff=0.6)
+    if close:
+        fix = f"did you mean {close[0]!r}?"
+    else:
+        fix = "capabilities: " + ", ".join(f"@{c}" for c in DERIVED_CAPABILITIES) + " (derived)"
+        if provided:
+            fix += ", " + ", ".join(f"@{c}" for c in provided) + " (provided by layers)"
+        fix += "; or add it to the `provides` of the layers that bring it"
+    effect = "never matches" if field_name == "conflicts" else "can never be met"
+    return Finding(
+        "unknown-capability",
+        Severity.ERROR,
+        f"layer.{field_name}[{index}] names no capability: {ref!r} is neither derived by profilekit nor provided "
+        f"by a layer of the repository, so the entry {effect}",
+        [loc],
+        fix=fix,
+    )
+
+
+DERIVED_CAPABILITIES = (
+    "kv-connector",
+    "kv-offload",
+    "replayssm",
+    "speculative-decoding",
+    "prefix-caching",
+    "pd-disaggregation",
+    "hybrid-model",
+)
