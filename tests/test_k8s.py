@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from profilekit import __version__
-from profilekit.targets.k8s import dns_name, label_value
+from profilekit.render.k8s import dns_name, label_value
 from tests.conftest import REPO_ROOT, MakeRepo, Run
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "k8s-qwen-disaggregated"

@@ -343,7 +343,7 @@ def test_every_entry_expands_to_the_rendered_words(
     """Whatever the values hold, vLLM's expansion of the file (PyYAML, then load_config_file) gives the argv words."""
     from types import SimpleNamespace
 
-    from profilekit.targets.vllm_config import config_mapping
+    from profilekit.render.vllm_config import config_mapping
     from profilekit.vllm.config_yaml import dump_yaml
 
     catalogue = load_catalogue("0.33.0")

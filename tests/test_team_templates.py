@@ -262,7 +262,7 @@ def test_a_layer_name_with_line_breaks_stays_in_the_comments_of_the_k8s_files(tm
     """The `# Layers, in merge order:` line of the k8s files escapes what could end a YAML comment."""
     from dataclasses import replace
 
-    from profilekit.render import render_stack
+    from profilekit.render.stack import render_stack
     from profilekit.session import Session
 
     root = tmp_path / "repo"

@@ -207,7 +207,8 @@ def _render_role(
 
 def _parse_config(oracle: Oracle, folder: Path, stack: Any, role: str, catalogue: Catalogue) -> tuple[list[str], Any]:
     """Render the role's `--target vllm-config` file into `folder`; vLLM's parse of `MODEL --config FILE`."""
-    from profilekit.render import VLLM_CONFIG, render_stack
+    from profilekit.render.context import VLLM_CONFIG
+    from profilekit.render.stack import render_stack
 
     files, problems = render_stack(
         stack, version=catalogue.version, catalogue=catalogue, roles=[role], targets=(VLLM_CONFIG,)

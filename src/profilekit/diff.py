@@ -161,7 +161,7 @@ def command_lines(role: RoleConfig | None, catalogue: Catalogue | None) -> list[
     """The rendered command, one line per option and its values (the first line: the program and positionals)."""
     if role is None:
         return []
-    from profilekit.render import role_argv
+    from profilekit.render.context import role_argv
 
     lines: list[list[str]] = [[]]
     for index, word in enumerate(role_argv(role, catalogue)):

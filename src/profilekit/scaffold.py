@@ -22,7 +22,7 @@ _DOT = "dot-"
 
 
 def scaffold_dir() -> Path:
-    from profilekit.render import builtin_templates
+    from profilekit.render.context import builtin_templates
 
     return builtin_templates() / "init"
 

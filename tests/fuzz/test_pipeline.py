@@ -32,7 +32,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from profilekit.cli import main
-from profilekit.render import role_argv
+from profilekit.render.context import role_argv
 from profilekit.rules.env import split_env
 from profilekit.session import Session
 from profilekit.vllm.catalogue import Flag, load_catalogue

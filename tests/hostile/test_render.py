@@ -344,7 +344,7 @@ def test_stack_spec_with_line_breaks_stays_in_the_comment_of_every_output(tmp_pa
     """Whatever the loader lets through, render writes a stack's name into comments escaped (up.sh too)."""
     from dataclasses import replace
 
-    from profilekit.render import render_stack
+    from profilekit.render.stack import render_stack
     from profilekit.session import Session
 
     root = tmp_path / "repo"
@@ -479,7 +479,7 @@ def test_out_not_writable_is_a_usage_error(run: Run, tmp_path: Path) -> None:
 
 def test_a_template_that_runs_too_long_is_stopped(run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Loops the sandbox does not bound (100,000 x 100,000 iterations) are stopped by the time limit."""
-    monkeypatch.setattr("profilekit.templating.TIME_LIMIT", 0.5)
+    monkeypatch.setattr("profilekit.render.templating.TIME_LIMIT", 0.5)
     root = tmp_path / "repo"
     (root / "tt").mkdir(parents=True)
     (root / "profiles").mkdir()

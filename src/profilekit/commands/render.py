@@ -24,7 +24,7 @@ def _targets(given: list[str] | None) -> tuple[str, ...]:
     """`--target script,env` and `--target script --target env` alike."""
     import difflib
 
-    from profilekit.render import DEFAULT_TARGETS, TARGETS, VLLM_CONFIG
+    from profilekit.render.context import DEFAULT_TARGETS, TARGETS, VLLM_CONFIG
 
     targets = [t.strip() for value in given or [] for t in value.split(",") if t.strip()]
     for t in targets:
@@ -109,7 +109,7 @@ def render(
 
 def _explain(session: Session, stack: Stack, role: str | None) -> None:
     """Each role's rendered arguments and env entries, each with the file, line and layer that set it."""
-    from profilekit.provenance import role_provenance
+    from profilekit.render.provenance import role_provenance
 
     for name in session.role_names(stack, role):
         for item in role_provenance(stack.roles[name], session.catalogue):
@@ -124,7 +124,8 @@ def _checks_pass(session: Session, stacks: list[Stack], targets: tuple[str, ...]
     The findings no chosen target needs (`render.waived`: on k8s, roles sharing one host) are named in a note
     instead.
     """
-    from profilekit.render import POD_TARGETS, waived
+    from profilekit.render.context import POD_TARGETS
+    from profilekit.render.stack import waived
 
     findings = [(stack, session.check(stack)) for stack in stacks]
     skipped = [f for _stack, found in findings for f in found if waived(f, targets)]
@@ -156,7 +157,7 @@ def _checks_pass(session: Session, stacks: list[Stack], targets: tuple[str, ...]
 def _render(
     session: Session, stack: Stack, role: str | None, targets: tuple[str, ...]
 ) -> tuple[dict[str, Rendered], list[Finding]]:
-    from profilekit.render import render_stack
+    from profilekit.render.stack import render_stack
 
     return render_stack(
         stack,
@@ -192,7 +193,7 @@ def _write(
 
 def _note_several_hosts(stack: Stack) -> None:
     """Say why a stack with several roles got no up.sh: its roles name different hosts."""
-    from profilekit.render import several_hosts
+    from profilekit.render.context import several_hosts
 
     note = several_hosts(list(stack.roles.values())) if len(stack.roles) > 1 else None
     if note:
@@ -200,7 +201,7 @@ def _note_several_hosts(stack: Stack) -> None:
 
 
 def _note_misspelt_k8s_settings(session: Session, stack: Stack) -> None:
-    from profilekit.targets.k8s import misspelt_settings
+    from profilekit.render.k8s import misspelt_settings
 
     for note in misspelt_settings(stack, session.config.render.k8s):
         err(f"note: {note}")

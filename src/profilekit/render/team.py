@@ -14,9 +14,10 @@ import subprocess
 from typing import TYPE_CHECKING, Any
 
 from profilekit.quoting import comment_text
+from profilekit.render.templating import has_template, output_failure, render_template
 
 if TYPE_CHECKING:
-    from profilekit.templating import Sandbox
+    from profilekit.render.templating import Sandbox
 
 VLLM_CONFIG = "vllm-config.yaml.j2"
 K8S = "k8s.yaml.j2"
@@ -29,16 +30,12 @@ _BASH_LINE = re.compile(r"^bash: line (\d+):")
 
 def team_template(env: Sandbox | None, name: str) -> bool:
     """Whether the team's folder holds the template `name` (the built-in targets have none of TEMPLATES)."""
-    from profilekit.templating import has_template
-
     return env is not None and has_template(env, name)
 
 
 def render_yaml(env: Sandbox, name: str, context: dict[str, Any], *, k8s: bool = False) -> str:
     """The template's output, once it parses as YAML: one mapping, or (`k8s`) mappings with apiVersion and kind."""
     import yaml
-
-    from profilekit.templating import output_failure, render_template
 
     text = render_template(env, name, context)
     fix = "fix the template so that its output is " + ("Kubernetes objects in YAML" if k8s else "one YAML mapping")
@@ -71,8 +68,6 @@ def render_yaml(env: Sandbox, name: str, context: dict[str, Any], *, k8s: bool =
 
 def render_bash(env: Sandbox, name: str, context: dict[str, Any]) -> str:
     """The template's output, once `bash -n` reads it without a syntax error."""
-    from profilekit.templating import output_failure, render_template
-
     text = render_template(env, name, context)
     fix = "fix the template so that its output passes `bash -n`"
     try:

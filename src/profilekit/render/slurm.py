@@ -24,21 +24,24 @@ from typing import TYPE_CHECKING
 from profilekit import __version__
 from profilekit.output import Rendered
 from profilekit.quoting import comment_text, shell_quote
-from profilekit.targets.k8s import (
-    DEVICES,
+from profilekit.render import team
+from profilekit.render.context import header_layers, health_probe, role_argv, stack_context
+from profilekit.render.hosts import (
     LOOPBACK_PORT,
     SIDE_CHANNEL_HOST,
     bind_every_address,
     gpu_count,
     port_owner,
+    side_channel_ports,
 )
+from profilekit.rules.host import DEVICES, option_word
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from profilekit.compose.model import RoleConfig, Stack
     from profilekit.load.layerdata import SlurmSection
-    from profilekit.templating import Sandbox
+    from profilekit.render.templating import Sandbox
     from profilekit.vllm.catalogue import Catalogue
 
 JOB_FILE = "job.sbatch"
@@ -125,9 +128,6 @@ def render_slurm(
     templates: Sandbox | None = None,
 ) -> dict[str, Rendered]:
     """`job.sbatch` for every role of the stack; a team's `slurm.sbatch.j2` (targets/team.py) replaces it."""
-    from profilekit.render import stack_context
-    from profilekit.targets import team
-
     roles = list(stack.roles.values())
     steps = [_Step(index, role, version=version, catalogue=catalogue, root=root) for index, role in enumerate(roles)]
     _point_at_nodes(steps)
@@ -154,10 +154,6 @@ class _Step:
     def __init__(
         self, index: int, role: RoleConfig, *, version: str, catalogue: Catalogue | None, root: Path | None
     ) -> None:
-        from profilekit.render import health_probe, role_argv
-        from profilekit.rules.host import option_word
-        from profilekit.targets.k8s import side_channel_ports
-
         self.index, self.role = index, role
         self.argv: list[str] = role_argv(role, catalogue)
         self.notes: list[str] = []
@@ -225,8 +221,6 @@ def _point_at_nodes(steps: list[_Step]) -> None:
 
 
 def _script(stack: Stack, steps: list[_Step], *, version: str, settings: SlurmSection) -> str:
-    from profilekit.render import header_layers
-
     spec = comment_text(stack.spec)
     gpus = max(step.gpus for step in steps)
     header = [

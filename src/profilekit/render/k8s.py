@@ -17,34 +17,40 @@ from __future__ import annotations
 import copy
 import hashlib
 import re
-from collections.abc import Callable, Iterable
 from dataclasses import field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from profilekit import __version__
 from profilekit.output import Rendered
 from profilekit.quoting import comment_text
 from profilekit.records import record
+from profilekit.render import team
+from profilekit.render.context import header_layers, health_probe, role_argv, stack_context, template_context
+from profilekit.render.hosts import (
+    LOOPBACK_PORT,
+    SIDE_CHANNEL_HOST,
+    bind_every_address,
+    gpu_count,
+    port_owner,
+    side_channel_ports,
+)
+from profilekit.render.templating import to_yaml
+from profilekit.rules.host import DEVICES, option_word
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from profilekit.compose.model import RoleConfig, Stack
     from profilekit.load.layerdata import K8sSection
-    from profilekit.templating import Sandbox
+    from profilekit.render.templating import Sandbox
     from profilekit.vllm.catalogue import Catalogue
 
 KUSTOMIZATION = "kustomization.yaml"
 GPU_RESOURCE = "nvidia.com/gpu"
-SIDE_CHANNEL_HOST = "VLLM_NIXL_SIDE_CHANNEL_HOST"
-SIDE_CHANNEL_PORT = "VLLM_NIXL_SIDE_CHANNEL_PORT"
-DEVICES = "CUDA_VISIBLE_DEVICES"
 PART_OF = "app.kubernetes.io/part-of"
 COMPONENT = "app.kubernetes.io/component"
 MANAGED_BY = "app.kubernetes.io/managed-by"
 STACK_ANNOTATION = "profilekit/stack"
-_LOOPBACK = ("127.0.0.1", "localhost", "[::1]", "::1")
-LOOPBACK_PORT = re.compile(r"(?<![\w.\-])(127\.0\.0\.1|localhost|\[::1\]):(\d+)(?!\d)")
 _LIMIT = 63  # a DNS label, and a label value, hold at most 63 characters
 _NOT_DNS = re.compile(r"[^a-z0-9-]+")
 _DNS = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")  # DNS-1035: Service names start with a letter
@@ -108,9 +114,6 @@ def render_k8s(
 
     A team's `k8s.yaml.j2` and `kustomization.yaml.j2` (targets/team.py) replace them, given what is computed here.
     """
-    from profilekit.render import header_layers, stack_context
-    from profilekit.targets import team
-
     pods = {
         role.name: _pod(stack, role, version=version, catalogue=catalogue, root=root) for role in stack.roles.values()
     }
@@ -151,8 +154,6 @@ def render_k8s(
 
 def _pod_context(stack: Stack, pod: _Pod, docs: list[dict[str, Any]], header: str, version: str) -> dict[str, Any]:
     """What `k8s.yaml.j2` is given for one role: its parts, and the documents written without it (and as YAML)."""
-    from profilekit.render import template_context
-
     container = docs[0]["spec"]["template"]["spec"]["containers"][0]
     return {
         **template_context(stack, pod.role, version),
@@ -192,14 +193,10 @@ def misspelt_settings(stack: Stack, settings: K8sSection) -> list[str]:
 
 
 def _dump(docs: list[dict[str, Any]]) -> str:
-    from profilekit.templating import to_yaml
-
     return "".join("---\n" + to_yaml(doc) for doc in docs)
 
 
 def _header(stack: Stack, pod: _Pod, version: str) -> str:
-    from profilekit.render import header_layers
-
     lines = [
         f"# profilekit {__version__}: role {comment_text(pod.role.name)} of stack {comment_text(stack.spec)} "
         f"(vLLM {version})",
@@ -212,9 +209,6 @@ def _header(stack: Stack, pod: _Pod, version: str) -> str:
 
 
 def _pod(stack: Stack, role: RoleConfig, *, version: str, catalogue: Catalogue | None, root: Path | None) -> _Pod:
-    from profilekit.render import health_probe, role_argv
-    from profilekit.rules.host import option_word
-
     stack_label = label_value(stack.spec)
     labels = {PART_OF: stack_label, COMPONENT: label_value(role.name), MANAGED_BY: "profilekit"}
     pod = _Pod(role, dns_name(f"{stack.spec}-{role.name}"), labels, role_argv(role, catalogue), None)
@@ -239,51 +233,6 @@ def _pod(stack: Stack, role: RoleConfig, *, version: str, catalogue: Catalogue |
     return pod
 
 
-def side_channel_ports(role: RoleConfig, version: str, root: Path | None) -> list[int]:
-    """The NIXL side-channel ports of a role with a NIXL connector (base + data-parallel rank), else []."""
-    from profilekit.rules.facts import NIXL_CONNECTORS, role_facts
-    from profilekit.rules.pd import DEFAULT_SIDE_CHANNEL_PORT, pd_connector
-
-    connector = pd_connector(role_facts(role, version, root))
-    if connector is None or connector.name not in NIXL_CONNECTORS:
-        return []
-    raw = role.env.get(SIDE_CHANNEL_PORT)
-    base = int(raw) if isinstance(raw, str) and raw.strip().isdigit() else DEFAULT_SIDE_CHANNEL_PORT
-    dp = role.serve.get("data_parallel_size", 1)
-    ranks = dp if isinstance(dp, int) and not isinstance(dp, bool) and dp > 0 else 1
-    return list(range(base, base + ranks))
-
-
-def bind_every_address(argv: list[str], notes: list[str], why: str) -> None:
-    """`--host 127.0.0.1` binds the loopback of the pod or node, where no other reaches: bind every address."""
-    for index, word in enumerate(argv):
-        if word == "--host" and index + 1 < len(argv) and argv[index + 1] in _LOOPBACK:
-            notes.append(f"--host {argv[index + 1]} written as --host 0.0.0.0: {why}")
-            argv[index + 1] = "0.0.0.0"
-        elif word.startswith("--host=") and word[len("--host=") :] in _LOOPBACK:
-            notes.append(f"{word} written as --host=0.0.0.0: {why}")
-            argv[index] = "--host=0.0.0.0"
-
-
-P = TypeVar("P")
-
-
-def port_owner(items: Iterable[P], port: Callable[[P], int | None]) -> Callable[[P, int], P | None]:
-    """For rewriting a loopback `host:PORT`: `owner(asker, PORT)` is the one item other than `asker` whose port is
-    PORT, or None when no other item or several have it (then the address is left as written)."""
-    by_port: dict[int, list[P]] = {}
-    for item in items:
-        number = port(item)
-        if number is not None:
-            by_port.setdefault(number, []).append(item)
-
-    def owner(asker: P, number: int) -> P | None:
-        others = [other for other in by_port.get(number, []) if other is not asker]
-        return others[0] if len(others) == 1 else None
-
-    return owner
-
-
 def _point_at_services(pods: dict[str, _Pod]) -> None:
     """A loopback `host:PORT` in a role's argv, PORT another role's port, becomes that role's Service name."""
     owner = port_owner(pods.values(), lambda pod: pod.port)
@@ -298,22 +247,6 @@ def _point_at_services(pods: dict[str, _Pod]) -> None:
             return f"{other.name}:{port}"
 
         pod.argv = [LOOPBACK_PORT.sub(service, word) for word in pod.argv]
-
-
-def gpu_count(role: RoleConfig) -> int:
-    """The GPUs a vLLM role's pod asks for (0 for a command role)."""
-    from profilekit.rules.host import gpu_need
-
-    if not role.is_vllm:
-        return 0
-    need = gpu_need(role)
-    if need is not None:
-        return need.count
-    count = 1
-    for dest in ("tensor_parallel_size", "pipeline_parallel_size"):
-        value = role.serve.get(dest, 1)
-        count *= value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 1
-    return count
 
 
 def literal(text: str) -> str:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from profilekit.quoting import shell_quote
 from profilekit.records import record
+from profilekit.vllm.argv import option_args
 
 if TYPE_CHECKING:
     from profilekit.compose.model import RoleConfig
@@ -27,8 +28,6 @@ def role_provenance(role: RoleConfig, catalogue: Catalogue | None) -> list[Prove
 
     A secret shows as a reference only: the name and where it is declared, never a value.
     """
-    from profilekit.vllm.argv import option_args
-
     items: list[Provenance] = []
     if role.command is not None:
         items.append(Provenance(_words(role.command), "command", tuple(role.origins("command"))))

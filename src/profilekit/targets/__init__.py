@@ -1,1 +1,0 @@
-"""Render targets beyond the launch scripts and env files, one module per target."""
