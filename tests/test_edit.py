@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from profilekit.edit import parse_key, parse_value, set_key, unset_key
+from profilekit.edit.keys import parse_key, parse_value, set_key, unset_key
 from tests.conftest import REPO_ROOT, Run
 
 

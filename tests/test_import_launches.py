@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from profilekit.shellwords import split_commands
+from profilekit.importing.shellwords import split_commands
 from tests.conftest import MakeRepo, Run
 
 DOCKER = Path(__file__).parent / "data" / "docker"

@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from profilekit.errors import UsageError
-from profilekit.importer import import_launch
+from profilekit.importing.launch import import_launch
+from profilekit.importing.shellwords import split_commands
 from profilekit.rules.options import option_findings
 from profilekit.session import Session
-from profilekit.shellwords import split_commands
 from profilekit.vllm.catalogue import load_catalogue
 from profilekit.vllm.config_yaml import YamlError, config_args, read_yaml
 from tests.conftest import MakeRepo, Run

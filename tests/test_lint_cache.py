@@ -1,4 +1,4 @@
-"""`lint` with its unit cache (profilekit.lintcache) reports exactly what a lint without it reports.
+"""`lint` with its unit cache (profilekit.lint.cache) reports exactly what a lint without it reports.
 
 After each edit a user makes (a value, an error, a capability, a new layer, a model's config.json), the cached
 lint and `lint --no-cache` must print the same report; and what did not change is not checked again.

@@ -11,8 +11,8 @@ from html.parser import HTMLParser
 
 from markdown_it import MarkdownIt
 
-from profilekit.lint import LintReport, Pair
-from profilekit.markdown import MATRIX_MAX, format_lint
+from profilekit.lint.repository import LintReport, Pair
+from profilekit.report.markdown import MATRIX_MAX, format_lint
 from tests.conftest import REPO_ROOT, MakeRepo, Run
 from tests.test_check_output import _golden
 from tests.test_lint import FAST, NEMO, OFFLOAD

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from profilekit.report import format_text
+from profilekit.report.formats import format_text
 from profilekit.rules.options import option_findings
 from profilekit.session import Session
 from profilekit.vllm.catalogue import Flag, load_catalogue

@@ -34,10 +34,10 @@ for extra in (REPO_ROOT / "src", REPO_ROOT, REPO_ROOT / "tools"):
 from corpus import DEFAULT_SEED, NOT_GENERATED, config_corpus, launch_corpus, layer_corpus  # noqa: E402
 
 from profilekit.errors import FindingsError, UsageError  # noqa: E402
-from profilekit.importer import import_launch, write_layer  # noqa: E402
+from profilekit.importing.launch import import_launch, write_layer  # noqa: E402
+from profilekit.importing.shellwords import ShellError, split_commands  # noqa: E402
 from profilekit.rules.options import option_findings  # noqa: E402
 from profilekit.session import Session  # noqa: E402
-from profilekit.shellwords import ShellError, split_commands  # noqa: E402
 from profilekit.vllm.argv import render_argv  # noqa: E402
 from profilekit.vllm.catalogue import Catalogue, load_catalogue  # noqa: E402
 from profilekit.vllm.cmdline import SECRET_OPTIONS  # noqa: E402

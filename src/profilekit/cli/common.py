@@ -90,7 +90,7 @@ def err(text: str) -> None:
 
 
 def print_findings(findings: list[Finding], fmt: str = "text", *, version: str = "") -> None:
-    from profilekit.report import format_findings, summary_line
+    from profilekit.report.formats import format_findings, summary_line
 
     # redacted before formatting: escaping (JSON, Markdown) must not hide a secret's spelling from the redactor
     findings = redactor().findings(findings)
@@ -115,7 +115,7 @@ def print_report(data: object, text: str, fmt: str) -> None:
 def warn(findings: list[Finding]) -> None:
     """Warnings of a command that reports no findings of its own (show, explain, diff): to stderr, redacted."""
     if findings:
-        from profilekit.report import format_text, summary_line
+        from profilekit.report.formats import format_text, summary_line
 
         found = redactor().findings(findings)
         err(format_text(found))
@@ -133,7 +133,7 @@ def run_command(body: Callable[..., int | None], /, *args: Any, **kwargs: Any) -
         code = body(*args, **kwargs)
     except FindingsError as exc:
         findings = sorted(exc.findings, key=lambda f: f.sort_key())
-        from profilekit.report import format_text, summary_line
+        from profilekit.report.formats import format_text, summary_line
 
         err(format_text(findings))
         err(summary_line(findings))

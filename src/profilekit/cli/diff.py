@@ -34,8 +34,8 @@ def pick_roles(stacks: list[Stack], role: str | None) -> list[str]:
 
 
 def _stacks(session: Session, spec_a: str, spec_b: str, role: str | None, fmt: str) -> int:
-    from profilekit.diff import diff_stacks
-    from profilekit.diff_report import stack_diff_json, stack_diff_text
+    from profilekit.diff.report import stack_diff_json, stack_diff_text
+    from profilekit.diff.stacks import diff_stacks
 
     session.layers.parse_stack(spec_a)  # both names are checked before either stack is composed
     session.layers.parse_stack(spec_b)
@@ -50,8 +50,8 @@ def _stacks(session: Session, spec_a: str, spec_b: str, role: str | None, fmt: s
 
 def _releases(spec: str, from_release: str | None, to_release: str, role: str | None, fmt: str) -> int:
     from profilekit.session import Session
-    from profilekit.upgrade import upgrade_stack
-    from profilekit.upgrade_report import upgrade_json, upgrade_text
+    from profilekit.upgrade.impact import upgrade_stack
+    from profilekit.upgrade.report import upgrade_json, upgrade_text
 
     old = open_session() if from_release is None else Session.open(repo=G.repo, vllm_version=from_release)
     new = Session.open(repo=G.repo, vllm_version=to_release)

@@ -51,7 +51,7 @@ def _assignment(v: Variable) -> str:
 
 
 def _text(a: Audit) -> str:
-    from profilekit.report import format_text
+    from profilekit.report.formats import format_text
     from profilekit.vllm.versions import SUPPORTED
 
     seen = f" with stack {a.stack}" if a.stack else ""

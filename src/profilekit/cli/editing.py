@@ -38,7 +38,7 @@ def set_value(
     check: CheckOption = None,
 ) -> int:
     """Set KEY in a layer file to VALUE; comments, order and layout stay as they are. Checked before it is written."""
-    from profilekit.edit import parse_key, parse_value, set_key
+    from profilekit.edit.keys import parse_key, parse_value, set_key
 
     path = parse_key(key)
     parsed = parse_value(value)
@@ -56,14 +56,14 @@ def unset_value(
     check: CheckOption = None,
 ) -> int:
     """Delete KEY from a layer file (not `[layer] unset`, which removes values of the layers below)."""
-    from profilekit.edit import parse_key, unset_key
+    from profilekit.edit.keys import parse_key, unset_key
 
     path = parse_key(key)
     return _edit(layer, key, lambda text: unset_key(text, path), check or [], "unset")
 
 
 def _edit(layer: str, key: str, change: Callable[[str], str], stacks: list[str], verb: str) -> int:
-    from profilekit.edit import edit_layer, write_layer_text
+    from profilekit.edit.keys import edit_layer, write_layer_text
 
     session = open_session()
     path, text, errors = edit_layer(session, layer, change, stacks=stacks)

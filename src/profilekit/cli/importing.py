@@ -24,8 +24,8 @@ def import_launch(
 ) -> int:
     """Turn an existing vllm serve launch into a layer file (VAR=value and export lines become [env])."""
     from profilekit.errors import UsageError
-    from profilekit.importer import import_launch as read_launch
-    from profilekit.importer import write_layer
+    from profilekit.importing.launch import import_launch as read_launch
+    from profilekit.importing.launch import write_layer
 
     session = open_session()
     catalogue = session.catalogue

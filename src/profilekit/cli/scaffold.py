@@ -35,7 +35,7 @@ def init(
 
     It targets the newest supported vLLM release, or the one --vllm-version names.
     """
-    from profilekit.scaffold import scaffold_files, write_new_files
+    from profilekit.edit.scaffold import scaffold_files, write_new_files
     from profilekit.vllm.versions import resolve_version
 
     version = resolve_version(G.vllm_version, None)  # the newest release unless --vllm-version names one

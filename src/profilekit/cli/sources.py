@@ -13,9 +13,9 @@ from profilekit.errors import EXIT_OK
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from profilekit.diff.impact import StackImpact
     from profilekit.load.layerdata import RepoConfig
     from profilekit.session import Session
-    from profilekit.sources.impact import StackImpact
     from profilekit.sources.lockfile import Locked
     from profilekit.sources.locking import Moved
     from profilekit.tomlio.read import TomlFile
@@ -100,9 +100,9 @@ def update(
 ) -> int:
     """Move sources to the newest commit of their rev; print what changes in every stack; write profilekit.lock."""
     from profilekit.cli.app import check_format
+    from profilekit.diff.impact import stack_impacts
     from profilekit.errors import UsageError
     from profilekit.session import Session
-    from profilekit.sources.impact import stack_impacts
     from profilekit.sources.lockfile import LOCK_FILE, write_lock
     from profilekit.sources.locking import lock_sources, pick_sources
 
@@ -124,8 +124,8 @@ def update(
 
 
 def _update_text(steps: list[Moved], impacts: list[StackImpact]) -> str:
-    from profilekit.diff_report import stack_diff_text
-    from profilekit.report import format_text
+    from profilekit.diff.report import stack_diff_text
+    from profilekit.report.formats import format_text
 
     redact = redactor()
     parts = ["\n".join(_moved_text(step)) for step in steps]
@@ -148,7 +148,7 @@ def _update_text(steps: list[Moved], impacts: list[StackImpact]) -> str:
 def _update_json(steps: list[Moved], impacts: list[StackImpact]) -> str:
     import json
 
-    from profilekit.diff_report import stack_diff_json
+    from profilekit.diff.report import stack_diff_json
 
     redact = redactor()
     data = {

@@ -18,7 +18,7 @@ from profilekit.errors import EXIT_FINDINGS, EXIT_OK, Finding, FindingsError
 
 def check(*, stacks: list[str] | None, every: bool, fmt: str, strict: bool) -> int:
     """Run every check on one or more stacks."""
-    from profilekit.report import FORMATS
+    from profilekit.report.formats import FORMATS
     from profilekit.session import chosen_stacks, distinct
 
     check_format(fmt, FORMATS)
@@ -37,7 +37,7 @@ def check(*, stacks: list[str] | None, every: bool, fmt: str, strict: bool) -> i
             clean.append(name)
     findings = distinct(findings)
     if fmt == "markdown":
-        from profilekit.markdown import format_check
+        from profilekit.report.markdown import format_check
 
         named = ", ".join(specs)
         out(format_check(redactor().findings(findings), stack=named, version=session.version))
@@ -55,8 +55,8 @@ def check(*, stacks: list[str] | None, every: bool, fmt: str, strict: bool) -> i
 def lint(*, fmt: str, strict: bool, combinations: str | None, to_release: str | None, sources: bool) -> int:
     """Check the whole repository: every file, every deployable layer, every [lint] stack, layer combinations."""
     from profilekit.errors import UsageError
-    from profilekit.lint import lint_repository
-    from profilekit.report import FORMATS
+    from profilekit.lint.repository import lint_repository
+    from profilekit.report.formats import FORMATS
 
     check_format(fmt, FORMATS)
     if combinations is not None and combinations not in ("none", "pairs", "all"):
@@ -71,12 +71,12 @@ def lint(*, fmt: str, strict: bool, combinations: str | None, to_release: str | 
         return EXIT_FINDINGS
     units = None
     if not G.no_cache:
-        from profilekit.lintcache import LintCache
+        from profilekit.lint.cache import LintCache
 
         units = LintCache(session)
     report = lint_repository(session, combinations=combinations, units=units, sources=sources)
     if fmt == "markdown":
-        from profilekit.markdown import format_lint
+        from profilekit.report.markdown import format_lint
 
         out(format_lint(report, redactor().findings(report.findings), version=session.version))
         return exit_for(report.findings, strict=strict)
@@ -93,7 +93,7 @@ def _lint_to_release(to_release: str, fmt: str, *, strict: bool, combinations: s
     """`lint --to-release X`: exit 1 when the new release gives error findings the current one does not
     (with `--strict`, any new finding)."""
     from profilekit.session import Session
-    from profilekit.upgrade_repo import repo_json, repo_text, upgrade_repository
+    from profilekit.upgrade.repository import repo_json, repo_text, upgrade_repository
 
     check_format(fmt, TEXT_OR_JSON)
     old = open_session()

@@ -148,7 +148,7 @@ def _checks_pass(session: Session, stacks: list[Stack], targets: tuple[str, ...]
         err(f"nothing rendered: {', '.join(failed)} {'has' if len(failed) == 1 else 'have'} errors")
         return False
     if everything:
-        from profilekit.report import format_text
+        from profilekit.report.formats import format_text
 
         err(format_text(everything))
     return True

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from profilekit.quoting import shell_quote
 
 if TYPE_CHECKING:
-    from profilekit.diff import KeyChange, LineChange, RoleDiff, Side, StackDiff
+    from profilekit.diff.stacks import KeyChange, LineChange, RoleDiff, Side, StackDiff
     from profilekit.redact import Redactor
 
 SECRET_REFERENCE = "<secret: from the launching environment>"

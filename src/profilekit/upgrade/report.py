@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from profilekit.diff_report import line_json, line_text
+from profilekit.diff.report import line_json, line_text
 
 if TYPE_CHECKING:
     from profilekit.redact import Redactor
-    from profilekit.upgrade import FindingChange, RoleUpgrade, Upgrade
-    from profilekit.upgrade_facts import Impact
+    from profilekit.upgrade.facts import Impact
+    from profilekit.upgrade.impact import FindingChange, RoleUpgrade, Upgrade
 
 _OPS = {"appears": "+", "disappears": "-"}
 

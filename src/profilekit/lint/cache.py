@@ -78,7 +78,7 @@ class LintCache:
         self.closure_keys: dict[str, str] = {}  # layer -> closure_key
         self.scope = ""
         self.started = time.time_ns()
-        package = os.path.dirname(os.path.abspath(__file__))
+        package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         self.recording = record.start((package + os.sep, cache.cache_dir().rstrip(os.sep) + os.sep))
 
     def _extra_holds(self, extra: Any) -> bool:

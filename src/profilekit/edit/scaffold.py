@@ -7,8 +7,11 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from profilekit import __version__
 from profilekit.errors import UsageError
+from profilekit.load.schema import dumps, layer_schema
 from profilekit.output import Rendered, write_temp
+from profilekit.render.context import builtin_templates
 
 if TYPE_CHECKING:
     from profilekit.vllm.catalogue import Catalogue
@@ -22,16 +25,11 @@ _DOT = "dot-"
 
 
 def scaffold_dir() -> Path:
-    from profilekit.render.context import builtin_templates
-
     return builtin_templates() / "init"
 
 
 def scaffold_files(catalogue: Catalogue) -> dict[str, str]:
     """Every file `init` writes for the release of `catalogue`: path relative to the new repository -> text."""
-    from profilekit import __version__
-    from profilekit.load.schema import dumps, layer_schema
-
     source = scaffold_dir()
     files: dict[str, str] = {}
     for path in sorted(p for p in source.rglob("*") if p.is_file()):

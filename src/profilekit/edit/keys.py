@@ -18,7 +18,10 @@ import tomlkit
 from tomlkit.container import Container, OutOfOrderTableProxy
 from tomlkit.items import AoT, InlineTable, Item, String, Table
 
+from profilekit.compose.names import reference_findings
 from profilekit.errors import Finding, FindingsError, UsageError
+from profilekit.load.layers import load_layer
+from profilekit.rules.options import layer_option_findings
 
 if TYPE_CHECKING:
     from profilekit.load.layers import Layer
@@ -213,8 +216,6 @@ def _judge(session: Session, name: str, path: Path, text: str) -> tuple[Layer | 
     """The edited text loaded as the layer `name`, in a scratch copy: findings name the real file and line."""
     import tempfile
 
-    from profilekit.load.layers import load_layer
-
     relative = path.relative_to(session.root)
     with tempfile.TemporaryDirectory(prefix="profilekit-edit.") as scratch:
         copy = Path(scratch) / relative
@@ -225,14 +226,10 @@ def _judge(session: Session, name: str, path: Path, text: str) -> tuple[Layer | 
 
 
 def _file_findings(session: Session, layer: Layer | None, problems: list[Finding]) -> list[Finding]:
-    from profilekit.compose.names import reference_findings
-
     found = list(problems)
     if layer is not None:
         found += reference_findings(session.layers, layer)
         if session.catalogue is not None:
-            from profilekit.rules.options import layer_option_findings
-
             found += layer_option_findings(layer, session.catalogue)
     return found
 

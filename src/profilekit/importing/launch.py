@@ -14,9 +14,13 @@ from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from profilekit.compose.references import escape
 from profilekit.errors import UsageError
+from profilekit.importing.shellwords import Command, ShellError, split_commands
+from profilekit.quoting import env_file_value
 from profilekit.records import record
-from profilekit.shellwords import Command, ShellError, split_commands
+from profilekit.redact import is_secret as literal_secret
+from profilekit.redact import leaf_name
 from profilekit.vllm.cmdline import CommandLineError, option_problems, read_serve_args
 from profilekit.vllm.config_yaml import YamlError, config_args, read_yaml
 
@@ -88,7 +92,7 @@ def _line_number(message: str) -> int:
     return int(match.group(1)) if match else 0
 
 
-def is_secret(name: str, value: str) -> bool:
+def stripped_env(name: str, value: str) -> bool:
     """Env entries kept out of layer files: token/key/secret names, and Hugging Face tokens by value."""
     return bool(_SECRET_NAME.search(name)) or value.startswith("hf_")
 
@@ -99,8 +103,6 @@ def _refuse(where: str, message: str, hint: str = "") -> UsageError:
 
 def _credential(serve: dict[str, Any]) -> str | None:
     """The dotted key of the first secret-looking value, at any depth (e.g. `kv_connector_extra_config.auth_token`)."""
-    from profilekit.redact import is_secret, leaf_name
-
     stack: list[tuple[tuple[str | int, ...], Any]] = [((key,), value) for key, value in serve.items()]
     while stack:
         path, value = stack.pop(0)
@@ -108,7 +110,7 @@ def _credential(serve: dict[str, Any]) -> str | None:
             stack += [((*path, key), inner) for key, inner in value.items()]
         elif isinstance(value, list):
             stack += [((*path, index), inner) for index, inner in enumerate(value)]
-        elif isinstance(value, str) and is_secret(leaf_name(path), value):
+        elif isinstance(value, str) and literal_secret(leaf_name(path), value):
             return ".".join(str(part) for part in path)
     return None
 
@@ -168,7 +170,7 @@ def _find_launch(
         while at < len(words) and _ASSIGNMENT.match(words[at]):
             name, value = words[at].split("=", 1)
             assignments[name] = value
-            if is_secret(name, value):
+            if stripped_env(name, value):
                 ignored.add(at)  # its value is never written: what the shell would put there does not matter
             at += 1
         if at == len(words):
@@ -256,9 +258,9 @@ def _docker_run(
         where = _at(cmd, at, script)
         if name in ("-e", "--env") and value is not None:
             var, has_value, text = value.partition("=")
-            if is_secret(var, text) or not has_value:
+            if stripped_env(var, text) or not has_value:
                 ignored.update(indices)  # the value is never written (a secret), or taken from the host
-                if is_secret(var, text):
+                if stripped_env(var, text):
                     env[var] = ""
                 else:
                     notes.append(f"{where}-e {var} passes on the launching environment's value; not imported")
@@ -373,10 +375,9 @@ def import_launch(root: Path, words: list[str], *, name: str | None, catalogue: 
         )
 
     env: dict[str, Any] = {}
-    from profilekit.quoting import env_file_value
 
     for var, value in launch.env.items():
-        if is_secret(var, value):
+        if stripped_env(var, value):
             env[var] = {"secret": True}
             notes.append(
                 f"{var} looks like a secret: written as {{ secret = true }}, its value is not written; "
@@ -419,8 +420,6 @@ def layer_text(serve: dict[str, Any], env: dict[str, Any], *, description: str, 
     import tomllib
 
     import tomlkit
-
-    from profilekit.compose.references import escape
 
     serve, env = escape(serve), escape(env)
 

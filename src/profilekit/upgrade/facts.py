@@ -10,6 +10,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from profilekit.records import record
+from profilekit.vllm.envs import PREFIX, known_env_names, renames
+from profilekit.vllm.versions import version_key
 
 if TYPE_CHECKING:
     from profilekit.compose.model import RoleConfig
@@ -109,8 +111,6 @@ def parse_changes(was: Flag, now: Flag, value: Any) -> list[str]:
 
 def env_impacts(role: RoleConfig, old: str, new: str) -> list[Impact]:
     """`VLLM_*` variables of `role` that the old release's `vllm/envs.py` knows and the new one does not."""
-    from profilekit.vllm.envs import PREFIX, known_env_names
-
     known_old, known_new = known_env_names(old), known_env_names(new)
     if known_old is None or known_new is None:
         return []
@@ -125,9 +125,6 @@ def env_impacts(role: RoleConfig, old: str, new: str) -> list[Impact]:
 
 
 def _rename_reason(name: str, old: str, new: str) -> str:
-    from profilekit.vllm.envs import renames
-    from profilekit.vllm.versions import version_key
-
     for rename in renames():
         if rename.old != name or not version_key(old) < version_key(rename.release) <= version_key(new):
             continue

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from profilekit.errors import Finding, Location, Severity, count
 
 if TYPE_CHECKING:
-    from profilekit.lint import LintReport, Pair
+    from profilekit.lint.repository import LintReport, Pair
 
 # more deployable layers than this and the square matrix would be unreadable: the pairs become a list
 MATRIX_MAX = 12

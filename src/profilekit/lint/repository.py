@@ -13,15 +13,18 @@ from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from profilekit.compose.lineage import cycle_reach
+from profilekit.compose.linearise import linearise
 from profilekit.compose.names import reference_findings
 from profilekit.errors import Finding, Location, Severity
+from profilekit.lint.cache import layer_facts
 from profilekit.load.layers import REPO_MARKER
 from profilekit.records import record
 from profilekit.rules.declared import group_clashes, layer_head, named_conflicts
+from profilekit.rules.options import layer_option_findings
 from profilekit.tomlio.positions import locate_keys
 
 if TYPE_CHECKING:
-    from profilekit.lintcache import LintCache
+    from profilekit.lint.cache import LintCache
     from profilekit.load.layers import Layer
     from profilekit.session import Session
 
@@ -205,7 +208,6 @@ def _cycle_findings(session: Session, cyclic: dict[str, str], skipped: dict[str,
     """
     if not cyclic:
         return []
-    from profilekit.compose.linearise import linearise
 
     _order, found = linearise(session.layers, [name for name in session.layers.files if name in cyclic])
     kept: list[Finding] = []
@@ -230,8 +232,6 @@ def _skipped_note(stacks: list[str]) -> str:
 
 def _facts(session: Session, units: LintCache | None) -> dict[str, dict[str, Any]]:
     """What lint needs of every file (extends, provides, loaded, abstract): stored, or read from it."""
-    from profilekit.lintcache import layer_facts
-
     facts: dict[str, dict[str, Any]] = {}
     for name in session.layers.files:
         known = units.known_facts(name) if units is not None else None
@@ -253,8 +253,6 @@ def _file_findings(session: Session, name: str, facts: dict[str, Any], units: Li
     if layer is not None:
         found += reference_findings(session.layers, layer)
         if session.catalogue is not None:
-            from profilekit.rules.options import layer_option_findings
-
             found += layer_option_findings(layer, session.catalogue)
     if units is not None:
         units.put_file(name, facts, found)

@@ -1,4 +1,4 @@
-"""Findings as text, JSON, GitHub workflow commands or SARIF 2.1.0 (Markdown: profilekit.markdown)."""
+"""Findings as text, JSON, GitHub workflow commands or SARIF 2.1.0 (Markdown: profilekit.report.markdown)."""
 
 from __future__ import annotations
 
@@ -165,7 +165,7 @@ def format_sarif(findings: list[Finding]) -> str:
 
 def format_findings(findings: list[Finding], fmt: str, *, version: str) -> str:
     if fmt == "markdown":
-        from profilekit.markdown import format_lint
+        from profilekit.report.markdown import format_lint  # only this format loads it (tests/test_import_budget.py)
 
         return format_lint(None, findings, version=version)
     if fmt == "json":

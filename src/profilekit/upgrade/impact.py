@@ -15,9 +15,11 @@ from __future__ import annotations
 from dataclasses import field
 from typing import TYPE_CHECKING, Literal
 
-from profilekit.diff import LineChange, command_lines, line_changes
+from profilekit.diff.stacks import LineChange, command_lines, line_changes
 from profilekit.records import record
-from profilekit.upgrade_facts import Impact, default_impacts, env_impacts, option_impacts
+from profilekit.rules import RULES
+from profilekit.rules.facts import stack_facts
+from profilekit.upgrade.facts import Impact, default_impacts, env_impacts, option_impacts
 
 if TYPE_CHECKING:
     from profilekit.compose.model import RoleConfig, Stack
@@ -71,8 +73,6 @@ def upgrade_stack(
 
     Without `findings`, the rule engine is not run (lint compares the findings of the whole repository).
     """
-    from profilekit.rules.facts import stack_facts
-
     changes = finding_changes(old.check(before), new.check(after), old.version, new.version) if findings else []
     facts_old = stack_facts(before, old.version, old.root)
     facts_new = stack_facts(after, new.version, new.root)
@@ -130,8 +130,6 @@ def finding_changes(before: list[Finding], after: list[Finding], old: str, new: 
 
 def rule_reason(rule_id: str, old: str, new: str) -> str:
     """What the rule registry knows: the rule's summary, and the releases it applies to when they differ."""
-    from profilekit.rules import RULES
-
     rule = RULES.get(rule_id)
     if rule is None:
         return ""

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from profilekit.compose.model import UNSET
 from profilekit.records import record
+from profilekit.render.context import role_argv
 from profilekit.tomlio.positions import format_key
 
 if TYPE_CHECKING:
@@ -161,7 +162,6 @@ def command_lines(role: RoleConfig | None, catalogue: Catalogue | None) -> list[
     """The rendered command, one line per option and its values (the first line: the program and positionals)."""
     if role is None:
         return []
-    from profilekit.render.context import role_argv
 
     lines: list[list[str]] = [[]]
     for index, word in enumerate(role_argv(role, catalogue)):

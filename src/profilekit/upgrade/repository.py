@@ -10,14 +10,17 @@ from __future__ import annotations
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
+from profilekit.diff.report import line_json, line_text
+from profilekit.lint.repository import lint_repository
 from profilekit.records import record
-from profilekit.upgrade import FindingChange, Upgrade, finding_changes, upgrade_stack
+from profilekit.upgrade.impact import FindingChange, Upgrade, finding_changes, upgrade_stack
+from profilekit.upgrade.report import change_json, change_text, impact_json, impact_text
 
 if TYPE_CHECKING:
-    from profilekit.diff import LineChange
+    from profilekit.diff.stacks import LineChange
     from profilekit.redact import Redactor
     from profilekit.session import Session
-    from profilekit.upgrade_facts import Impact
+    from profilekit.upgrade.facts import Impact
 
 
 @record(slots=True)
@@ -43,8 +46,6 @@ class RepoUpgrade:
 
 
 def upgrade_repository(old: Session, new: Session, *, combinations: str | None) -> RepoUpgrade:
-    from profilekit.lint import lint_repository
-
     before = lint_repository(old, combinations=combinations)
     after = lint_repository(new, combinations=combinations)
     changes = finding_changes(before.findings, after.findings, old.version, new.version)
@@ -85,9 +86,6 @@ def _reach_text(reach: Reach) -> str:
 
 
 def repo_text(report: RepoUpgrade, redact: Redactor) -> str:
-    from profilekit.diff_report import line_text
-    from profilekit.upgrade_report import change_text, impact_text
-
     n = len(report.stacks)
     lines = [f"lint: vLLM {report.old} -> {report.new}, {n} stack{'s' if n != 1 else ''}"]
     if report.impacts:
@@ -117,9 +115,6 @@ def repo_summary(report: RepoUpgrade) -> str:
 
 
 def repo_json(report: RepoUpgrade, redact: Redactor) -> dict[str, Any]:
-    from profilekit.diff_report import line_json
-    from profilekit.upgrade_report import change_json, impact_json
-
     return {
         "from_release": report.old,
         "to_release": report.new,

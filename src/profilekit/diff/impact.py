@@ -5,11 +5,13 @@ from __future__ import annotations
 from dataclasses import field
 from typing import TYPE_CHECKING
 
+from profilekit.diff.stacks import diff_stacks, role_union
 from profilekit.errors import Finding, FindingsError
 from profilekit.records import record
+from profilekit.session import all_stacks
 
 if TYPE_CHECKING:
-    from profilekit.diff import StackDiff
+    from profilekit.diff.stacks import StackDiff
     from profilekit.session import Session
 
 
@@ -23,9 +25,6 @@ class StackImpact:
 def stack_impacts(before: Session, after: Session) -> list[StackImpact]:
     """Each stack lint checks alone (before or after), composed in both sessions; a stack broken before the
     move is left out (lint says why), one broken only after it is reported with its findings."""
-    from profilekit.diff import diff_stacks, role_union
-    from profilekit.session import all_stacks
-
     found: list[StackImpact] = []
     for spec in dict.fromkeys([*all_stacks(before), *all_stacks(after)]):
         try:

@@ -1,0 +1,1 @@
+"""Writing the repository's own files: one key of a layer set or unset (`set`, `unset`), a new repository (`init`)."""
