@@ -264,12 +264,12 @@ def test_template_with_undefined_name_is_not_a_traceback(make_repo: MakeRepo, ru
 def test_each_command_is_registered_by_the_module_a_run_imports_for_it() -> None:
     """`cli.COMMANDS` (a run imports only its command's module) is what the modules register, command by command."""
     code = (
-        "from profilekit.cli import _app, command_name\n"
-        "for c in _app().registered_commands:\n"
+        "from profilekit.cli.run import command_name, typer_app\n"
+        "for c in typer_app().registered_commands:\n"
         "    print(command_name(c), c.callback.__module__.rsplit('.', 1)[1])\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    from profilekit.cli import COMMANDS
+    from profilekit.cli.run import COMMANDS
 
     assert dict(line.split() for line in done.stdout.splitlines()) == COMMANDS
 

@@ -21,9 +21,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from profilekit.cli import _run, _run_typer
 from profilekit.cli.common import G, set_globals
 from profilekit.cli.fastpath import COMMANDS, FLAG, MANY, ONE, OPTIONAL, REST, VALUE, parse, run_fast
+from profilekit.cli.run import run as run_cli
+from profilekit.cli.run import run_typer
 from tests.conftest import REPO_ROOT
 
 STACK = "nemotron-replayssm"
@@ -45,11 +46,11 @@ GLOBAL_OPTIONS = ["--repo", "--vllm-version", "--debug", "--no-cache", "--versio
 def _typer_group() -> Any:
     import typer.main
 
-    from profilekit.cli import _app
+    from profilekit.cli.run import typer_app
 
     for name in COMMANDS:
-        _app([name])  # imports the module registering it
-    return typer.main.get_command(_app([]))
+        typer_app([name])  # imports the module registering it
+    return typer.main.get_command(typer_app([]))
 
 
 def _kind(param: Any) -> str:
@@ -110,7 +111,7 @@ def _recording(raises: BaseException | None = None) -> Iterator[list[tuple[str, 
 def _both(args: list[str], raises: BaseException | None = None) -> list[tuple[Any, ...]]:
     """What the fast path and typer each do with `args`: exit code and the recorded call, from stale globals."""
     results: list[tuple[Any, ...]] = []
-    for run in (run_fast, _run_typer):
+    for run in (run_fast, run_typer):
         set_globals(repo=Path("/stale"), vllm_version="stale", debug=True, no_cache=True)
         with _recording(raises) as calls:
             code = run(list(args))
@@ -249,7 +250,7 @@ def test_a_completion_request_is_left_to_typer(monkeypatch: pytest.MonkeyPatch) 
 def test_an_exception_in_a_body_ends_alike_under_both(
     raises: BaseException, code: int, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    fast, slow = (_run_case(run, raises, capsys) for run in (run_fast, _run_typer))
+    fast, slow = (_run_case(run, raises, capsys) for run in (run_fast, run_typer))
     assert fast == slow
     assert fast[0] == code
 
@@ -281,7 +282,7 @@ def test_an_error_reads_the_same_from_the_fast_path(args: list[str], capsys: pyt
     args = ["--no-cache", "--repo", str(REPO_ROOT), *args]
     assert parse(args) is not None
     results = []
-    for run in (_run, _run_typer):
+    for run in (run_cli, run_typer):
         capsys.readouterr()
         code = run(list(args))
         captured = capsys.readouterr()

@@ -147,8 +147,8 @@ def test_an_unchanged_repository_reads_no_layer_again(repo: Path, tmp_path: Path
         "    loaded.append(name); return real(root, name, *a, **k)\n"
         "l.load_layer = spy\n"
         "import profilekit.compose as c; c.load_layer = spy\n"
-        "from profilekit.cli import _run\n"
-        "code = _run(['lint'])\n"
+        "from profilekit.cli.run import run\n"
+        "code = run(['lint'])\n"
         "print('LOADED', sorted(loaded), file=sys.stderr)\n"
     )
     deploy = sorted((repo / "profiles/deploy").glob("*.toml"))[0]

@@ -1,6 +1,6 @@
 """Atomic writes of rendered files, and removal of the files a previous render left behind.
 
-A repeat render answered from the cache writes its files again through here (profilekit.cache.replay), so this
+A repeat render answered from the cache writes its files again through here (profilekit.cli.replay), so this
 module imports only what writing needs: no dataclasses, tempfile or error classes until something goes wrong
 (about 75 M instructions of a 190 M repeat render, issue 12).
 """
@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from profilekit.cache import new_temp
+from profilekit.cache import new_temp, record
 
 MANIFEST = "manifest.json"
 
@@ -112,9 +112,7 @@ def write_outputs(out_dir: Path, files: dict[str, Rendered], *, partial: bool = 
     leave one complete set. A `partial` render (one role) removes nothing and keeps the other files in the
     manifest. A symlink planted in the folder is replaced, never followed.
     """
-    from profilekit.cache import record, replay
-
-    replay.note_write(str(out_dir), {name: (item.text, item.mode) for name, item in files.items()}, partial)
+    record.note_write(str(out_dir), {name: (item.text, item.mode) for name, item in files.items()}, partial)
     with record.paused():  # the folder a render replaces is its output, not its input
         return _write_outputs(out_dir, files, partial=partial)
 

@@ -1,4 +1,5 @@
-"""What a run read: every file it opened, every folder it listed, every path it only looked at.
+"""What a run read: every file it opened, every folder it listed, every path it only looked at; and what it
+rendered (`note_write`), so that a repeat run can write the same files again.
 
 Files opened for reading and folders listed are seen through Python's audit hooks ("open", "os.scandir",
 "os.listdir"), so a reader added anywhere (a team template, a model's config.json) is a dependency without
@@ -156,3 +157,18 @@ def listing(path: str) -> list[str] | None:
         return sorted(os.listdir(path))
     except (OSError, ValueError):
         return None
+
+
+class _Writes:
+    """The renders of the run being recorded, as `output.write_outputs` was asked for them."""
+
+    made: list[Any] | None = None
+
+
+WRITES = _Writes()
+
+
+def note_write(folder: str, files: dict[str, tuple[str, int]], partial: bool) -> None:
+    """Called by `output.write_outputs`: a render wrote `files` into `folder`."""
+    if WRITES.made is not None:
+        WRITES.made.append([folder, files, partial])

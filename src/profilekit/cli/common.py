@@ -61,7 +61,7 @@ class _Globals:
     repo: Path | None = None
     vllm_version: str | None = None
     debug: bool = False
-    no_cache: bool = False  # also read before typer runs: profilekit.cache.replay.command_of
+    no_cache: bool = False  # also read before typer runs: profilekit.cli.replay.command_of
     session: Session | None = None  # the repository the command opened, once it has
 
 

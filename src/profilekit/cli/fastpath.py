@@ -36,7 +36,7 @@ class Option(NamedTuple):
 
 
 class Command(NamedTuple):
-    module: str  # where its body is: `profilekit.commands.*`
+    module: str  # where its body is: `profilekit.cli.commands.*`
     function: str
     options: dict[str, Option]
     positionals: tuple[tuple[str, str], ...] = ()  # (dest, ONE | OPTIONAL | REST), in order
@@ -53,13 +53,13 @@ def _format(default: str) -> Option:
 
 COMMANDS: dict[str, Command] = {
     "check": Command(
-        "profilekit.commands.checking",
+        "profilekit.cli.commands.checking",
         "check",
         {"--all": _ALL, "--format": _format("text"), "--strict": Option(FLAG, "strict", False)},
         _STACKS,
     ),
     "lint": Command(
-        "profilekit.commands.checking",
+        "profilekit.cli.commands.checking",
         "lint",
         {
             "--format": _format("text"),
@@ -70,7 +70,7 @@ COMMANDS: dict[str, Command] = {
         },
     ),
     "render": Command(
-        "profilekit.commands.render",
+        "profilekit.cli.commands.render",
         "render",
         {
             "--all": _ALL,
@@ -83,15 +83,15 @@ COMMANDS: dict[str, Command] = {
         _STACKS,
     ),
     "show": Command(
-        "profilekit.commands.show", "show", {"--all": _ALL, "--role": _ROLE, "--format": _format("toml")}, _STACKS
+        "profilekit.cli.commands.show", "show", {"--all": _ALL, "--role": _ROLE, "--format": _format("toml")}, _STACKS
     ),
     "explain": Command(
-        "profilekit.commands.explain",
+        "profilekit.cli.commands.explain",
         "explain",
         {"--role": _ROLE, "--format": _format("text")},
         (("stack", ONE), ("key", OPTIONAL)),
     ),
-    "list": Command("profilekit.commands.listing", "list_layers", {"--format": _format("text")}),
+    "list": Command("profilekit.cli.commands.listing", "list_layers", {"--format": _format("text")}),
 }
 
 _GLOBALS = {

@@ -31,14 +31,14 @@ def typer_help() -> str:
     import contextlib
     import io
 
-    from profilekit.cli import _run
+    from profilekit.cli.run import run
 
     buffer = io.StringIO()
     saved = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = str(WIDE)
     try:
         with contextlib.redirect_stdout(buffer):
-            _run(["--help"])
+            run(["--help"])
     finally:
         if saved is None:
             del os.environ["COLUMNS"]

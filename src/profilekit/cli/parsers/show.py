@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from profilekit.cli.app import app, command
-from profilekit.cli.completion import complete_role, complete_stack
+from profilekit.cli.candidates import complete_role, complete_stack
 
 
 @app.command()
@@ -27,6 +27,6 @@ def show(
     fmt: Annotated[str, typer.Option("--format", help="toml or json")] = "toml",
 ) -> int:
     """Print the effective configuration of a stack (of several: {"stacks": [...]}, one entry per stack)."""
-    from profilekit.commands import show as body  # imported when the command runs, not for --help
+    from profilekit.cli.commands import show as body  # imported when the command runs, not for --help
 
     return body.show(stacks=stacks, every=every, role=role, fmt=fmt)

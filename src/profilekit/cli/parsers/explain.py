@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from profilekit.cli.app import app, command
-from profilekit.cli.completion import complete_role, complete_stack, complete_stack_key
+from profilekit.cli.candidates import complete_role, complete_stack, complete_stack_key
 
 
 @app.command()
@@ -25,6 +25,6 @@ def explain(
     fmt: Annotated[str, typer.Option("--format", help="text or json")] = "text",
 ) -> int:
     """Show each effective value with its origin and what it overrode, or vLLM's default where no layer sets it."""
-    from profilekit.commands import explain as body  # imported when the command runs, not for --help
+    from profilekit.cli.commands import explain as body  # imported when the command runs, not for --help
 
     return body.explain(stack=stack, key=key, role=role, fmt=fmt)

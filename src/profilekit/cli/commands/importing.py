@@ -3,26 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
 
-import typer
-
-from profilekit.cli.app import app, command, err, open_session, out
+from profilekit.cli.common import err, open_session, out
 from profilekit.errors import EXIT_OK
 
 
-@app.command("import")
-@command
-def import_launch(
-    launch: Annotated[
-        list[str] | None,
-        typer.Argument(help="A launch after --: `-- [VAR=value ...] vllm serve MODEL ...`, or a bash script file."),
-    ] = None,
-    name: Annotated[
-        str | None, typer.Option("--name", help="Layer name (default: from the model), written to profiles/NAME.toml.")
-    ] = None,
-) -> int:
-    """Turn an existing vllm serve launch into a layer file (VAR=value and export lines become [env])."""
+def import_launch(*, launch: list[str] | None = None, name: str | None = None) -> int:
+    """`profilekit import`, as cli/parsers/importing.py declares it."""
     from profilekit.errors import UsageError
     from profilekit.importing.launch import import_launch as read_launch
     from profilekit.importing.launch import write_layer

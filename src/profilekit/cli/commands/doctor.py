@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
-import typer
-
-from profilekit.cli.app import app, check_format, command, open_session, out
-from profilekit.cli.completion import complete_stack
+from profilekit.cli.common import check_format, open_session, out
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK
 
 if TYPE_CHECKING:
@@ -19,21 +16,8 @@ if TYPE_CHECKING:
 FORMATS = ("text", "json")
 
 
-@app.command()
-@command
-def doctor(
-    stack: Annotated[
-        str | None,
-        typer.Argument(
-            help="Also check this stack as launched from this shell.",
-            show_default=False,
-            metavar="STACK",
-            autocompletion=complete_stack,
-        ),
-    ] = None,
-    fmt: Annotated[str, typer.Option("--format", help="text or json")] = "text",
-) -> int:
-    """Audit this machine: the installed vLLM, vLLM plugins, and environment variables that change the config."""
+def doctor(*, stack: str | None = None, fmt: str = "text") -> int:
+    """`profilekit doctor`, as cli/parsers/doctor.py declares it."""
     from profilekit.doctor import audit
 
     check_format(fmt, FORMATS)

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
-import typer
-
-from profilekit.cli.app import G, app, command, err, out, redactor
-from profilekit.cli.completion import complete_source
+from profilekit.cli.common import G, err, out, redactor
 from profilekit.errors import EXIT_OK
 
 if TYPE_CHECKING:
@@ -47,13 +44,8 @@ def _moved_text(step: Moved) -> list[str]:
     return lines + [f"  {subject}" for subject in step.commits]
 
 
-@app.command()
-@command
 def lock() -> int:
-    """Resolve every [sources.NAME] rev to a commit and write profilekit.lock (a locked source stays put).
-
-    A source whose git or rev changed in profilekit.toml is resolved again; `profilekit update` moves the others.
-    """
+    """`profilekit lock`, as cli/parsers/sources.py declares it."""
     from profilekit.sources.lockfile import LOCK_FILE, write_lock
     from profilekit.sources.locking import lock_sources
 
@@ -79,7 +71,7 @@ def lock() -> int:
 
 def _check(locked: dict[str, Locked]) -> Session:
     """The repository opened with `locked`: its layers load, and each source's own rules are compared (warned)."""
-    from profilekit.cli.app import warn
+    from profilekit.cli.common import warn
     from profilekit.session import Session
 
     session = Session.open(repo=G.repo, vllm_version=G.vllm_version, locked=locked)
@@ -88,18 +80,9 @@ def _check(locked: dict[str, Locked]) -> Session:
     return session
 
 
-@app.command()
-@command
-def update(
-    names: Annotated[
-        list[str] | None,
-        typer.Argument(metavar="[SOURCE]...", help="Sources to move (default: all).", autocompletion=complete_source),
-    ] = None,
-    fmt: Annotated[str, typer.Option("--format", help="text or json")] = "text",
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print what would change; write nothing.")] = False,
-) -> int:
-    """Move sources to the newest commit of their rev; print what changes in every stack; write profilekit.lock."""
-    from profilekit.cli.app import check_format
+def update(*, names: list[str] | None = None, fmt: str = "text", dry_run: bool = False) -> int:
+    """`profilekit update`, as cli/parsers/sources.py declares it."""
+    from profilekit.cli.common import check_format
     from profilekit.diff.impact import stack_impacts
     from profilekit.errors import UsageError
     from profilekit.session import Session

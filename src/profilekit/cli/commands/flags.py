@@ -2,24 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-import typer
-
-from profilekit.cli.app import app, check_format, command, err, out, release_without_layers
+from profilekit.cli.common import check_format, err, out, release_without_layers
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK
 
 
-# `flags -O` searches for vLLM's -O short form instead of failing as an unknown option of `flags`
-@app.command(context_settings={"ignore_unknown_options": True})
-@command
-def flags(
-    pattern: Annotated[
-        str | None, typer.Argument(help="Substring (also searched in help text) or glob (*, ?, [..]) of option names.")
-    ] = None,
-    fmt: Annotated[str, typer.Option("--format", help="text or json")] = "text",
-) -> int:
-    """Search the flag catalogue of the targeted vLLM release offline (exit 1 when nothing matches)."""
+def flags(*, pattern: str | None = None, fmt: str = "text") -> int:
+    """`profilekit flags`, as cli/parsers/flags.py declares it."""
     from profilekit.errors import UsageError
     from profilekit.vllm.catalogue import load_catalogue
     from profilekit.vllm.flagsearch import as_json, as_text, search

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
-import typer
-
-from profilekit.cli.app import G, app, check_format, command, open_session, redactor, warn
-from profilekit.cli.common import TEXT_OR_JSON, print_report
-from profilekit.cli.completion import complete_role, complete_stack
+from profilekit.cli.common import (
+    TEXT_OR_JSON,
+    G,
+    check_format,
+    open_session,
+    print_report,
+    redactor,
+    warn,
+)
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 
 if TYPE_CHECKING:
@@ -65,25 +69,15 @@ def _releases(spec: str, from_release: str | None, to_release: str, role: str | 
     return EXIT_OK if report.equal else EXIT_FINDINGS
 
 
-@app.command()
-@command
 def diff(
-    stacks: Annotated[
-        list[str], typer.Argument(help="STACK_A STACK_B, or one STACK with --to-release", autocompletion=complete_stack)
-    ],
-    role: Annotated[str | None, typer.Option("--role", help="Only this role.", autocompletion=complete_role)] = None,
-    fmt: Annotated[str, typer.Option("--format", help="text or json")] = "text",
-    from_release: Annotated[
-        str | None, typer.Option("--from-release", help="Release the stack targets today (default: [vllm] version).")
-    ] = None,
-    to_release: Annotated[
-        str | None, typer.Option("--to-release", help="Release to upgrade to: what changes for STACK.")
-    ] = None,
+    *,
+    stacks: list[str],
+    role: str | None = None,
+    fmt: str = "text",
+    from_release: str | None = None,
+    to_release: str | None = None,
 ) -> int:
-    """Differences between two stacks, with origins; or what upgrading vLLM changes for one stack.
-
-    Exit 0 when there is no difference, 1 when there is one, 2 on usage errors.
-    """
+    """`profilekit diff`, as cli/parsers/diff.py declares it."""
     check_format(fmt, TEXT_OR_JSON)
     if to_release is None and from_release is not None:
         raise UsageError("--from-release needs --to-release", hint="e.g. --from-release 0.30.0 --to-release 0.33.0")

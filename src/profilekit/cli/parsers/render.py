@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from profilekit.cli.app import app, command
-from profilekit.cli.completion import complete_role, complete_stack
+from profilekit.cli.candidates import complete_role, complete_stack
 
 OUT_HELP = "Output folder (default: build/STACK; with several stacks, one folder per stack inside it)."
 TARGET_HELP = "script, env, vllm-config, k8s, slurm: repeatable or comma-separated (default: script and env)"
@@ -41,7 +41,7 @@ def render(
     ] = False,
 ) -> int:
     """Write launch scripts, env files and a manifest for each stack; a stack with errors stops them all."""
-    from profilekit.commands import render as body  # imported when the command runs, not for --help
+    from profilekit.cli.commands import render as body  # imported when the command runs, not for --help
 
     return body.render(
         stacks=stacks, every=every, out_dir=out_dir, role=role, print_=print_, target=target, explain=explain

@@ -22,7 +22,7 @@ import time
 from profilekit import cache
 from profilekit.cache import record
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see profilekit.cli)
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see profilekit.cli.run)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, TextIO
@@ -175,21 +175,6 @@ class _Tee:
         return getattr(self._stream, name)
 
 
-class _Writes:
-    """The renders of the run being recorded, as `output.write_outputs` was asked for them."""
-
-    made: list[Any] | None = None
-
-
-_WRITES = _Writes()
-
-
-def note_write(folder: str, files: dict[str, tuple[str, int]], partial: bool) -> None:
-    """Called by `output.write_outputs`: a render wrote `files` into `folder`."""
-    if _WRITES.made is not None:
-        _WRITES.made.append([folder, files, partial])
-
-
 def _record(key: str, args: list[str], run: Callable[[list[str]], int]) -> int:
     started = time.time_ns()
     printed: list[list[str]] = []
@@ -198,14 +183,14 @@ def _record(key: str, args: list[str], run: Callable[[list[str]], int]) -> int:
     # the copies of sources are input: a copy changed by hand must not replay what its old bytes gave
     recording = record.start(_ignored(folder), (os.path.join(folder, cache.SOURCE_COPIES) + os.sep,))
     writes: list[Any] = []
-    _WRITES.made = writes
+    record.WRITES.made = writes
     sys.stdout, sys.stderr = _Tee(real[0], "out", printed), _Tee(real[1], "err", printed)
     try:
         code = run(args)
     finally:
         sys.stdout, sys.stderr = real
         record.stop(recording)
-        _WRITES.made = None
+        record.WRITES.made = None
     if code in (0, 1):
         _store(key, code, printed=printed, writes=writes, recording=recording, started=started)
     return code

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Annotated
 
 import typer
 
-from profilekit.cli.app import app, command, err, open_session, out, print_findings
-from profilekit.cli.completion import complete_layer, complete_set_key, complete_stack, complete_unset_key
-from profilekit.errors import EXIT_FINDINGS, EXIT_OK
+from profilekit.cli.app import app, command
+from profilekit.cli.candidates import complete_layer, complete_set_key, complete_stack, complete_unset_key
 
 CHECK_HELP = "Also compose and check this stack with the edit; refuse it if it brings an error (repeatable)."
 
@@ -19,6 +17,8 @@ LayerArgument = Annotated[
     str,
     typer.Argument(help="The layer to edit: its name or its file.", show_default=False, autocompletion=complete_layer),
 ]
+
+
 CheckOption = Annotated[
     list[str] | None, typer.Option("--check", metavar="STACK", help=CHECK_HELP, autocompletion=complete_stack)
 ]
@@ -38,11 +38,9 @@ def set_value(
     check: CheckOption = None,
 ) -> int:
     """Set KEY in a layer file to VALUE; comments, order and layout stay as they are. Checked before it is written."""
-    from profilekit.edit.keys import parse_key, parse_value, set_key
+    from profilekit.cli.commands import editing as body  # imported when the command runs, not for --help
 
-    path = parse_key(key)
-    parsed = parse_value(value)
-    return _edit(layer, key, lambda text: set_key(text, path, parsed), check or [], "set")
+    return body.set_value(layer=layer, key=key, value=value, check=check)
 
 
 @app.command("unset")
@@ -56,22 +54,6 @@ def unset_value(
     check: CheckOption = None,
 ) -> int:
     """Delete KEY from a layer file (not `[layer] unset`, which removes values of the layers below)."""
-    from profilekit.edit.keys import parse_key, unset_key
+    from profilekit.cli.commands import editing as body  # imported when the command runs, not for --help
 
-    path = parse_key(key)
-    return _edit(layer, key, lambda text: unset_key(text, path), check or [], "unset")
-
-
-def _edit(layer: str, key: str, change: Callable[[str], str], stacks: list[str], verb: str) -> int:
-    from profilekit.edit.keys import edit_layer, write_layer_text
-
-    session = open_session()
-    path, text, errors = edit_layer(session, layer, change, stacks=stacks)
-    shown = path.relative_to(session.root).as_posix()
-    if errors:
-        print_findings(errors)
-        err(f"nothing written: the {verb} of {key} would bring {len(errors)} error(s) to {shown}")
-        return EXIT_FINDINGS
-    write_layer_text(path, text)
-    out(f"{shown}: {verb} {key}")
-    return EXIT_OK
+    return body.unset_value(layer=layer, key=key, check=check)

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
-import typer
-
-from profilekit.cli.app import G, app, command, err, out, release_without_layers
+from profilekit.cli.common import G, err, out, release_without_layers
 from profilekit.errors import EXIT_OK
 
 if TYPE_CHECKING:
@@ -24,17 +22,8 @@ def _catalogue(version: str) -> Catalogue:
     return catalogue
 
 
-@app.command()
-@command
-def init(
-    directory: Annotated[
-        Path, typer.Argument(metavar="DIR", help="Folder of the new repository (created if missing).")
-    ] = Path("."),
-) -> int:
-    """Scaffold a profile repository: profilekit.toml, example layers, lint hook, editor schema; never overwrites.
-
-    It targets the newest supported vLLM release, or the one --vllm-version names.
-    """
+def init(*, directory: Path = Path(".")) -> int:
+    """`profilekit init`, as cli/parsers/scaffold.py declares it."""
     from profilekit.edit.scaffold import scaffold_files, write_new_files
     from profilekit.vllm.versions import resolve_version
 
@@ -48,14 +37,8 @@ def init(
     return EXIT_OK
 
 
-@app.command()
-@command
-def schema(
-    output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write the schema to this file instead of stdout.")
-    ] = None,
-) -> int:
-    """Print the JSON Schema (draft 2020-12) of a layer file for the targeted vLLM release (for Taplo, CI)."""
+def schema(*, output: Path | None = None) -> int:
+    """`profilekit schema`, as cli/parsers/scaffold.py declares it."""
     from profilekit.load.schema import dumps, layer_schema
 
     text = dumps(layer_schema(_catalogue(release_without_layers())))
