@@ -20,8 +20,8 @@ from profilekit.vllm.versions import resolve_version
 if TYPE_CHECKING:
     from profilekit.compose.lineage import Lineages
     from profilekit.load.layerdata import RepoConfig
+    from profilekit.load.layers import Source
     from profilekit.redact import Redactor
-    from profilekit.sources import Source
     from profilekit.sources.lockfile import Locked
     from profilekit.vllm.catalogue import Catalogue
 

@@ -13,7 +13,7 @@ from profilekit.load.layers import PROFILES_DIR, Layer, discover_layers, load_la
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from profilekit.sources import Source
+    from profilekit.load.layers import Source
     from profilekit.vllm.catalogue import Catalogue
 
 

@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 
     from pydantic import ValidationError
 
-    from profilekit.sources import Source
     from profilekit.vllm.catalogue import Catalogue
 
 T = TypeVar("T")
@@ -360,3 +359,30 @@ def _validated(
         return models.plain(getattr(models, model).model_validate(raw)), []
     except ValidationError as exc:
         return None, _schema_findings(source, exc, rule=rule, layer=layer)
+
+
+@record(frozen=True, slots=True)
+class Source:
+    """A `[sources.NAME]` repository at its locked commit, its files in `tree` (sources/ opens it): the `source`
+    of each of its layers."""
+
+    name: str
+    git: str  # as profilekit.toml writes it
+    rev: str
+    commit: str
+    hash: str
+    tree: Path
+
+    @property
+    def label(self) -> str:
+        """`platform@3f2a9c1`: how files of the source are named in every message."""
+        return source_label(self.name, self.commit)
+
+    @property
+    def prefix(self) -> str:
+        """What a file of the source is named after: `platform@3f2a9c1:` (then `profiles/base.toml`)."""
+        return f"{self.label}:"
+
+
+def source_label(name: str, commit: str) -> str:
+    return f"{name}@{commit[:7]}"

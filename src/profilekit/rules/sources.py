@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from profilekit.load.layerdata import RepoConfig
-    from profilekit.sources import Source
+    from profilekit.load.layers import Source
     from profilekit.tomlio.read import TomlFile
 
 

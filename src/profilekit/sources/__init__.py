@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from profilekit.errors import Finding, Location, Severity
-from profilekit.records import record
+from profilekit.load.layers import Source, discover_layers, source_label
 from profilekit.sources.lockfile import LOCK_FILE, Locked, LockError, read_lock, tree_hash
 
 if TYPE_CHECKING:
@@ -23,36 +23,8 @@ if TYPE_CHECKING:
 SOURCES_DIR = "sources"
 
 
-@record(frozen=True, slots=True)
-class Source:
-    """One source at its locked commit, its files in `tree`."""
-
-    name: str
-    git: str  # as profilekit.toml writes it
-    rev: str
-    commit: str
-    hash: str
-    tree: Path
-
-    @property
-    def label(self) -> str:
-        """`platform@3f2a9c1`: how files of the source are named in every message."""
-        return source_label(self.name, self.commit)
-
-    @property
-    def prefix(self) -> str:
-        """What a file of the source is named after: `platform@3f2a9c1:` (then `profiles/base.toml`)."""
-        return f"{self.label}:"
-
-
-def source_label(name: str, commit: str) -> str:
-    return f"{name}@{commit[:7]}"
-
-
 def source_layers(name: str, tree: Path) -> dict[str, Path]:
     """The layer files of source `name` copied in `tree`, by the names this repository uses (`platform:base`)."""
-    from profilekit.load.layers import discover_layers
-
     return {f"{name}:{layer}": path for layer, path in discover_layers(tree).items()}
 
 

@@ -10,7 +10,7 @@ from profilekit.errors import Finding, Severity
 from profilekit.load.layers import Layer, load_layer
 
 if TYPE_CHECKING:
-    from profilekit.sources import Source
+    from profilekit.load.layers import Source
     from profilekit.vllm.catalogue import Catalogue
 
 
