@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import field
+from importlib.metadata import PackageNotFoundError, entry_points, version
 from typing import TYPE_CHECKING
 
 from profilekit.compose.model import RoleConfig, Stack
 from profilekit.errors import Finding, Location, Severity
 from profilekit.records import record
 from profilekit.redact import SECRET_VALUE, Redactor, is_secret
+from profilekit.rules.env import ENV_FILE_RULES, env_history
 from profilekit.vllm.environ import describe, is_relevant
 from profilekit.vllm.envs import PREFIX, known_env_names
 from profilekit.vllm.plugins import PLUGIN_GROUPS, plugin_loads
@@ -114,8 +116,6 @@ def _public(version: str) -> str:
 
 
 def installed_release(target: str) -> Release:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return Release(version("vllm"), target)
     except PackageNotFoundError:
@@ -124,8 +124,6 @@ def installed_release(target: str) -> Release:
 
 def installed_plugins(environ: Mapping[str, str]) -> list[Plugin]:
     """The entry points of vLLM's plugin groups, read from metadata only: nothing is imported or run."""
-    from importlib.metadata import entry_points
-
     allowed = environ["VLLM_PLUGINS"].split(",") if "VLLM_PLUGINS" in environ else None
     plugins: list[Plugin] = []
     for group in PLUGIN_GROUPS:
@@ -147,8 +145,6 @@ def installed_plugins(environ: Mapping[str, str]) -> list[Plugin]:
 
 
 def _variables(environ: Mapping[str, str], version: str) -> list[Variable]:
-    from profilekit.rules.env import env_history
-
     known = known_env_names(version)
     out: list[Variable] = []
     for name in sorted(n for n in environ if is_relevant(n)):
@@ -196,8 +192,6 @@ def _behind(finding: Finding, names: list[str]) -> tuple[str, ...]:
 
 def shell_findings(session: Session, stack: Stack, environ: Mapping[str, str], names: list[str]) -> list[ShellFinding]:
     """The findings `stack` has only when its roles inherit `names` from `environ`."""
-    from profilekit.rules.env import ENV_FILE_RULES
-
     if not names:
         return []
     before = {_key(f) for f in session.check(stack)}

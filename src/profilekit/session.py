@@ -3,6 +3,8 @@ stacks as the command line names them (several at once, `--all`, a stack that wo
 
 from __future__ import annotations
 
+import difflib
+import re
 from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -12,9 +14,13 @@ from profilekit.compose.index import LayerIndex
 from profilekit.compose.linearise import linearise
 from profilekit.compose.merge import compose_layers, require_deployable
 from profilekit.compose.model import Stack
+from profilekit.compose.names import reference_findings
 from profilekit.errors import Finding, FindingsError, Severity, UsageError
+from profilekit.load.layerdata import SOURCE
 from profilekit.load.layers import find_repo, load_repo_config
 from profilekit.records import record
+from profilekit.redact import Redactor
+from profilekit.vllm.catalogue import load_catalogue
 from profilekit.vllm.versions import resolve_version
 
 if TYPE_CHECKING:
@@ -58,7 +64,6 @@ class Session:
             # the target release cannot be trusted from a broken profilekit.toml
             raise FindingsError(findings)
         version = resolve_version(vllm_version, config.vllm.version)
-        from profilekit.vllm.catalogue import load_catalogue
 
         sources: list[Source] = []
         if config.sources:
@@ -134,8 +139,6 @@ class Session:
         Files that do not load and `extends` cycles (no stack then), and names that match nothing (layers,
         capabilities, roles, unset paths) are problems of the files, not rule findings.
         """
-        from profilekit.compose.names import reference_findings
-
         layers, problems = linearise(self.layers, names)
         references = [f for layer in layers for f in reference_findings(self.layers, layer)]
         if problems:  # a layer that did not load, or a cycle: the stack cannot be composed faithfully
@@ -146,7 +149,7 @@ class Session:
     def lineages(self) -> Lineages:
         """Every layer's linearisation and merged top level, each built once on its parent's (lineage.py)."""
         if self._lineages is None:
-            from profilekit.compose.lineage import Lineages
+            from profilekit.compose.lineage import Lineages  # only lint walks the whole extends graph
 
             self._lineages = Lineages(self.layers)
         return self._lineages
@@ -162,8 +165,6 @@ class Session:
         if role is None:
             return list(stack.roles)
         if role not in stack.roles:
-            import difflib
-
             close = difflib.get_close_matches(role, list(stack.roles), n=1)
             hint = f"did you mean {close[0]!r}?" if close else "roles of this stack: " + ", ".join(stack.roles)
             raise UsageError(f"stack {stack.spec!r} has no role {role!r}", hint=hint)
@@ -185,18 +186,12 @@ class Session:
 
     def _source_folder(self, name: str) -> Path | None:
         """`platform:templates` as the folder of source `platform`; None when `name` names no source."""
-        import re
-
-        from profilekit.load.layerdata import SOURCE
-
         match = re.match(rf"^({SOURCE}):(.*)$", name)
         if match is None or (self.root / name).exists():
             return None
         sources = {source.name: source for source in self.sources}
         source = sources.get(match.group(1))
         if source is None:
-            import difflib
-
             close = difflib.get_close_matches(match.group(1), list(sources), n=1)
             raise UsageError(
                 f"[render] templates = {name!r} names no source {match.group(1)!r} (nor a folder of this repository)",
@@ -212,8 +207,6 @@ class Session:
 
     def redactor(self) -> Redactor:
         """The redaction rule over the secrets of every layer read so far (profilekit.redact)."""
-        from profilekit.redact import Redactor
-
         layers = self.layers.loaded_layers()
         if self._redactor is None or self._redactor[0] != len(layers):
             self._redactor = (len(layers), Redactor.of_layers(layers))

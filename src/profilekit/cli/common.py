@@ -5,6 +5,9 @@ adapters it builds for each parameter are a third of a cold `check`). `cli.app` 
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -107,8 +110,6 @@ TEXT_OR_JSON = ("text", "json")
 
 def print_report(data: object, text: str, fmt: str) -> None:
     """A report in `fmt`: `data` as indented JSON for "json", else `text` (a TEXT_OR_JSON command's output)."""
-    import json
-
     out(json.dumps(data, indent=2, ensure_ascii=False) if fmt == "json" else text)
 
 
@@ -159,9 +160,6 @@ def run_command(body: Callable[..., int | None], /, *args: Any, **kwargs: Any) -
 
 def _silence_stdout() -> None:
     """Point stdout at /dev/null, so that the flush at exit does not fail on the closed pipe again."""
-    import contextlib
-    import os
-
     with contextlib.suppress(OSError, ValueError):  # no real stdout (captured in tests): nothing to redirect
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 

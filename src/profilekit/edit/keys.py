@@ -9,6 +9,9 @@ end of the file), where a person would put it. KEY is a TOML key (`serve.max_num
 
 from __future__ import annotations
 
+import difflib
+import os
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -95,8 +98,6 @@ def unset_key(text: str, path: KeyPath) -> str:
 
 
 def _absent(container: Any, path: KeyPath, depth: int) -> None:
-    import difflib
-
     where = ".".join(path[:depth]) or "the top level"
     keys = [str(k) for k in container]
     close = difflib.get_close_matches(path[depth], keys, n=1)
@@ -180,9 +181,6 @@ def edit_layer(
 
 def write_layer_text(path: Path, text: str) -> None:
     """Replace the file whole (a crash leaves the old one), through a symlink to the file it names, keeping its mode."""
-    import os
-    import tempfile
-
     target = Path(os.path.realpath(path))
     mode = target.stat().st_mode & 0o7777
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
@@ -214,8 +212,6 @@ def _layer_name(session: Session, layer: str) -> str:
 
 def _judge(session: Session, name: str, path: Path, text: str) -> tuple[Layer | None, list[Finding]]:
     """The edited text loaded as the layer `name`, in a scratch copy: findings name the real file and line."""
-    import tempfile
-
     relative = path.relative_to(session.root)
     with tempfile.TemporaryDirectory(prefix="profilekit-edit.") as scratch:
         copy = Path(scratch) / relative

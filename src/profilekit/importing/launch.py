@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import os
 import re
+import tomllib
 from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import tomlkit
 
 from profilekit.compose.references import escape
 from profilekit.errors import UsageError
@@ -417,10 +420,6 @@ def layer_text(serve: dict[str, Any], env: dict[str, Any], *, description: str, 
 
     A literal `${` in a value is written `$${`: unescaped, it would read as a reference (references.py).
     """
-    import tomllib
-
-    import tomlkit
-
     serve, env = escape(serve), escape(env)
 
     doc = tomlkit.document()
@@ -450,8 +449,6 @@ def layer_text(serve: dict[str, Any], env: dict[str, Any], *, description: str, 
 
 
 def _item(value: Any) -> Any:
-    import tomlkit
-
     if isinstance(value, dict):
         inline = tomlkit.inline_table()
         for key, inner in value.items():
@@ -468,8 +465,6 @@ def _item(value: Any) -> Any:
 
 
 def _table(value: dict[str, Any]) -> Any:
-    import tomlkit
-
     table = tomlkit.table()
     for key, inner in value.items():
         if not (isinstance(inner, dict) and inner):

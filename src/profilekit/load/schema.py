@@ -14,6 +14,10 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from profilekit.load.models import LayerFile
+from profilekit.vllm.constraints import config_problems, load_values
+from profilekit.vllm.values import digits_option, enum_values, json_is_list, kind_of, problem
+
 if TYPE_CHECKING:
     from profilekit.vllm.catalogue import Catalogue, Flag
     from profilekit.vllm.constraints import Values
@@ -27,9 +31,6 @@ _BOUNDS = {"ge": "minimum", "gt": "exclusiveMinimum", "le": "maximum", "lt": "ex
 
 def layer_schema(catalogue: Catalogue) -> dict[str, Any]:
     """The schema of one layer file targeting `catalogue`'s release."""
-    from profilekit.load.models import LayerFile
-    from profilekit.vllm.constraints import load_values
-
     version = catalogue.version
     values = load_values(version)
     schema = LayerFile.model_json_schema()
@@ -77,8 +78,6 @@ def spellings(catalogue: Catalogue) -> dict[str, str]:
 
 def option_schema(flag: Flag, version: str, values: Values | None) -> dict[str, Any]:
     """One option's value: its type, closed set and bounds as profilekit checks them, help text and default."""
-    from profilekit.vllm.values import kind_of
-
     kind = kind_of(flag)
     if kind.base == "bool":
         typed: dict[str, Any] = {"type": "boolean"}
@@ -114,8 +113,6 @@ def _or_reference(schema: dict[str, Any]) -> dict[str, Any]:
 
 def _scalar(flag: Flag, version: str, values: Values | None) -> dict[str, Any]:
     """One value (an array item for a multi-value option) as `values._scalar_problem` takes it."""
-    from profilekit.vllm.values import digits_option, json_is_list, kind_of
-
     base = kind_of(flag).base
     bounds = _bounds(flag, values)
     if base == "int":
@@ -191,8 +188,6 @@ def _bounds(flag: Flag, values: Values | None) -> dict[str, Any]:
 
 def _closed_set(flag: Flag, version: str, values: Values | None) -> dict[str, Any]:
     """`enum` (or a pattern, where vLLM ignores case) for an option with a closed set of string values."""
-    from profilekit.vllm.values import enum_values, kind_of
-
     words: list[str] = []
     folded = kind_of(flag).base == "lowered_choice"
     spec = enum_values(flag)
@@ -220,9 +215,6 @@ def _closed_set(flag: Flag, version: str, values: Values | None) -> dict[str, An
 
 def _accepted(flag: Flag, value: str, version: str) -> bool:
     """Whether profilekit takes `value` for `flag` alone (with a warning at most): argparse, then the config class."""
-    from profilekit.vllm.constraints import config_problems
-    from profilekit.vllm.values import problem
-
     found = problem(flag, value, version)
     if found is not None and not found.warning:
         return False

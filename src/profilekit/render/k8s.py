@@ -15,6 +15,7 @@ Every `$` of a value is written `$$`, so the kubelet's `$(NAME)` expansion hands
 from __future__ import annotations
 
 import copy
+import difflib
 import hashlib
 import re
 from dataclasses import field
@@ -177,8 +178,6 @@ def misspelt_settings(stack: Stack, settings: K8sSection) -> list[str]:
     The table serves every stack of the repository, so a name another stack has is not reported; only a near
     miss of this stack's names, which is most likely a typo.
     """
-    import difflib
-
     secrets = {name for role in stack.roles.values() for name, value in role.env.items() if isinstance(value, dict)}
     notes: list[str] = []
     for table, names, what in (("images", set(stack.roles), "role"), ("secret_keys", secrets, "secret")):

@@ -13,6 +13,8 @@ import re
 import subprocess
 from typing import TYPE_CHECKING, Any
 
+import yaml
+
 from profilekit.quoting import comment_text
 from profilekit.render.templating import has_template, output_failure, render_template
 
@@ -35,8 +37,6 @@ def team_template(env: Sandbox | None, name: str) -> bool:
 
 def render_yaml(env: Sandbox, name: str, context: dict[str, Any], *, k8s: bool = False) -> str:
     """The template's output, once it parses as YAML: one mapping, or (`k8s`) mappings with apiVersion and kind."""
-    import yaml
-
     text = render_template(env, name, context)
     fix = "fix the template so that its output is " + ("Kubernetes objects in YAML" if k8s else "one YAML mapping")
     try:

@@ -16,7 +16,15 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from jinja2 import ChoiceLoader, FileSystemLoader, StrictUndefined, Template, TemplateError, TemplateSyntaxError
+from jinja2 import (
+    ChoiceLoader,
+    FileSystemLoader,
+    StrictUndefined,
+    Template,
+    TemplateError,
+    TemplateNotFound,
+    TemplateSyntaxError,
+)
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
 
@@ -117,8 +125,6 @@ def render_template(env: Sandbox, name: str, context: dict[str, Any]) -> str:
 
 def has_template(env: Sandbox, name: str) -> bool:
     """Whether the sandbox finds a template `name` (one that fails to compile is found: render_template says why)."""
-    from jinja2 import TemplateNotFound
-
     try:
         env.get_template(name)
     except TemplateNotFound:

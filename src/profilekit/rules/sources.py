@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from profilekit.errors import Finding, Location, Severity
+from profilekit.load.layers import REPO_MARKER, load_repo_config
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -24,8 +25,6 @@ def source_config_findings(
 ) -> list[Finding]:
     """Each source's profilekit.toml against the consumer's: the vLLM release it targets, its `[lint]` mode, and
     sources of its own (not followed). A source's broken profilekit.toml is reported as its own findings."""
-    from profilekit.load.layers import REPO_MARKER, load_repo_config
-
     found: list[Finding] = []
     for source in sources:
         if not (source.tree / REPO_MARKER).is_file():

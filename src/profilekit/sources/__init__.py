@@ -12,8 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from profilekit import cache
 from profilekit.errors import Finding, Location, Severity
 from profilekit.load.layers import Source, discover_layers, source_label
+from profilekit.sources import gitio
+from profilekit.sources.gitio import rev_problem, url_problem
 from profilekit.sources.lockfile import LOCK_FILE, Locked, LockError, read_lock, tree_hash
 
 if TYPE_CHECKING:
@@ -29,14 +32,10 @@ def source_layers(name: str, tree: Path) -> dict[str, Path]:
 
 
 def cache_root() -> Path:
-    from profilekit import cache
-
     return Path(cache.cache_dir()) / SOURCES_DIR
 
 
 def tree_path(commit: str) -> Path:
-    from profilekit import cache
-
     return Path(cache.cache_dir()) / cache.SOURCE_COPIES / commit
 
 
@@ -60,8 +59,6 @@ def copy_changed(name: str, commit: str, tree: Path) -> Finding:
 
 def spec_problem(spec: SourceSpec) -> tuple[str, str]:
     """(key, why) when profilekit.toml's entry cannot name a source, else ("", "")."""
-    from profilekit.sources.gitio import rev_problem, url_problem
-
     problem = url_problem(spec.git)
     if problem:
         return "git", problem
@@ -156,8 +153,6 @@ def _open_one(
 def _materialise(
     root: Path, name: str, spec: SourceSpec, entry: Locked, config_file: TomlFile | None, *, fetch: bool
 ) -> tuple[Source | None, Finding | None]:
-    from profilekit.sources import gitio
-
     source = Source(name, spec.git, spec.rev, entry.commit, entry.hash, tree_path(entry.commit))
     where = [config_location(config_file, name)]
     if not gitio.is_commit(entry.commit):

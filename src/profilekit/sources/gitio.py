@@ -9,6 +9,7 @@ anyway), git never prompts (`GIT_TERMINAL_PROMPT=0`), and only the transports a 
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import re
@@ -19,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from profilekit.records import record
+from profilekit.sources.lockfile import tree_hash
 
 PROTOCOLS = "file:git:http:https:ssh"
 # a file a source may hold, and how much of them: a profile repository is small
@@ -141,8 +143,6 @@ def mirror_path(cache: Path, url: str) -> Path:
 @contextmanager
 def _locked(folder: Path) -> Iterator[None]:
     """One process at a time fetches into (or extracts from) a mirror."""
-    import fcntl
-
     folder.parent.mkdir(parents=True, exist_ok=True)
     with open(f"{folder}.lock", "w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
@@ -259,7 +259,6 @@ def extract(mirror: Path, commit: str, dest: Path) -> None:
             fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
-        from profilekit.sources.lockfile import tree_hash
 
         digest = tree_hash(tmp)
         try:

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from pathlib import Path
 
+import tomli
+
+from profilekit.output import replace_file
 from profilekit.records import record
 
 LOCK_FILE = "profilekit.lock"
@@ -30,8 +34,6 @@ class LockError(Exception):
 
 def read_lock(root: Path) -> dict[str, Locked] | None:
     """The locked sources, or None when there is no lock file; a damaged one raises LockError."""
-    import tomli
-
     path = root / LOCK_FILE
     try:
         text = path.read_text(encoding="utf-8")
@@ -58,8 +60,6 @@ def read_lock(root: Path) -> dict[str, Locked] | None:
 
 
 def lock_text(locked: dict[str, Locked]) -> str:
-    import json
-
     lines = [HEADER, f"version = {FORMAT}\n"]
     for name in sorted(locked):
         entry = locked[name]
@@ -70,8 +70,6 @@ def lock_text(locked: dict[str, Locked]) -> str:
 
 
 def write_lock(root: Path, locked: dict[str, Locked]) -> None:
-    from profilekit.output import replace_file
-
     replace_file(root / LOCK_FILE, lock_text(locked))
 
 

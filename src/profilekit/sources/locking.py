@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING
 
 from profilekit.errors import Finding, FindingsError, Severity, UsageError
 from profilekit.records import record
-from profilekit.sources import cache_root, config_location, copy_changed, extracted_digest, spec_problem, tree_path
+from profilekit.sources import (
+    cache_root,
+    config_location,
+    copy_changed,
+    extracted_digest,
+    gitio,
+    spec_problem,
+    tree_path,
+)
 from profilekit.sources.lockfile import Locked, tree_hash
 
 if TYPE_CHECKING:
@@ -66,8 +74,6 @@ class _Refused(Exception):
 
 
 def _lock_one(root: Path, name: str, spec: SourceSpec, old: Locked | None, *, move: bool) -> tuple[Locked, Moved]:
-    from profilekit.sources import gitio
-
     key, problem = spec_problem(spec)
     if problem:
         raise _Refused(Finding("invalid-source", Severity.ERROR, f"source {name!r}: {problem}"), key)
@@ -107,8 +113,6 @@ def _lock_one(root: Path, name: str, spec: SourceSpec, old: Locked | None, *, mo
 
 
 def _unknown_rev(name: str, spec: SourceSpec, mirror: Path) -> Finding:
-    from profilekit.sources import gitio
-
     refs = gitio.ref_names(mirror)
     close = difflib.get_close_matches(spec.rev, refs, n=1, cutoff=0.6)
     hint = f"did you mean {close[0]!r}?" if close else "its tags and branches: " + (", ".join(refs[:12]) or "none")

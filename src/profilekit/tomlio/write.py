@@ -10,6 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import tomlkit
+from tomlkit.items import SingleKey
+
 Table = dict[str, Any]
 
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
@@ -27,8 +30,6 @@ def _is_table(value: Any) -> bool:
 
 def dumps(data: Table) -> str:
     """`data` as TOML: values first, then sub-tables; a table that holds only tables gets no header."""
-    import tomlkit
-    from tomlkit.items import SingleKey
 
     def key_text(key: str) -> str:
         return key if _BARE.fullmatch(key) else SingleKey(key).as_string()

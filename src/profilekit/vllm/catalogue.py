@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 from functools import cache
 from pathlib import Path
@@ -183,8 +184,6 @@ class Catalogue:
 
     def suggest(self, key: str) -> str | None:
         """The dest closest to `key` among every dest and option string (difflib), or None."""
-        import difflib
-
         names: dict[str, str] = {}
         for flag in self.flags.values():
             names.setdefault(flag.dest, flag.dest)

@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import yaml
+
 
 class YamlError(ValueError):
     """A config file vLLM cannot read, or cannot turn into arguments: the message names the line."""
@@ -27,8 +29,6 @@ def read_yaml(text: str) -> dict[str, Any]:
 
     A key that appears twice keeps its last value, as in vLLM (PyYAML does not refuse it).
     """
-    import yaml
-
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()
@@ -100,7 +100,5 @@ def dump_yaml(mapping: dict[str, Any]) -> str:
     a reviewer should see one option per line). Non-ASCII characters are written as escapes: vLLM opens the
     file in the locale's encoding (`open(file_path)`), which need not be UTF-8.
     """
-    import yaml
-
     text: str = yaml.safe_dump(mapping, sort_keys=False, default_flow_style=False, allow_unicode=False, width=1 << 30)
     return text

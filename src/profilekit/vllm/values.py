@@ -12,6 +12,7 @@ below mirror `vllm/engine/arg_utils.py` and `vllm/utils/argparse_utils.py` (0.27
 from __future__ import annotations
 
 import datetime
+import difflib
 import json
 import math
 import re
@@ -160,7 +161,6 @@ def _enum_problem(flag: Flag, value: str, version: str) -> Problem | None:
     probe = value.lower() if folded else value
     if probe in names:
         return None
-    import difflib
 
     shown = ", ".join(names)
     case = " (any case)" if folded else ""
@@ -188,7 +188,6 @@ def _choice_problem(flag: Flag, value: Any, version: str) -> Problem | None:
     probe = value.lower().replace("-", "_") if kind_of(flag).base == "lowered_choice" else value
     if probe in choices:
         return None
-    import difflib
 
     shown = ", ".join(str(c) for c in choices)
     close = difflib.get_close_matches(str(value), [str(c) for c in choices], n=1, cutoff=0.6)

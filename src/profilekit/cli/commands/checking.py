@@ -13,14 +13,13 @@ from profilekit.cli.common import (
     print_report,
     redactor,
 )
-from profilekit.errors import EXIT_FINDINGS, EXIT_OK, Finding, FindingsError
+from profilekit.errors import EXIT_FINDINGS, EXIT_OK, Finding, FindingsError, UsageError
+from profilekit.report.formats import FORMATS
+from profilekit.session import Session, chosen_stacks, distinct
 
 
 def check(*, stacks: list[str] | None, every: bool, fmt: str, strict: bool) -> int:
     """Run every check on one or more stacks."""
-    from profilekit.report.formats import FORMATS
-    from profilekit.session import chosen_stacks, distinct
-
     check_format(fmt, FORMATS)
     session = open_session()
     specs = chosen_stacks(session, stacks or [], every=every)
@@ -54,9 +53,7 @@ def check(*, stacks: list[str] | None, every: bool, fmt: str, strict: bool) -> i
 
 def lint(*, fmt: str, strict: bool, combinations: str | None, to_release: str | None, sources: bool) -> int:
     """Check the whole repository: every file, every deployable layer, every [lint] stack, layer combinations."""
-    from profilekit.errors import UsageError
     from profilekit.lint.repository import lint_repository
-    from profilekit.report.formats import FORMATS
 
     check_format(fmt, FORMATS)
     if combinations is not None and combinations not in ("none", "pairs", "all"):
@@ -92,7 +89,6 @@ def lint(*, fmt: str, strict: bool, combinations: str | None, to_release: str | 
 def _lint_to_release(to_release: str, fmt: str, *, strict: bool, combinations: str | None) -> int:
     """`lint --to-release X`: exit 1 when the new release gives error findings the current one does not
     (with `--strict`, any new finding)."""
-    from profilekit.session import Session
     from profilekit.upgrade.repository import repo_json, repo_text, upgrade_repository
 
     check_format(fmt, TEXT_OR_JSON)

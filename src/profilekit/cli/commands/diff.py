@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from typing import TYPE_CHECKING
 
 from profilekit.cli.common import (
@@ -13,7 +14,12 @@ from profilekit.cli.common import (
     redactor,
     warn,
 )
+from profilekit.diff.report import stack_diff_json, stack_diff_text
+from profilekit.diff.stacks import diff_stacks
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from profilekit.session import Session
+from profilekit.upgrade.impact import upgrade_stack
+from profilekit.upgrade.report import upgrade_json, upgrade_text
 
 if TYPE_CHECKING:
     from profilekit.compose.model import Stack
@@ -28,8 +34,6 @@ def pick_roles(stacks: list[Stack], role: str | None) -> list[str]:
     if role is None:
         return names
     if role not in names:
-        import difflib
-
         close = difflib.get_close_matches(role, names, n=1)
         hint = f"did you mean {close[0]!r}?" if close else "roles of these stacks: " + ", ".join(names)
         specs = " and ".join(repr(s.spec) for s in stacks)
@@ -38,9 +42,6 @@ def pick_roles(stacks: list[Stack], role: str | None) -> list[str]:
 
 
 def _stacks(session: Session, spec_a: str, spec_b: str, role: str | None, fmt: str) -> int:
-    from profilekit.diff.report import stack_diff_json, stack_diff_text
-    from profilekit.diff.stacks import diff_stacks
-
     session.layers.parse_stack(spec_a)  # both names are checked before either stack is composed
     session.layers.parse_stack(spec_b)
     a, b = session.stack(spec_a), session.stack(spec_b)
@@ -53,10 +54,6 @@ def _stacks(session: Session, spec_a: str, spec_b: str, role: str | None, fmt: s
 
 
 def _releases(spec: str, from_release: str | None, to_release: str, role: str | None, fmt: str) -> int:
-    from profilekit.session import Session
-    from profilekit.upgrade.impact import upgrade_stack
-    from profilekit.upgrade.report import upgrade_json, upgrade_text
-
     old = open_session() if from_release is None else Session.open(repo=G.repo, vllm_version=from_release)
     new = Session.open(repo=G.repo, vllm_version=to_release)
     G.session = new  # both read the same files: one redaction rule covers them

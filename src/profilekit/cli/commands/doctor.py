@@ -8,7 +8,11 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from profilekit.cli.common import check_format, open_session, out
+from profilekit.doctor import audit
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK
+from profilekit.quoting import shell_quote
+from profilekit.report.formats import format_text
+from profilekit.vllm.versions import SUPPORTED
 
 if TYPE_CHECKING:
     from profilekit.doctor import Audit, Variable
@@ -18,8 +22,6 @@ FORMATS = ("text", "json")
 
 def doctor(*, stack: str | None = None, fmt: str = "text") -> int:
     """`profilekit doctor`, as cli/parsers/doctor.py declares it."""
-    from profilekit.doctor import audit
-
     check_format(fmt, FORMATS)
     session = open_session()
     composed = session.stack(stack) if stack is not None else None
@@ -29,15 +31,10 @@ def doctor(*, stack: str | None = None, fmt: str = "text") -> int:
 
 
 def _assignment(v: Variable) -> str:
-    from profilekit.quoting import shell_quote
-
     return f"{v.name} (secret-looking value, not shown)" if v.value is None else f"{v.name}={shell_quote(v.value)}"
 
 
 def _text(a: Audit) -> str:
-    from profilekit.report.formats import format_text
-    from profilekit.vllm.versions import SUPPORTED
-
     seen = f" with stack {a.stack}" if a.stack else ""
     lines = [f"profilekit doctor: this machine against vLLM {a.release.target}{seen}", "", "vLLM release"]
     installed = a.release.installed

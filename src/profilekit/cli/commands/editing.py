@@ -5,13 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from profilekit.cli.common import err, open_session, out, print_findings
+from profilekit.edit.keys import edit_layer, parse_key, parse_value, set_key, unset_key, write_layer_text
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK
 
 
 def set_value(*, layer: str, key: str, value: str, check: list[str] | None = None) -> int:
     """`profilekit set`, as cli/parsers/editing.py declares it."""
-    from profilekit.edit.keys import parse_key, parse_value, set_key
-
     path = parse_key(key)
     parsed = parse_value(value)
     return _edit(layer, key, lambda text: set_key(text, path, parsed), check or [], "set")
@@ -19,15 +18,11 @@ def set_value(*, layer: str, key: str, value: str, check: list[str] | None = Non
 
 def unset_value(*, layer: str, key: str, check: list[str] | None = None) -> int:
     """`profilekit unset`, as cli/parsers/editing.py declares it."""
-    from profilekit.edit.keys import parse_key, unset_key
-
     path = parse_key(key)
     return _edit(layer, key, lambda text: unset_key(text, path), check or [], "unset")
 
 
 def _edit(layer: str, key: str, change: Callable[[str], str], stacks: list[str], verb: str) -> int:
-    from profilekit.edit.keys import edit_layer, write_layer_text
-
     session = open_session()
     path, text, errors = edit_layer(session, layer, change, stacks=stacks)
     shown = path.relative_to(session.root).as_posix()

@@ -7,6 +7,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from profilekit.cli.common import check_format, open_session, out, redactor, warn
+from profilekit.compose.model import UNSET
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK, ProfilekitError, UsageError
 from profilekit.records import record
 from profilekit.tomlio.positions import format_key, parse_key
@@ -198,8 +199,6 @@ def explain(*, stack: str, key: str | None, role: str | None, fmt: str) -> int:
 
 
 def _is_unset(value: Any) -> bool:
-    from profilekit.compose.model import UNSET
-
     return value is UNSET
 
 

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from profilekit.cli.common import check_format, err, out, release_without_layers
-from profilekit.errors import EXIT_FINDINGS, EXIT_OK
+from profilekit.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from profilekit.vllm.catalogue import load_catalogue
+from profilekit.vllm.flagsearch import as_json, as_text, search
 
 
 def flags(*, pattern: str | None = None, fmt: str = "text") -> int:
     """`profilekit flags`, as cli/parsers/flags.py declares it."""
-    from profilekit.errors import UsageError
-    from profilekit.vllm.catalogue import load_catalogue
-    from profilekit.vllm.flagsearch import as_json, as_text, search
-
     check_format(fmt, ("text", "json"))
     version = release_without_layers()
     catalogue = load_catalogue(version)

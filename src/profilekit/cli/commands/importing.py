@@ -5,15 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from profilekit.cli.common import err, open_session, out
-from profilekit.errors import EXIT_OK
+from profilekit.errors import EXIT_OK, UsageError
+from profilekit.importing.launch import import_launch as read_launch
+from profilekit.importing.launch import write_layer
 
 
 def import_launch(*, launch: list[str] | None = None, name: str | None = None) -> int:
     """`profilekit import`, as cli/parsers/importing.py declares it."""
-    from profilekit.errors import UsageError
-    from profilekit.importing.launch import import_launch as read_launch
-    from profilekit.importing.launch import write_layer
-
     session = open_session()
     catalogue = session.catalogue
     if catalogue is None:

@@ -6,7 +6,11 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from profilekit.cli.common import check_format, open_session, out, print_findings
+from profilekit.compose.linearise import linearise
+from profilekit.compose.names import reference_findings
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK, Finding
+from profilekit.rules.options import layer_option_findings
+from profilekit.session import distinct
 
 if TYPE_CHECKING:
     from profilekit.load.layers import Layer
@@ -16,12 +20,8 @@ if TYPE_CHECKING:
 def _file_problems(session: Session, layer: Layer) -> list[Finding]:
     """What is wrong inside one layer file, as `lint` reports it before composing anything: names that match
     no layer and `serve` keys the target release does not have (the rules are lint's)."""
-    from profilekit.compose.names import reference_findings
-
     problems = reference_findings(session.layers, layer)
     if session.catalogue is not None:
-        from profilekit.rules.options import layer_option_findings
-
         problems += layer_option_findings(layer, session.catalogue)
     return problems
 
@@ -31,13 +31,10 @@ _EXTENDS_RULES = ("extends-cycle", "unknown-layer")
 
 def list_layers(*, fmt: str) -> int:
     """List the layers with description, group, extends and abstract; exit 1 when a file has errors."""
-    from profilekit.session import distinct
-
     check_format(fmt, ("text", "json"))
     session = open_session()
     rows: list[dict[str, Any]] = []
     problems: list[Finding] = list(session.config_findings)
-    from profilekit.compose.linearise import linearise
 
     # one walk over every layer's `extends`, linear in the repository: each cycle and each unknown name is
     # reported once. Walking each layer's own would be quadratic in a long chain, and would report an n-layer

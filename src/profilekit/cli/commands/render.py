@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import difflib
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from profilekit.cli.common import err, open_session, out, print_findings
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK, Finding, UsageError
+from profilekit.output import write_outputs
+from profilekit.render.context import DEFAULT_TARGETS, POD_TARGETS, TARGETS, VLLM_CONFIG, several_hosts
+from profilekit.render.stack import render_stack, waived
+from profilekit.session import chosen_stacks
 
 if TYPE_CHECKING:
     from profilekit.compose.model import Stack
@@ -15,17 +21,11 @@ if TYPE_CHECKING:
 
 
 def _folder_name(spec: str) -> str:
-    import re
-
     return re.sub(r"[^A-Za-z0-9._+-]", "_", spec)
 
 
 def _targets(given: list[str] | None) -> tuple[str, ...]:
     """`--target script,env` and `--target script --target env` alike."""
-    import difflib
-
-    from profilekit.render.context import DEFAULT_TARGETS, TARGETS, VLLM_CONFIG
-
     targets = [t.strip() for value in given or [] for t in value.split(",") if t.strip()]
     for t in targets:
         if t not in TARGETS:
@@ -51,8 +51,6 @@ def render(
     explain: bool,
 ) -> int:
     """Write launch scripts, env files and a manifest for each stack; a stack with errors stops them all."""
-    from profilekit.session import chosen_stacks
-
     targets = _targets(target)
     session = open_session()
     specs = chosen_stacks(session, stacks or [], every=every)
@@ -109,7 +107,7 @@ def render(
 
 def _explain(session: Session, stack: Stack, role: str | None) -> None:
     """Each role's rendered arguments and env entries, each with the file, line and layer that set it."""
-    from profilekit.render.provenance import role_provenance
+    from profilekit.render.provenance import role_provenance  # only --explain reads provenance
 
     for name in session.role_names(stack, role):
         for item in role_provenance(stack.roles[name], session.catalogue):
@@ -124,9 +122,6 @@ def _checks_pass(session: Session, stacks: list[Stack], targets: tuple[str, ...]
     The findings no chosen target needs (`render.waived`: on k8s, roles sharing one host) are named in a note
     instead.
     """
-    from profilekit.render.context import POD_TARGETS
-    from profilekit.render.stack import waived
-
     findings = [(stack, session.check(stack)) for stack in stacks]
     skipped = [f for _stack, found in findings for f in found if waived(f, targets)]
     findings = [(stack, [f for f in found if not waived(f, targets)]) for stack, found in findings]
@@ -148,7 +143,7 @@ def _checks_pass(session: Session, stacks: list[Stack], targets: tuple[str, ...]
         err(f"nothing rendered: {', '.join(failed)} {'has' if len(failed) == 1 else 'have'} errors")
         return False
     if everything:
-        from profilekit.report.formats import format_text
+        from profilekit.report.formats import format_text  # only a render with warnings prints them
 
         err(format_text(everything))
     return True
@@ -157,8 +152,6 @@ def _checks_pass(session: Session, stacks: list[Stack], targets: tuple[str, ...]
 def _render(
     session: Session, stack: Stack, role: str | None, targets: tuple[str, ...]
 ) -> tuple[dict[str, Rendered], list[Finding]]:
-    from profilekit.render.stack import render_stack
-
     return render_stack(
         stack,
         version=session.version,
@@ -176,8 +169,6 @@ def _render(
 def _write(
     session: Session, stack: Stack, files: dict[str, Rendered], out_dir: Path | None, *, several: bool, role: str | None
 ) -> None:
-    from profilekit.output import write_outputs
-
     if out_dir is None:
         destination = session.root / "build" / _folder_name(stack.spec)
     else:
@@ -193,8 +184,6 @@ def _write(
 
 def _note_several_hosts(stack: Stack) -> None:
     """Say why a stack with several roles got no up.sh: its roles name different hosts."""
-    from profilekit.render.context import several_hosts
-
     note = several_hosts(list(stack.roles.values())) if len(stack.roles) > 1 else None
     if note:
         err(f"note: {note}")

@@ -6,16 +6,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from profilekit.cli.common import G, err, out, release_without_layers
-from profilekit.errors import EXIT_OK
+from profilekit.edit.scaffold import scaffold_files, write_new_files
+from profilekit.errors import EXIT_OK, UsageError
+from profilekit.load.schema import dumps, layer_schema
+from profilekit.output import replace_file
+from profilekit.vllm.catalogue import load_catalogue
+from profilekit.vllm.versions import resolve_version
 
 if TYPE_CHECKING:
     from profilekit.vllm.catalogue import Catalogue
 
 
 def _catalogue(version: str) -> Catalogue:
-    from profilekit.errors import UsageError
-    from profilekit.vllm.catalogue import load_catalogue
-
     catalogue = load_catalogue(version)
     if catalogue is None:
         raise UsageError(f"this build of profilekit ships no flag catalogue for vLLM {version}")
@@ -24,9 +26,6 @@ def _catalogue(version: str) -> Catalogue:
 
 def init(*, directory: Path = Path(".")) -> int:
     """`profilekit init`, as cli/parsers/scaffold.py declares it."""
-    from profilekit.edit.scaffold import scaffold_files, write_new_files
-    from profilekit.vllm.versions import resolve_version
-
     version = resolve_version(G.vllm_version, None)  # the newest release unless --vllm-version names one
     files = scaffold_files(_catalogue(version))
     shown = directory.as_posix()
@@ -39,14 +38,10 @@ def init(*, directory: Path = Path(".")) -> int:
 
 def schema(*, output: Path | None = None) -> int:
     """`profilekit schema`, as cli/parsers/scaffold.py declares it."""
-    from profilekit.load.schema import dumps, layer_schema
-
     text = dumps(layer_schema(_catalogue(release_without_layers())))
     if output is None:
         out(text)
     else:
-        from profilekit.output import replace_file
-
         replace_file(output, text)
         out(output.as_posix())
     return EXIT_OK

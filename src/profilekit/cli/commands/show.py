@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from profilekit.cli.common import check_format, open_session, out, redactor, warn
 from profilekit.errors import EXIT_OK
+from profilekit.session import chosen_stacks
 
 if TYPE_CHECKING:
     from profilekit.compose.model import Stack
@@ -31,8 +32,6 @@ def _role_view(stack: Stack, names: list[str]) -> dict[str, Any]:
 
 def show(*, stacks: list[str] | None, every: bool, role: str | None, fmt: str) -> int:
     """Print the effective configuration of a stack (of several: {"stacks": [...]}, one entry per stack)."""
-    from profilekit.session import chosen_stacks
-
     check_format(fmt, ("toml", "json"))
     session = open_session()
     views: list[dict[str, Any]] = []

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
-from profilekit.cli.common import G, err, out, redactor
-from profilekit.errors import EXIT_OK
+from profilekit.cli.common import G, check_format, err, out, redactor, warn
+from profilekit.diff.impact import stack_impacts
+from profilekit.diff.report import stack_diff_json, stack_diff_text
+from profilekit.errors import EXIT_OK, FindingsError, UsageError
+from profilekit.load.layers import find_repo, load_repo_config
+from profilekit.report.formats import format_text
+from profilekit.session import Session
+from profilekit.sources.lockfile import LOCK_FILE, LockError, read_lock, write_lock
+from profilekit.sources.locking import lock_sources, pick_sources
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -19,10 +27,6 @@ if TYPE_CHECKING:
 
 
 def _repository() -> tuple[Path, RepoConfig, dict[str, Locked], TomlFile | None]:
-    from profilekit.errors import FindingsError
-    from profilekit.load.layers import find_repo, load_repo_config
-    from profilekit.sources.lockfile import LockError, read_lock
-
     root = find_repo(None, G.repo)
     config, config_file, findings = load_repo_config(root)
     if findings:
@@ -46,9 +50,6 @@ def _moved_text(step: Moved) -> list[str]:
 
 def lock() -> int:
     """`profilekit lock`, as cli/parsers/sources.py declares it."""
-    from profilekit.sources.lockfile import LOCK_FILE, write_lock
-    from profilekit.sources.locking import lock_sources
-
     root, config, previous, config_file = _repository()
     if config.sources:
         locked, moved = lock_sources(root, config, config_file, previous, move=set())
@@ -71,9 +72,6 @@ def lock() -> int:
 
 def _check(locked: dict[str, Locked]) -> Session:
     """The repository opened with `locked`: its layers load, and each source's own rules are compared (warned)."""
-    from profilekit.cli.common import warn
-    from profilekit.session import Session
-
     session = Session.open(repo=G.repo, vllm_version=G.vllm_version, locked=locked)
     G.session = session
     warn([f for f in session.config_findings if f.rule == "source-config-mismatch"])
@@ -82,13 +80,6 @@ def _check(locked: dict[str, Locked]) -> Session:
 
 def update(*, names: list[str] | None = None, fmt: str = "text", dry_run: bool = False) -> int:
     """`profilekit update`, as cli/parsers/sources.py declares it."""
-    from profilekit.cli.common import check_format
-    from profilekit.diff.impact import stack_impacts
-    from profilekit.errors import UsageError
-    from profilekit.session import Session
-    from profilekit.sources.lockfile import LOCK_FILE, write_lock
-    from profilekit.sources.locking import lock_sources, pick_sources
-
     check_format(fmt, ("text", "json"))
     root, config, previous, config_file = _repository()
     chosen = pick_sources(config, names or [])
@@ -107,9 +98,6 @@ def update(*, names: list[str] | None = None, fmt: str = "text", dry_run: bool =
 
 
 def _update_text(steps: list[Moved], impacts: list[StackImpact]) -> str:
-    from profilekit.diff.report import stack_diff_text
-    from profilekit.report.formats import format_text
-
     redact = redactor()
     parts = ["\n".join(_moved_text(step)) for step in steps]
     for i, impact in enumerate(impacts):
@@ -129,10 +117,6 @@ def _update_text(steps: list[Moved], impacts: list[StackImpact]) -> str:
 
 
 def _update_json(steps: list[Moved], impacts: list[StackImpact]) -> str:
-    import json
-
-    from profilekit.diff.report import stack_diff_json
-
     redact = redactor()
     data = {
         "sources": [
