@@ -67,11 +67,12 @@ class Session:
 
         sources: list[Source] = []
         if config.sources:
-            from profilekit.sources import open_sources
+            from profilekit.sources import open_sources  # only a repository with [sources] loads the sources package
 
             sources, problems = open_sources(root, config, config_file, locked=locked, fetch=fetch)
             if problems:
                 raise FindingsError(findings + problems)  # a layer of a source that is not there names nothing
+            # the rule modules load only for a command that checks (not show or explain)
             from profilekit.rules.sources import source_config_findings
 
             findings = findings + source_config_findings(root, config, config_file, version, sources)
@@ -213,6 +214,7 @@ class Session:
         return self._redactor[1]
 
     def check(self, stack: Stack) -> list[Finding]:
+        # the rule modules load only for a command that checks (not show or explain)
         from profilekit.rules import check_stack
 
         found = self.warnings(stack) + check_stack(

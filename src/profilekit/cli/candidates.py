@@ -20,6 +20,7 @@ def _params(ctx: typer.Context) -> dict[str, Any]:
 
 
 def _root(ctx: typer.Context) -> Path | None:
+    # --help loads every declaration; a candidate loads the pipeline only when a shell asks
     from profilekit.load.layers import find_repo
 
     try:
@@ -30,6 +31,7 @@ def _root(ctx: typer.Context) -> Path | None:
 
 def _layer_names(ctx: typer.Context) -> list[str]:
     """The repository's layers, then those of its locked sources whose commit is in the cache (never fetched)."""
+    # --help loads every declaration; a candidate loads the pipeline only when a shell asks
     from profilekit.load.layers import discover_layers
 
     root = _root(ctx)
@@ -37,7 +39,10 @@ def _layer_names(ctx: typer.Context) -> list[str]:
         if root is None:
             return []
         names = list(discover_layers(root))
+        # --help loads every declaration; a candidate loads the pipeline only when a shell asks
         from profilekit.sources import source_layers, tree_path
+
+        # --help loads every declaration; a candidate loads the pipeline only when a shell asks
         from profilekit.sources.lockfile import read_lock
 
         for source, entry in (read_lock(root) or {}).items():
@@ -50,6 +55,7 @@ def _layer_names(ctx: typer.Context) -> list[str]:
 
 def complete_source(ctx: typer.Context, incomplete: str) -> list[str]:
     """A `[sources.NAME]` of profilekit.toml (`update NAME`)."""
+    # --help loads every declaration; a candidate loads the pipeline only when a shell asks
     from profilekit.load.layers import load_repo_config
 
     root = _root(ctx)
@@ -73,6 +79,7 @@ def complete_stack(ctx: typer.Context, incomplete: str) -> list[str]:
 
 
 def _keys(table: dict[str, Any], prefix: tuple[str, ...], tables: bool) -> list[str]:
+    # --help loads every declaration; a candidate loads the pipeline only when a shell asks
     from profilekit.tomlio.positions import format_key
 
     out: list[str] = []
@@ -89,8 +96,9 @@ def _keys(table: dict[str, Any], prefix: tuple[str, ...], tables: bool) -> list[
 
 def _layer_keys(ctx: typer.Context, *, tables: bool) -> list[str]:
     """The keys the LAYER argument's file writes, as `set`/`unset` spell them (`roles.prefill.serve.port`)."""
-    import tomllib
+    import tomllib  # --help loads every declaration; a candidate loads the pipeline only when a shell asks
 
+    # --help loads every declaration; a candidate loads the pipeline only when a shell asks
     from profilekit.load.layers import discover_layers
 
     root, layer = _root(ctx), ctx.params.get("layer")
@@ -106,7 +114,10 @@ def _layer_keys(ctx: typer.Context, *, tables: bool) -> list[str]:
 
 def _flag_keys(ctx: typer.Context) -> list[str]:
     """`serve.DEST` for every option of the target release."""
+    # --help loads every declaration; a candidate loads the pipeline only when a shell asks
     from profilekit.cli.app import target_release
+
+    # --help loads every declaration; a candidate loads the pipeline only when a shell asks
     from profilekit.vllm.catalogue import load_catalogue
 
     params = _params(ctx)
@@ -138,8 +149,13 @@ def _composed(ctx: typer.Context, spec: str) -> Stack | None:
     """`spec` composed as `Session.compose` does, without the reference checks (they live with the rules);
     None when it does not compose."""
     try:
+        # --help loads every declaration; a candidate loads the pipeline only when a shell asks
         from profilekit.compose.linearise import linearise
+
+        # --help loads every declaration; a candidate loads the pipeline only when a shell asks
         from profilekit.compose.merge import compose_layers
+
+        # --help loads every declaration; a candidate loads the pipeline only when a shell asks
         from profilekit.session import Session
 
         params = _params(ctx)
@@ -168,6 +184,7 @@ def complete_stack_key(ctx: typer.Context, incomplete: str) -> list[str]:
     stack = _composed(ctx, str(ctx.params.get("stack")))
     if stack is None:
         return []
+    # --help loads every declaration; a candidate loads the pipeline only when a shell asks
     from profilekit.tomlio.positions import format_key
 
     keys: list[str] = []

@@ -21,6 +21,7 @@ from profilekit.errors import (
     Finding,
     FindingsError,
     ProfilekitError,
+    UsageError,
 )
 from profilekit.redact import Redactor
 
@@ -93,6 +94,7 @@ def err(text: str) -> None:
 
 
 def print_findings(findings: list[Finding], fmt: str = "text", *, version: str = "") -> None:
+    # the formats load only when findings are printed
     from profilekit.report.formats import format_findings, summary_line
 
     # redacted before formatting: escaping (JSON, Markdown) must not hide a secret's spelling from the redactor
@@ -116,6 +118,7 @@ def print_report(data: object, text: str, fmt: str) -> None:
 def warn(findings: list[Finding]) -> None:
     """Warnings of a command that reports no findings of its own (show, explain, diff): to stderr, redacted."""
     if findings:
+        # the formats load only when findings are printed
         from profilekit.report.formats import format_text, summary_line
 
         found = redactor().findings(findings)
@@ -134,6 +137,7 @@ def run_command(body: Callable[..., int | None], /, *args: Any, **kwargs: Any) -
         code = body(*args, **kwargs)
     except FindingsError as exc:
         findings = sorted(exc.findings, key=lambda f: f.sort_key())
+        # the formats load only when findings are printed
         from profilekit.report.formats import format_text, summary_line
 
         err(format_text(findings))
@@ -165,7 +169,7 @@ def _silence_stdout() -> None:
 
 
 def open_session() -> Session:
-    from profilekit.session import Session
+    from profilekit.session import Session  # --version and --help parse here and open no repository
 
     G.session = Session.open(repo=G.repo, vllm_version=G.vllm_version)
     return G.session
@@ -179,11 +183,10 @@ def release_without_layers() -> str:
 def target_release(repo: Path | None, vllm_version: str | None) -> str:
     """The target release (`vllm_version`, else `[vllm] version` if a repository is found at or above `repo`, else
     the newest), without loading the repository's layers (and without pydantic): for `flags`, `schema`, completion."""
-    import tomllib
+    import tomllib  # flags and completion read only [vllm] version, without the layers
 
-    from profilekit.errors import UsageError
-    from profilekit.load.layers import REPO_MARKER, find_repo
-    from profilekit.vllm.versions import resolve_version
+    from profilekit.load.layers import REPO_MARKER, find_repo  # as tomllib: not for --version or --help
+    from profilekit.vllm.versions import resolve_version  # as tomllib: not for --version or --help
 
     if vllm_version is not None:
         return resolve_version(vllm_version, None)
@@ -203,8 +206,6 @@ def target_release(repo: Path | None, vllm_version: str | None) -> str:
 
 
 def check_format(fmt: str, allowed: tuple[str, ...]) -> None:
-    from profilekit.errors import UsageError
-
     if fmt not in allowed:
         raise UsageError(f"unknown format {fmt!r}", hint="choose one of: " + ", ".join(allowed))
 

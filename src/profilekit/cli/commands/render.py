@@ -190,7 +190,7 @@ def _note_several_hosts(stack: Stack) -> None:
 
 
 def _note_misspelt_k8s_settings(session: Session, stack: Stack) -> None:
-    from profilekit.render.k8s import misspelt_settings
+    from profilekit.render.k8s import misspelt_settings  # only --target k8s
 
     for note in misspelt_settings(stack, session.config.render.k8s):
         err(f"note: {note}")
