@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from profilekit.edit.keys import parse_key, parse_value, set_key, unset_key
+from profilekit.edit.keys import key_argument, parse_value, set_key, unset_key
 from tests.conftest import REPO_ROOT, Run
 
 
@@ -149,7 +149,7 @@ def test_values_are_read_as_toml_and_a_bare_word_is_a_string() -> None:
         "qwen",
         "a b",
     ]
-    assert parse_key('env."A.B"') == ("env", "A.B")
+    assert key_argument('env."A.B"') == ("env", "A.B")
 
 
 # ---- the property: generated documents, one key edited

@@ -95,11 +95,22 @@ def err(text: str) -> None:
 
 def print_findings(findings: list[Finding], fmt: str = "text", *, version: str = "") -> None:
     # the formats load only when findings are printed
-    from profilekit.report.formats import format_findings, summary_line
+    from profilekit.report.formats import format_github, format_json, format_sarif, format_text, summary_line
 
     # redacted before formatting: escaping (JSON, Markdown) must not hide a secret's spelling from the redactor
     findings = redactor().findings(findings)
-    text = format_findings(findings, fmt, version=version)
+    if fmt == "markdown":
+        from profilekit.report.markdown import format_lint  # only --format markdown loads it
+
+        text = format_lint(None, findings, version=version)
+    elif fmt == "json":
+        text = format_json(findings, version=version)
+    elif fmt == "github":
+        text = format_github(findings)
+    elif fmt == "sarif":
+        text = format_sarif(findings)
+    else:
+        text = format_text(findings)
     if text:
         out(text)
     if fmt == "text" and findings:

@@ -25,6 +25,7 @@ from profilekit.compose.names import reference_findings
 from profilekit.errors import Finding, FindingsError, UsageError
 from profilekit.load.layers import load_layer
 from profilekit.rules.options import layer_option_findings
+from profilekit.tomlio.positions import parse_key
 
 if TYPE_CHECKING:
     from profilekit.load.layers import Layer
@@ -36,21 +37,15 @@ KeyPath = tuple[str, ...]
 _TABLES = (Table, InlineTable, Container, OutOfOrderTableProxy)
 
 
-def parse_key(text: str) -> KeyPath:
-    """`serve.max_num_seqs` -> ("serve", "max_num_seqs"), by TOML's own key syntax (quoted parts allowed)."""
+def key_argument(text: str) -> KeyPath:
+    """The KEY of `set`/`unset` (`serve.max_num_seqs`, `env."A.B"`) as a key path, read as `[layer] unset` entries are
+    (tomlio.positions.parse_key, TOML's dotted-key syntax); a usage error when it is not one key."""
     try:
-        data: Any = tomli.loads(f"{text} = 0")
-    except tomli.TOMLDecodeError:
+        return parse_key(text)
+    except ValueError:
         raise UsageError(
             f"{text!r} is not a TOML key", hint="write a dotted key such as serve.max_num_seqs or env.MY_VAR"
         ) from None
-    path: list[str] = []
-    while isinstance(data, dict) and len(data) == 1:
-        key, data = next(iter(data.items()))
-        path.append(key)
-    if not path or data != 0:
-        raise UsageError(f"{text!r} is not one TOML key", hint="write a dotted key such as serve.max_num_seqs")
-    return tuple(path)
 
 
 def parse_value(text: str) -> Any:

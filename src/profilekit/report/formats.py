@@ -11,13 +11,14 @@ from profilekit.errors import Finding, Location, Severity, count
 FORMATS = ("text", "json", "github", "sarif", "markdown")
 
 
-def _plural(n: int, word: str) -> str:
+def plural(n: int, word: str) -> str:
+    """`1 error`, `2 errors`."""
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def summary_line(findings: list[Finding]) -> str:
     errors, warnings = count(findings)
-    return f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')}"
+    return f"{plural(errors, 'error')}, {plural(warnings, 'warning')}"
 
 
 def format_text(findings: list[Finding]) -> str:
@@ -161,17 +162,3 @@ def format_sarif(findings: list[Finding]) -> str:
         ],
     }
     return json.dumps(log, indent=2, ensure_ascii=False)
-
-
-def format_findings(findings: list[Finding], fmt: str, *, version: str) -> str:
-    if fmt == "markdown":
-        from profilekit.report.markdown import format_lint  # only this format loads it (tests/test_import_budget.py)
-
-        return format_lint(None, findings, version=version)
-    if fmt == "json":
-        return format_json(findings, version=version)
-    if fmt == "github":
-        return format_github(findings)
-    if fmt == "sarif":
-        return format_sarif(findings)
-    return format_text(findings)

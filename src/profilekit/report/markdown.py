@@ -15,6 +15,7 @@ import re
 from typing import TYPE_CHECKING
 
 from profilekit.errors import Finding, Location, Severity, count
+from profilekit.report.formats import plural
 
 if TYPE_CHECKING:
     from profilekit.lint.repository import LintReport, Pair
@@ -50,13 +51,9 @@ def code(value: str, *, cell: bool = True) -> str:
     return f"{fence}{pad}{value}{pad}{fence}"
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
 def _counts(findings: list[Finding]) -> str:
     errors, warnings = count(findings)
-    return f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')}"
+    return f"{plural(errors, 'error')}, {plural(warnings, 'warning')}"
 
 
 def _where(loc: Location) -> str:
@@ -116,9 +113,9 @@ def format_lint(report: LintReport | None, findings: list[Finding], *, version: 
     target = f" (vLLM {version})" if version else ""
     scope = ""
     if report is not None:
-        scope = f"{_plural(report.files, 'file')}, {_plural(len(report.stacks), 'stack')}"
+        scope = f"{plural(report.files, 'file')}, {plural(len(report.stacks), 'stack')}"
         if report.combinations:
-            scope += f", {_plural(report.combinations, 'combination')}"
+            scope += f", {plural(report.combinations, 'combination')}"
         scope += " checked"
     if not findings:
         head = f"✅ **no problems found**: {scope}{target}"
@@ -162,7 +159,7 @@ def _compatibility(report: LintReport) -> list[str]:
     names = report.deployable
     lines = ["", "#### Layer compatibility", ""]
     if len(names) < 2:
-        return [*lines, f"{_plural(len(names), 'deployable layer')}: no pairs to compose."]
+        return [*lines, f"{plural(len(names), 'deployable layer')}: no pairs to compose."]
     if not report.pairs and not report.broken:
         return [
             *lines,
@@ -173,12 +170,12 @@ def _compatibility(report: LintReport) -> list[str]:
     tally = [
         f"{kinds.count('composes')} compose",
         f"{kinds.count('exclusive')} declared exclusive",
-        _plural(kinds.count("undeclared"), "undeclared conflict"),
+        plural(kinds.count("undeclared"), "undeclared conflict"),
     ]
     if "broken" in kinds:
         tally.append(f"{kinds.count('broken')} cannot be composed")
     lines += [
-        f"{_plural(len(names), 'deployable layer')}, {_plural(len(kinds), 'pair')}: {', '.join(tally)}.",
+        f"{plural(len(names), 'deployable layer')}, {plural(len(kinds), 'pair')}: {', '.join(tally)}.",
         "",
         _LEGEND,
         "",

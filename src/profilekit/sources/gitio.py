@@ -192,22 +192,24 @@ def resolve(mirror: Path, rev: str) -> str | None:
 
 
 @record(frozen=True, slots=True)
-class Entry:
+class TreeEntry:
+    """One entry of a git tree, as `git ls-tree -r` lists it."""
+
     mode: str
     kind: str
     sha: str
     path: str
 
 
-def _entries(mirror: Path, commit: str) -> list[Entry]:
+def _entries(mirror: Path, commit: str) -> list[TreeEntry]:
     raw = _git(["ls-tree", "-r", "-z", "--full-tree", "--end-of-options", commit], cwd=mirror)
-    found: list[Entry] = []
+    found: list[TreeEntry] = []
     for line in raw.split(b"\0"):
         if not line:
             continue
         head, _, path = line.partition(b"\t")
         mode, kind, sha = head.decode().split(" ")
-        found.append(Entry(mode, kind, sha, path.decode("utf-8", "surrogateescape")))
+        found.append(TreeEntry(mode, kind, sha, path.decode("utf-8", "surrogateescape")))
     return found
 
 
@@ -232,7 +234,7 @@ def extract(mirror: Path, commit: str, dest: Path) -> None:
     profilekit.toml) refuses the source; elsewhere it is left out. A path that would leave `dest` refuses it.
     """
     entries = _entries(mirror, commit)
-    files: list[Entry] = []
+    files: list[TreeEntry] = []
     for entry in entries:
         problem = path_problem(entry.path)
         if problem:

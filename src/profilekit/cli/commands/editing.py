@@ -5,20 +5,20 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from profilekit.cli.common import err, open_session, out, print_findings
-from profilekit.edit.keys import edit_layer, parse_key, parse_value, set_key, unset_key, write_layer_text
+from profilekit.edit.keys import edit_layer, key_argument, parse_value, set_key, unset_key, write_layer_text
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK
 
 
 def set_value(*, layer: str, key: str, value: str, check: list[str] | None = None) -> int:
     """`profilekit set`, as cli/parsers/editing.py declares it."""
-    path = parse_key(key)
+    path = key_argument(key)
     parsed = parse_value(value)
     return _edit(layer, key, lambda text: set_key(text, path, parsed), check or [], "set")
 
 
 def unset_value(*, layer: str, key: str, check: list[str] | None = None) -> int:
     """`profilekit unset`, as cli/parsers/editing.py declares it."""
-    path = parse_key(key)
+    path = key_argument(key)
     return _edit(layer, key, lambda text: unset_key(text, path), check or [], "unset")
 
 
