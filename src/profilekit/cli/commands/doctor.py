@@ -35,32 +35,56 @@ def _assignment(v: Variable) -> str:
 
 
 def _text(a: Audit) -> str:
+    """The audit as `doctor` prints it: one section after the other, then what changes the configuration."""
     seen = f" with stack {a.stack}" if a.stack else ""
-    lines = [f"profilekit doctor: this machine against vLLM {a.release.target}{seen}", "", "vLLM release"]
+    lines = [f"profilekit doctor: this machine against vLLM {a.release.target}{seen}"]
+    lines += ["", "vLLM release", *_release_lines(a)]
+    lines += ["", "vLLM plugins (read from package metadata; none was loaded)", *_plugin_lines(a)]
+    lines += ["", "environment (variables that change what vLLM runs)", *_variable_lines(a)]
+    if a.stack:
+        lines += ["", f"findings the shell's environment adds to {a.stack}", *_finding_lines(a)]
+    if a.secrets:
+        lines += ["", "secrets the stack takes from the launching shell (values never shown)"]
+        for need in a.secrets:
+            state = "set in this shell" if need.present else "NOT set in this shell: the launch script will stop"
+            lines.append(f"  secret {need.name} (role {need.role}): {state}")
+    lines += ["", _changes_line(a)]
+    return "\n".join(lines)
+
+
+def _release_lines(a: Audit) -> list[str]:
     installed = a.release.installed
     if installed is None:
-        lines.append(f"  not installed here (the checks describe vLLM {a.release.target})")
-    elif a.release.matches:
-        lines.append(f"  installed {installed}: the release the checks describe")
+        return [f"  not installed here (the checks describe vLLM {a.release.target})"]
+    if a.release.matches:
+        return [f"  installed {installed}: the release the checks describe"]
+    if a.release.supported:
+        other = "or target what is installed ([vllm] version or --vllm-version)"
     else:
-        lines.append(f"  installed {installed}, but the checks describe vLLM {a.release.target}")
-        if a.release.supported:
-            other = "or target what is installed ([vllm] version or --vllm-version)"
-        else:
-            other = f"profilekit has no rules for {installed} (it knows {', '.join(SUPPORTED)})"
-        lines.append(f"    fix: install vllm=={a.release.target}; {other}")
-    lines += ["", "vLLM plugins (read from package metadata; none was loaded)"]
+        other = f"profilekit has no rules for {installed} (it knows {', '.join(SUPPORTED)})"
+    return [
+        f"  installed {installed}, but the checks describe vLLM {a.release.target}",
+        f"    fix: install vllm=={a.release.target}; {other}",
+    ]
+
+
+def _plugin_lines(a: Audit) -> list[str]:
     if not a.plugins:
-        lines.append("  none installed")
+        return ["  none installed"]
+    lines: list[str] = []
     for p in a.plugins:
         origin = f" (from {p.distribution})" if p.distribution else ""
         lines.append(f"  {p.group}: {p.name} = {p.target}{origin}")
         lines.append(f"    {p.does}")
         if not p.loads:
             lines.append("    not loaded: VLLM_PLUGINS does not name it")
-    lines += ["", "environment (variables that change what vLLM runs)"]
+    return lines
+
+
+def _variable_lines(a: Audit) -> list[str]:
     if not a.variables:
-        lines.append("  none set")
+        return ["  none set"]
+    lines: list[str] = []
     for v in a.variables:
         lines.append(f"  {_assignment(v)}")
         if v.does:
@@ -71,32 +95,31 @@ def _text(a: Audit) -> str:
             lines.append(f"    ignored by role {', '.join(v.overridden_by)}: its env sets {v.name} itself")
         if v.reaches and a.stack:
             lines.append(f"    reaches role {', '.join(v.reaches)}")
-    if a.stack:
-        lines += ["", f"findings the shell's environment adds to {a.stack}"]
-        if not a.findings:
-            lines.append("  none")
-        for shell in a.findings:
-            f = shell.finding
-            role = f" in role {f.role}" if f.role else ""
-            lines.append(f"  because of {', '.join(shell.variables)}{role}:")
-            lines += [f"    {line}" for line in format_text([f]).splitlines()]
-            if shell.also_without_shell:
-                lines.append(f"        (without the shell's value the stack breaks {f.rule} too: see profilekit check)")
-            else:
-                lines.append(f"        or: unset {' '.join(shell.variables)} in the shell that launches it")
-    if a.secrets:
-        lines += ["", "secrets the stack takes from the launching shell (values never shown)"]
-        for need in a.secrets:
-            state = "set in this shell" if need.present else "NOT set in this shell: the launch script will stop"
-            lines.append(f"  secret {need.name} (role {need.role}): {state}")
-    lines.append("")
+    return lines
+
+
+def _finding_lines(a: Audit) -> list[str]:
+    if not a.findings:
+        return ["  none"]
+    lines: list[str] = []
+    for shell in a.findings:
+        f = shell.finding
+        role = f" in role {f.role}" if f.role else ""
+        lines.append(f"  because of {', '.join(shell.variables)}{role}:")
+        lines += [f"    {line}" for line in format_text([f]).splitlines()]
+        if shell.also_without_shell:
+            lines.append(f"        (without the shell's value the stack breaks {f.rule} too: see profilekit check)")
+        else:
+            lines.append(f"        or: unset {' '.join(shell.variables)} in the shell that launches it")
+    return lines
+
+
+def _changes_line(a: Audit) -> str:
     changes = a.changes
-    if changes:
-        things = "1 thing changes" if len(changes) == 1 else f"{len(changes)} things change"
-        lines.append(f"{things} the effective configuration: {'; '.join(changes)}")
-    else:
-        lines.append("nothing here changes the effective configuration")
-    return "\n".join(lines)
+    if not changes:
+        return "nothing here changes the effective configuration"
+    things = "1 thing changes" if len(changes) == 1 else f"{len(changes)} things change"
+    return f"{things} the effective configuration: {'; '.join(changes)}"
 
 
 def _json(a: Audit) -> dict[str, Any]:

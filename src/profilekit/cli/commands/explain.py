@@ -7,13 +7,14 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from profilekit.cli.common import check_format, open_session, out, redactor, warn
-from profilekit.compose.model import UNSET
+from profilekit.compose.model import UNSET, Entry
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK, ProfilekitError, UsageError
 from profilekit.records import record
+from profilekit.session import Session
 from profilekit.tomlio.positions import format_key, parse_key
 
 if TYPE_CHECKING:
-    from profilekit.compose.model import Entry, Stack
+    from profilekit.compose.model import Stack
     from profilekit.redact import Redactor
     from profilekit.vllm.catalogue import Catalogue, Flag
 
@@ -143,12 +144,42 @@ def explain(*, stack: str, key: str | None, role: str | None, fmt: str) -> int:
     composed = session.stack(stack)
     warn(session.warnings(composed))
     target = resolve_key(key, composed, session.catalogue) if key is not None else Target(())
-    if target.role is not None:
-        role = session.role_names(composed, target.role)[0] if role in (None, target.role) else role
-        if role != target.role:
-            raise UsageError(f"the key names role {target.role!r} and --role names {role!r}")
+    role = _chosen_role(session, composed, target, role)
+    rows, defaults = _rows(session, composed, target, role)
+    redact = redactor()
+    shown = format_key(target.prefix) if target.prefix else ""
+    if fmt == "json":
+        out(
+            json.dumps(
+                _explain_json(session, composed, target, rows=rows, defaults=defaults, redact=redact, shown=shown),
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
+    elif not rows:
+        out(_nothing_set(session, composed, target, key, shown))
+    else:
+        _print_rows(session, target, rows=rows, defaults=defaults, redact=redact, shown=shown)
+    return EXIT_OK
+
+
+def _chosen_role(session: Session, composed: Stack, target: Target, role: str | None) -> str | None:
+    """The role to explain: `--role`, or the one a `roles.R...` key names (the two must agree)."""
+    if target.role is None:
+        return role
+    chosen = session.role_names(composed, target.role)[0] if role in (None, target.role) else role
+    if chosen != target.role:
+        raise UsageError(f"the key names role {target.role!r} and --role names {chosen!r}")
+    return chosen
+
+
+Row = tuple[str, str, Entry]  # role, key as written, entry
+
+
+def _rows(session: Session, composed: Stack, target: Target, role: str | None) -> tuple[list[Row], list[str]]:
+    """Every entry at or below the key in each chosen role, and the vLLM roles where no layer sets its option."""
     prefix = target.prefix
-    rows: list[tuple[str, str, Entry]] = []
+    rows: list[Row] = []
     defaults: list[str] = []  # vLLM roles where no layer sets the option KEY names
     for name in session.role_names(composed, role):
         config = composed.roles[name]
@@ -158,31 +189,48 @@ def explain(*, stack: str, key: str | None, role: str | None, fmt: str) -> int:
         rows += found
         if target.flag is not None and config.is_vllm and not found:
             defaults.append(name)
-    redact = redactor()
-    shown = format_key(prefix) if prefix else ""
-    if fmt == "json":
-        data: dict[str, Any] = {
-            "stack": composed.spec,
-            "entries": [_entry_json(r, k, e, redact) for r, k, e in rows],
-        }
-        if target.flag is not None and defaults:  # only where vLLM's default applies: the contract's shape stays
-            default = redact.value(target.flag.default)
-            data["defaults"] = [
-                {"role": name, "key": shown, "value": default, "vllm_version": session.version} for name in defaults
-            ]
-        out(json.dumps(data, indent=2, ensure_ascii=False))
-        return EXIT_OK
-    if not rows:
-        what = f"{shown} is" if key else "nothing is"
-        tail = (
-            _default_text(target.flag, session.version)
-            if target.flag is not None
-            else "the launching environment decides"
-            if prefix[:1] == ("env",)
-            else "vLLM's default applies"
-        )
-        out(f"{what} not set by any layer of {composed.spec}; {tail}")
-        return EXIT_OK
+    return rows, defaults
+
+
+def _explain_json(
+    session: Session,
+    composed: Stack,
+    target: Target,
+    *,
+    rows: list[Row],
+    defaults: list[str],
+    redact: Redactor,
+    shown: str,
+) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "stack": composed.spec,
+        "entries": [_entry_json(r, k, e, redact) for r, k, e in rows],
+    }
+    if target.flag is not None and defaults:  # only where vLLM's default applies: the contract's shape stays
+        default = redact.value(target.flag.default)
+        data["defaults"] = [
+            {"role": name, "key": shown, "value": default, "vllm_version": session.version} for name in defaults
+        ]
+    return data
+
+
+def _nothing_set(session: Session, composed: Stack, target: Target, key: str | None, shown: str) -> str:
+    """No layer sets anything at the key: what applies instead (vLLM's default, the launching environment)."""
+    what = f"{shown} is" if key else "nothing is"
+    tail = (
+        _default_text(target.flag, session.version)
+        if target.flag is not None
+        else "the launching environment decides"
+        if target.prefix[:1] == ("env",)
+        else "vLLM's default applies"
+    )
+    return f"{what} not set by any layer of {composed.spec}; {tail}"
+
+
+def _print_rows(
+    session: Session, target: Target, *, rows: list[Row], defaults: list[str], redact: Redactor, shown: str
+) -> None:
+    """Each value with where it was set, how its references resolved and what it overrode; then vLLM's defaults."""
     for name, k, entry in rows:
         out(f"[{name}] {k} = {_value_text(entry.value, redact)}")
         verb = "unset at" if _is_unset(entry.value) else "set at"
@@ -195,7 +243,6 @@ def explain(*, stack: str, key: str | None, role: str | None, fmt: str) -> int:
     for name in defaults:
         assert target.flag is not None
         out(f"[{name}] {shown} is not set by any layer; {_default_text(target.flag, session.version)}")
-    return EXIT_OK
 
 
 def _is_unset(value: Any) -> bool:

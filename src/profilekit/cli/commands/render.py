@@ -54,9 +54,33 @@ def render(
     targets = _targets(target)
     session = open_session()
     specs = chosen_stacks(session, stacks or [], every=every)
+    _refuse_printing(specs, targets, print_=print_, explain=explain, target_given=bool(target))
+    composed = [session.stack(spec) for spec in specs]
+    _refuse_roles(session, composed, role, targets, print_=print_)
+    chosen = ("script",) if print_ else targets
+    if not _checks_pass(session, composed, chosen):
+        return EXIT_FINDINGS
+    if explain:
+        _explain(session, composed[0], role)
+        return EXIT_OK
+    rendered = _render_all(session, composed, role, chosen)
+    if rendered is None:
+        return EXIT_FINDINGS
+    if print_:
+        stack, files = rendered[0]
+        out(files[f"{session.role_names(stack, role)[0]}.sh"].text)
+        return EXIT_OK
+    _write_all(session, rendered, out_dir, role, targets)
+    return EXIT_OK
+
+
+def _refuse_printing(
+    specs: list[str], targets: tuple[str, ...], *, print_: bool, explain: bool, target_given: bool
+) -> None:
+    """`--print` and `--explain` print one thing of one stack instead of writing: combinations that cannot."""
     if print_ and explain:
         raise UsageError("--print and --explain each print instead of writing: choose one")
-    if print_ and target and "script" not in targets:
+    if print_ and target_given and "script" not in targets:
         raise UsageError(
             f"--print prints one role's script of the script target, which --target {','.join(targets)} does not render",
             hint="drop --print to write the files, or --target to print the script",
@@ -64,7 +88,12 @@ def render(
     for flag, what in (("--print", "one script"), ("--explain", "one stack's provenance")):
         if (print_ if flag == "--print" else explain) and len(specs) > 1:
             raise UsageError(f"{flag} prints {what}: name one stack", hint=f"e.g. render {specs[0]} {flag}")
-    composed = [session.stack(spec) for spec in specs]
+
+
+def _refuse_roles(
+    session: Session, composed: list[Stack], role: str | None, targets: tuple[str, ...], *, print_: bool
+) -> None:
+    """Roles the options cannot render: several for `--print`, only command roles for `--target vllm-config`."""
     for stack in composed:
         roles = session.role_names(stack, role)
         if print_ and len(roles) > 1:
@@ -78,22 +107,30 @@ def render(
                 f"{'is a command role' if len(roles) == 1 else 'are command roles'}",
                 hint="render command roles with --target script",
             )
-    if not _checks_pass(session, composed, ("script",) if print_ else targets):
-        return EXIT_FINDINGS
-    if explain:
-        _explain(session, composed[0], role)
-        return EXIT_OK
+
+
+def _render_all(
+    session: Session, composed: list[Stack], role: str | None, targets: tuple[str, ...]
+) -> list[tuple[Stack, dict[str, Rendered]]] | None:
+    """Every stack's files, or None (its findings printed) when one stack cannot be written: then none is."""
     rendered: list[tuple[Stack, dict[str, Rendered]]] = []
     for stack in composed:
-        files, problems = _render(session, stack, role, ("script",) if print_ else targets)
+        files, problems = _render(session, stack, role, targets)
         if problems:
             print_findings(problems)
-            return EXIT_FINDINGS
+            return None
         rendered.append((stack, files))
-    if print_:
-        stack, files = rendered[0]
-        out(files[f"{session.role_names(stack, role)[0]}.sh"].text)
-        return EXIT_OK
+    return rendered
+
+
+def _write_all(
+    session: Session,
+    rendered: list[tuple[Stack, dict[str, Rendered]]],
+    out_dir: Path | None,
+    role: str | None,
+    targets: tuple[str, ...],
+) -> None:
+    """Write each stack's files into its folder, with the notes on what a target left out."""
     for stack, files in rendered:
         _write(session, stack, files, out_dir, several=len(rendered) > 1, role=role)
         if "script" in targets and role is None:
@@ -102,7 +139,6 @@ def render(
             _note_misspelt_k8s_settings(session, stack)
         if "slurm" in targets and role is not None and len(stack.roles) > 1:
             err("note: job.sbatch not written: it starts every role of the stack; render without --role for it")
-    return EXIT_OK
 
 
 def _explain(session: Session, stack: Stack, role: str | None) -> None:
