@@ -77,43 +77,43 @@ ORDER = [
 
 # findings made outside the rule engine, by the modules that read files and the flag catalogue
 OTHER_CHECKS = [
-    ("toml-syntax", "error", "a layer or profilekit.toml is not valid TOML", "`layers.py`"),
-    ("invalid-layer", "error", "a layer does not match the layer schema", "`layers.py`, `models.py`"),
-    ("invalid-config", "error", "profilekit.toml does not match its schema", "`layers.py`"),
-    ("duplicate-option", "error", "one layer writes an option twice (two spellings)", "`layers.py`"),
+    ("toml-syntax", "error", "a layer or profilekit.toml is not valid TOML", "`tomlio/read.py`"),
+    ("invalid-layer", "error", "a layer does not match the layer schema", "`load/layers.py`, `load/models.py`"),
+    ("invalid-config", "error", "profilekit.toml does not match its schema", "`load/layers.py`"),
+    ("duplicate-option", "error", "one layer writes an option twice (two spellings)", "`load/layers.py`"),
     (
         "template-error",
         "error",
         "(render) a template fails: bad syntax, an undefined name, an exception, endless recursion, bytes that are "
         "not UTF-8, or a reach the Jinja sandbox refuses; nothing is written",
-        "`templating.py`",
+        "`render/templating.py`",
     ),
     (
         "unknown-layer",
         "error",
         "`extends`, `conflicts`, `requires`, a stack or a `[lint] stacks` entry names no layer",
-        "`compose.py`, `rules/declared.py`, `lint.py`",
+        "`compose/linearise.py`, `compose/names.py`, `lint/repository.py`",
     ),
     (
         "unknown-capability",
         "error",
         "a `conflicts` or `requires` entry `@X` names a capability profilekit does not derive and no layer of the "
         "repository provides",
-        "`rules/declared.py`",
+        "`compose/names.py`",
     ),
     (
         "unknown-role",
         "error",
         "a `[roles.X]` table that only adds env, for a role no layer of the stack defines ([docs/ROLES.md](ROLES.md))",
-        "`roles.py`",
+        "`compose/roles.py`",
     ),
     (
         "unset-removes-nothing",
         "error",
         "an `unset` entry that names nothing effective at its layer's position",
-        "`compose.py`, `roles.py`",
+        "`compose/unsets.py`, `compose/roles.py`",
     ),
-    ("extends-cycle", "error", "`extends` forms a cycle", "`compose.py`"),
+    ("extends-cycle", "error", "`extends` forms a cycle", "`compose/linearise.py`"),
     (
         "invalid-source",
         "error",
@@ -158,33 +158,33 @@ OTHER_CHECKS = [
         "unknown-reference",
         "error",
         "a `${...}` reference in a `serve`, `env` or `command` string names no value of the stack (with did-you-mean)",
-        "`references.py`",
+        "`compose/references.py`",
     ),
     (
         "invalid-reference",
         "error",
         "a `${...}` that is not a reference: no closing `}`, a table rather than one value, or an array written "
         "inside a string",
-        "`references.py`",
+        "`compose/references.py`",
     ),
-    ("reference-cycle", "error", "references that name each other in a cycle", "`references.py`"),
+    ("reference-cycle", "error", "references that name each other in a cycle", "`compose/references.py`"),
     (
         "secret-reference-in-argv",
         "error",
         "a `serve` or `command` string references a secret: its value would be on the command line",
-        "`references.py`",
+        "`compose/references.py`",
     ),
     (
         "secret-reference-in-env",
         "error",
         "an `env` value references a secret: its value would be written into the rendered files",
-        "`references.py`",
+        "`compose/references.py`",
     ),
     (
         "undeclared-conflict",
         "warning",
         "(lint) layers that break a rule together, and nothing declares them exclusive",
-        "`lint.py`",
+        "`lint/repository.py`",
     ),
 ]
 
