@@ -298,93 +298,133 @@ def _unrepresentable(value: Any) -> str | None:
     return None
 
 
+# the TOML types each kind of flag takes (never a boolean), and how a refusal names them; a kind not listed takes
+# a string, and `optional_value` (true or a string) and a JSON list option are judged apart
+_TAKES: dict[str, tuple[tuple[type, ...], str]] = {
+    "int": ((int,), "an integer"),
+    "float": ((int, float), "a number"),
+    "json": ((dict,), "a table"),
+    "json_config": ((dict,), "a table"),
+    "dict_or_str": ((dict, str), "a table or a string"),
+    "human_int": ((int, str), 'an integer or a string such as "8g"'),
+    "human_int_auto": ((int, str), 'an integer, "auto" or "8k"'),
+    "device_ids": ((str, list), 'a string such as "2,3" or an array'),
+}
+_TAKES_A_STRING: tuple[tuple[type, ...], str] = ((str,), "a string")
+
+
 def _scalar_problem(
     flag: Flag, kind: Kind, value: Any, version: str, *, alone: bool, in_list: bool = True
 ) -> Problem | None:
-    base = kind.base
-    word = _word(value)
-    if not alone and word.startswith("-") and not _LIST_NEGATIVE.match(word):
-        # only a lone value can be glued (`--opt=-x`); in a list argparse reads '-x' as an option, and
-        # vLLM's dotted-key handling rewrites any '-' word holding a '.'
-        return Problem(
-            f"{word!r} starts with '-': in a list of values vLLM's parser reads it as an option",
-            "make it the only value of the array, or remove the leading '-'",
-        )
-    why = _unrepresentable(value)
-    if why:
-        return Problem(f"{toml_type(value)} cannot be passed to vLLM: {why}", f"write {_example(flag, base, version)}")
-    expected: str
-    ok: bool
-    if base == "int":
-        ok, expected = isinstance(value, int) and not isinstance(value, bool), "an integer"
-    elif base == "float":
-        ok, expected = isinstance(value, (int, float)) and not isinstance(value, bool), "a number"
-    elif base == "json" and json_is_list(flag):
-        ok, expected = isinstance(value, list), "an array (vLLM reads this option as a JSON list)"
-    elif base in ("json", "json_config"):
-        ok, expected = isinstance(value, dict), "a table"
-    elif base == "dict_or_str":
-        ok, expected = isinstance(value, (dict, str)), "a table or a string"
-    elif base in ("human_int", "human_int_auto"):
-        ok = (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
-        expected = 'an integer or a string such as "8g"' if base == "human_int" else 'an integer, "auto" or "8k"'
-    elif base == "optional_value":
-        ok, expected = value is True or isinstance(value, str), "true or a string"
-    elif base == "device_ids":
-        ok, expected = isinstance(value, (str, list)), 'a string such as "2,3" or an array'
-    elif base == "str" and isinstance(value, int) and not isinstance(value, bool) and digits_option(flag):
-        ok, expected = True, "a string"
+    """Why one value (an option's own, or an item of its array) is refused: its place in a list, a TOML value
+    with no command-line form, its TOML type for the kind of flag, then what vLLM reads from it."""
+    found = _list_word_problem(value, alone=alone) or _unrepresentable_problem(flag, kind.base, value, version)
+    if found is not None:
+        return found
+    if kind.base == "str" and isinstance(value, int) and not isinstance(value, bool) and digits_option(flag):
         value = str(value)  # argparse receives the digits and reads them as the string they spell
-    else:
-        ok, expected = isinstance(value, str), "a string"
-    if not ok:
-        fix = f"write {_example(flag, base, version)}"
-        if isinstance(value, str) and base in ("int", "float"):
-            try:
-                number = int(value) if base == "int" else float(value)
-            except ValueError:
-                pass
-            else:
-                fix = _fix(flag, version, "write it without quotes: ", number, fix)
-        elif isinstance(value, (int, float)) and not isinstance(value, bool) and base == "str":
-            fix = _fix(flag, version, "write it in quotes: ", str(value), fix)
-        elif base == "optional_value" and value is False:
-            fix = f"remove {flag.dest} for vLLM's default; `false` has no command-line form"
-        return Problem(f"expected {expected}, got {toml_type(value)}", fix)
-
+    expected = _expected_type(flag, kind.base, value)
+    if expected is not None:
+        return Problem(f"expected {expected}, got {toml_type(value)}", _type_fix(flag, kind.base, value, version))
     if isinstance(value, str):
-        if base in ("human_int", "human_int_auto"):
-            try:
-                (human_readable_int if base == "human_int" else human_readable_int_or_auto)(value)
-            except ValueError:
-                return Problem(
-                    f"{value!r} is not a number vLLM reads: write digits, optionally with one suffix "
-                    "k/m/g/t (x1000) or K/M/G/T (x1024, whole numbers only)",
-                    f'write e.g. {flag.dest} = "8k" or {flag.dest} = 8192',
-                )
-        if kind.optional and value in ("", "None") and base not in ("dict_or_str",):
-            # a lone value: vLLM starts with None, as if the option were left out; in a list, None is
-            # an item the config class refuses; with choices, argparse checks None against them (0.31.0 on
-            # lists None itself for --spec-method, earlier releases the string 'None': "invalid choice: None")
-            refused = flag.choices is not None and len(flag.choices) > 0 and None not in flag.choices
-            if in_list and not refused and flag.choices:
-                # argparse takes the None item (0.31.0+ `--collect-detailed-traces`); the config class judges
-                # it (vllm/constraints.py: ObservabilityConfig's Literal refuses it)
-                return None
-            return Problem(
-                f"vLLM reads {value!r} as no value (None) for this option, not as a string"
-                + (f', and None is not among its choices: "{invalid_choice(flag, None)}"' if refused else ""),
-                f"remove {flag.dest} (or unset it) for vLLM's default",
-                warning=not in_list and flag.default is None and not refused,
-            )
-        if base == "dict_or_str" and LOOKS_LIKE_OBJECT.match(value):
-            return Problem("a string that looks like a JSON object is read by vLLM as JSON", "write it as a TOML table")
-        problem = _choice_problem(flag, value, version) or _enum_problem(flag, value, version)
-        if problem:
-            return problem
-    elif flag.choices and not isinstance(value, (dict, list)):
+        return _string_problem(flag, kind, value, version, in_list=in_list)
+    if flag.choices and not isinstance(value, (dict, list)):
         return _choice_problem(flag, value, version)
     return None
+
+
+def _list_word_problem(value: Any, *, alone: bool) -> Problem | None:
+    """A value that argparse would read as an option because it shares its option with other values."""
+    word = _word(value)
+    if alone or not word.startswith("-") or _LIST_NEGATIVE.match(word):
+        return None
+    # only a lone value can be glued (`--opt=-x`); in a list argparse reads '-x' as an option, and
+    # vLLM's dotted-key handling rewrites any '-' word holding a '.'
+    return Problem(
+        f"{word!r} starts with '-': in a list of values vLLM's parser reads it as an option",
+        "make it the only value of the array, or remove the leading '-'",
+    )
+
+
+def _unrepresentable_problem(flag: Flag, base: str, value: Any, version: str) -> Problem | None:
+    """A TOML value with no command-line form (`_unrepresentable`), whatever the option."""
+    why = _unrepresentable(value)
+    if not why:
+        return None
+    return Problem(f"{toml_type(value)} cannot be passed to vLLM: {why}", f"write {_example(flag, base, version)}")
+
+
+def _expected_type(flag: Flag, base: str, value: Any) -> str | None:
+    """What the kind of flag takes, in the words of a refusal, when `value` is not of it; None when it is."""
+    if base == "optional_value":
+        return None if value is True or isinstance(value, str) else "true or a string"
+    types: tuple[type, ...]
+    if base == "json" and json_is_list(flag):
+        types, expected = (list,), "an array (vLLM reads this option as a JSON list)"
+    else:
+        types, expected = _TAKES.get(base, _TAKES_A_STRING)
+    return None if isinstance(value, types) and not isinstance(value, bool) else expected
+
+
+def _type_fix(flag: Flag, base: str, value: Any, version: str) -> str:
+    """The fix for a value of the wrong TOML type: the same value written as the right one, when that passes."""
+    fix = f"write {_example(flag, base, version)}"
+    if isinstance(value, str) and base in ("int", "float"):
+        try:
+            number = int(value) if base == "int" else float(value)
+        except ValueError:
+            return fix
+        return _fix(flag, version, "write it without quotes: ", number, fix)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and base == "str":
+        return _fix(flag, version, "write it in quotes: ", str(value), fix)
+    if base == "optional_value" and value is False:
+        return f"remove {flag.dest} for vLLM's default; `false` has no command-line form"
+    return fix
+
+
+def _string_problem(flag: Flag, kind: Kind, value: str, version: str, *, in_list: bool) -> Problem | None:
+    """What vLLM makes of a string of the right type: a number it cannot read, None, JSON, or a refused choice."""
+    base = kind.base
+    if base in ("human_int", "human_int_auto"):
+        found = _human_int_problem(flag, base, value)
+        if found is not None:
+            return found
+    if kind.optional and value in ("", "None") and base != "dict_or_str":
+        return _none_word_problem(flag, value, in_list=in_list)
+    if base == "dict_or_str" and LOOKS_LIKE_OBJECT.match(value):
+        return Problem("a string that looks like a JSON object is read by vLLM as JSON", "write it as a TOML table")
+    return _choice_problem(flag, value, version) or _enum_problem(flag, value, version)
+
+
+def _human_int_problem(flag: Flag, base: str, value: str) -> Problem | None:
+    """A string `human_readable_int` (or `human_readable_int_or_auto`) refuses."""
+    try:
+        (human_readable_int if base == "human_int" else human_readable_int_or_auto)(value)
+    except ValueError:
+        return Problem(
+            f"{value!r} is not a number vLLM reads: write digits, optionally with one suffix "
+            "k/m/g/t (x1000) or K/M/G/T (x1024, whole numbers only)",
+            f'write e.g. {flag.dest} = "8k" or {flag.dest} = 8192',
+        )
+    return None
+
+
+def _none_word_problem(flag: Flag, value: str, *, in_list: bool) -> Problem | None:
+    """'' or 'None' for an `optional_type` option: vLLM reads None, which is not the string it says."""
+    # a lone value: vLLM starts with None, as if the option were left out; in a list, None is
+    # an item the config class refuses; with choices, argparse checks None against them (0.31.0 on
+    # lists None itself for --spec-method, earlier releases the string 'None': "invalid choice: None")
+    refused = flag.choices is not None and len(flag.choices) > 0 and None not in flag.choices
+    if in_list and not refused and flag.choices:
+        # argparse takes the None item (0.31.0+ `--collect-detailed-traces`); the config class judges
+        # it (vllm/constraints.py: ObservabilityConfig's Literal refuses it)
+        return None
+    return Problem(
+        f"vLLM reads {value!r} as no value (None) for this option, not as a string"
+        + (f', and None is not among its choices: "{invalid_choice(flag, None)}"' if refused else ""),
+        f"remove {flag.dest} (or unset it) for vLLM's default",
+        warning=not in_list and flag.default is None and not refused,
+    )
 
 
 # (flag identity, release, scalar type, scalar) -> (the flag, its answer): lint asks the same question of the same
