@@ -77,7 +77,7 @@ def spellings(catalogue: Catalogue) -> dict[str, str]:
 
 def option_schema(flag: Flag, version: str, values: Values | None) -> dict[str, Any]:
     """One option's value: its type, closed set and bounds as profilekit checks them, help text and default."""
-    from profilekit.vllm.values import kind_of
+    from profilekit.vllm.catalogue import kind_of
 
     kind = kind_of(flag)
     if kind.base == "bool":
@@ -114,7 +114,8 @@ def _or_reference(schema: dict[str, Any]) -> dict[str, Any]:
 
 def _scalar(flag: Flag, version: str, values: Values | None) -> dict[str, Any]:
     """One value (an array item for a multi-value option) as `values._scalar_problem` takes it."""
-    from profilekit.vllm.values import digits_option, json_is_list, kind_of
+    from profilekit.vllm.catalogue import kind_of
+    from profilekit.vllm.values import digits_option, json_is_list
 
     base = kind_of(flag).base
     bounds = _bounds(flag, values)
@@ -191,7 +192,7 @@ def _bounds(flag: Flag, values: Values | None) -> dict[str, Any]:
 
 def _closed_set(flag: Flag, version: str, values: Values | None) -> dict[str, Any]:
     """`enum` (or a pattern, where vLLM ignores case) for an option with a closed set of string values."""
-    from profilekit.vllm.values import enum_values, kind_of
+    from profilekit.vllm.catalogue import enum_values, kind_of
 
     words: list[str] = []
     folded = kind_of(flag).base == "lowered_choice"

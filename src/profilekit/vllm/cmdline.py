@@ -24,7 +24,7 @@ from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from profilekit.records import record
-from profilekit.vllm.values import human_readable_int, kind_of
+from profilekit.vllm.catalogue import human_readable_int, kind_of
 from profilekit.vllm.words import WordError, from_words
 
 if TYPE_CHECKING:

@@ -1,12 +1,12 @@
 """What a value means for one `vllm serve` option: the TOML types it takes, and what vLLM's parser makes of it.
 
-Three directions share one model of each flag's type, so they cannot drift apart:
+Three directions share one model of each flag's type (`catalogue.kind_of`), so they cannot drift apart:
 `problem` judges a TOML value written in a layer, `as_args` renders it as command-line words, and
-`parsed` predicts the value vLLM's parser stores for it (the oracle suite compares that prediction with
-the real parser); `from_words` goes the other way for `profilekit import`.
+`catalogue.parsed` predicts the value vLLM's parser stores for it (the oracle suite compares that prediction
+with the real parser); `from_words` goes the other way for `profilekit import`. A fix is offered only when
+it passes the config classes' checks too (`constraints`, which builds on `catalogue`, not on this module).
 
-The catalogue names each flag's argparse `type` (reference/vllm-facts.md section 6). The conversions
-below mirror `vllm/engine/arg_utils.py` and `vllm/utils/argparse_utils.py` (0.27.0-0.33.0).
+The conversions below mirror `vllm/engine/arg_utils.py` and `vllm/utils/argparse_utils.py` (0.27.0-0.33.0).
 """
 
 from __future__ import annotations
@@ -19,21 +19,17 @@ from typing import TYPE_CHECKING, Any
 
 from profilekit.records import record
 from profilekit.tomlio.read import toml_type
+from profilekit.vllm.catalogue import Kind, enum_values, human_readable_int, human_readable_int_or_auto, kind_of
+from profilekit.vllm.constraints import config_problems
 
 if TYPE_CHECKING:
     from profilekit.vllm.catalogue import Flag
 
-# `human_readable_int` (vllm/utils/argparse_utils.py): decimal k/m/g/t, binary K/M/G/T without decimals.
-_HUMAN_INT = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
-_DECIMAL = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
-_BINARY = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 # `union_dict_and_str`: a value that looks like a JSON object is read as one.
 LOOKS_LIKE_OBJECT = re.compile(r"(?s)^\s*{.*}\s*$")
 # argparse reads a word like -5 as a value, not an option, when no option looks like a negative number
 # (a negative float also holds '.', which vLLM's dotted-key pre-processing takes for an option)
 _LIST_NEGATIVE = re.compile(r"^-\d+$")
-# options whose argparse type is a lambda in vLLM 0.32+: `lambda s: s.lower().replace("-", "_")`
-_LOWERED_CHOICE_TYPES = {"<lambda>"}
 
 TOML_TYPE_NAMES = {
     bool: "a boolean",
@@ -57,86 +53,11 @@ class Problem:
     warning: bool = False
 
 
-@record(frozen=True, slots=True)
-class Kind:
-    """The argparse type of one flag, as profilekit reasons about it."""
-
-    base: str  # bool | int | float | str | json | json_config | dict_or_str | human_int | human_int_auto |
-    #            reasoning_parser | lowered_choice | device_ids | optional_value
-    optional: bool  # vLLM's `optional_type`: '' and 'None' are read as None
-
-
-def kind_of(flag: Flag) -> Kind:
-    raw = flag.type or "str"
-    optional = raw.startswith("optional:")
-    name = raw.removeprefix("optional:")
-    if flag.is_bool:
-        return Kind("bool", False)
-    if flag.dest == "device_ids":
-        return Kind("device_ids", optional)
-    if flag.nargs == "?" and not flag.positional and not flag.takes_many:
-        # `bool | str | None` fields (hf_token): a bare flag means True, a value is a string
-        return Kind("optional_value", optional)
-    if name in ("int", "float", "str"):
-        return Kind(name, optional)
-    if name == "json":
-        return Kind("json", optional)
-    if name.startswith("json:"):
-        return Kind("json_config", optional)
-    if name == "union_dict_and_str":
-        return Kind("dict_or_str", optional)
-    if name == "human_readable_int":
-        return Kind("human_int", optional)
-    if name == "human_readable_int_or_auto":
-        return Kind("human_int_auto", optional)
-    if name == "parse_reasoning_parser":
-        return Kind("reasoning_parser", optional)
-    if name in _LOWERED_CHOICE_TYPES and flag.choices:
-        return Kind("lowered_choice", optional)
-    return Kind("str", optional)
-
-
-def human_readable_int(text: str) -> int:
-    """vLLM's `human_readable_int`: '1k' -> 1000, '1K' -> 1024, '25.6k' -> 25600, else int(text)."""
-    text = text.strip()
-    match = _HUMAN_INT.fullmatch(text)
-    if match:
-        number, suffix = match.groups()
-        if suffix in _DECIMAL:
-            return int(float(number) * _DECIMAL[suffix])
-        return int(number) * _BINARY[suffix]  # ValueError for decimals, as in vLLM
-    return int(text)
-
-
-def human_readable_int_or_auto(text: str) -> int:
-    text = text.strip()
-    if text == "-1" or text.lower() == "auto":
-        return -1
-    return human_readable_int(text)
-
-
 def compact_json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 # ---- enums converted after parsing ----------------------------------------------------------------
-
-
-def enum_values(flag: Flag) -> tuple[list[str], bool] | None:
-    """The accepted spellings of an enum converted after parsing, and whether case is ignored.
-
-    vLLM converts most of these with `Enum[value.upper()]` (mamba_backend, attention backends), so member
-    names in any case are valid; attention backends also take "auto" (`AttentionConfig.validate_backend_
-    before`). `optimization_level` is an IntEnum validated by value ("0".."3").
-    """
-    if not flag.enum_members:
-        return None
-    if flag.enum_class == "OptimizationLevel":
-        return [name.removeprefix("O") for name in flag.enum_members], False
-    names = [name.lower() for name in flag.enum_members]
-    if flag.enum_class == "AttentionBackendEnum" and flag.dest != "mm_encoder_attn_backend":
-        names.append("auto")  # MultiModalConfig converts without that step: 'auto' is no member there
-    return names, True
 
 
 def _enum_says(flag: Flag, value: str) -> str | None:
@@ -272,8 +193,6 @@ def _fix(flag: Flag, version: str, prefix: str, value: Any, fallback: str) -> st
 
 def passes(flag: Flag, value: Any, version: str) -> bool:
     """Whether `value` passes both argparse's reading and the config class's checks of vLLM `version`."""
-    from profilekit.vllm.constraints import config_problems  # constraints builds on this module
-
     return problem(flag, value, version) is None and not config_problems(flag, value, version, serve={flag.dest: value})
 
 
@@ -524,42 +443,6 @@ def as_args(flag: Flag, value: Any) -> list[str]:
         # argparse gives a glued `--opt=v` exactly one value, so a list follows the bare option
         return [flag.option, *[_word(v) for v in items]]
     return glued(flag.option, _word(value))
-
-
-# ---- what vLLM's parser stores ---------------------------------------------------------------------------
-
-
-def _parsed_scalar(flag: Flag, kind: Kind, value: Any) -> Any:
-    base = kind.base
-    if kind.optional and value in ("", "None") and base != "dict_or_str":
-        return None  # vLLM's optional_type
-    if base == "float":
-        return float(value)
-    if base in ("human_int", "human_int_auto"):
-        if isinstance(value, str):
-            return (human_readable_int if base == "human_int" else human_readable_int_or_auto)(value)
-        return value
-    if base == "reasoning_parser" and isinstance(value, str):
-        return "" if value.lower() == "none" else value
-    if base == "lowered_choice" and isinstance(value, str):
-        return value.lower().replace("-", "_")
-    if base == "device_ids":
-        text = ",".join(str(v) for v in value) if isinstance(value, list) else value
-        return [int(p) if p.isdigit() else p for p in (part.strip() for part in text.split(","))]
-    if base == "str" and isinstance(value, int) and not isinstance(value, bool):
-        return str(value)  # argparse stores the digits as a string
-    return value
-
-
-def parsed(flag: Flag, value: Any) -> Any:
-    """The value vLLM's parser stores in the namespace for a valid TOML `value` (JSON options as dicts)."""
-    kind = kind_of(flag)
-    if kind.base == "bool":
-        return bool(value)
-    if flag.takes_many or flag.is_append:
-        items = value if isinstance(value, list) else [value]
-        return [_parsed_scalar(flag, kind, item) for item in items]
-    return _parsed_scalar(flag, kind, value)
 
 
 def json_is_list(flag: Flag) -> bool:
