@@ -12,9 +12,9 @@ import pytest
 from profilekit.report.formats import format_text
 from profilekit.rules.options import option_findings
 from profilekit.session import Session
-from profilekit.vllm.catalogue import Flag, load_catalogue
+from profilekit.vllm.catalogue import Flag, load_catalogue, parsed
 from profilekit.vllm.constraints import config_problems
-from profilekit.vllm.values import parsed, problem
+from profilekit.vllm.values import problem
 from tests.conftest import MakeRepo, Run
 
 

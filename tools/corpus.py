@@ -32,9 +32,9 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT / "src") not in sys.path:
     sys.path.insert(0, str(REPO_ROOT / "src"))
 
-from profilekit.vllm.catalogue import Catalogue, Flag  # noqa: E402
+from profilekit.vllm.catalogue import Catalogue, Flag, enum_values, kind_of  # noqa: E402
 from profilekit.vllm.cmdline import SECRET_OPTIONS  # noqa: E402
-from profilekit.vllm.values import compact_json, enum_values, json_is_list, kind_of, problem  # noqa: E402
+from profilekit.vllm.values import compact_json, json_is_list, problem  # noqa: E402
 
 DEFAULT_SEED = 20260707
 MODELS = ["Qwen/Qwen3-0.6B", "nvidia/NVIDIA-Nemotron-Nano-9B-v2", "/models/Nemotron-H-8B", "org/m-ü"]

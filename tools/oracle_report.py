@@ -39,9 +39,8 @@ from profilekit.importing.shellwords import ShellError, split_commands  # noqa: 
 from profilekit.rules.options import option_findings  # noqa: E402
 from profilekit.session import Session  # noqa: E402
 from profilekit.vllm.argv import render_argv  # noqa: E402
-from profilekit.vllm.catalogue import Catalogue, load_catalogue  # noqa: E402
+from profilekit.vllm.catalogue import Catalogue, load_catalogue, parsed  # noqa: E402
 from profilekit.vllm.cmdline import SECRET_OPTIONS  # noqa: E402
-from profilekit.vllm.values import parsed  # noqa: E402
 
 RESULTS = REPO_ROOT / "tests" / "oracle" / "results"
 LAUNCHES = REPO_ROOT / "tests" / "data" / "launches"

@@ -21,9 +21,8 @@ from profilekit.compose.index import LayerIndex
 from profilekit.compose.merge import compose
 from profilekit.rules import vllm_verdict
 from profilekit.vllm.argv import render_argv
-from profilekit.vllm.catalogue import Catalogue, load_catalogue
+from profilekit.vllm.catalogue import Catalogue, kind_of, load_catalogue
 from profilekit.vllm.constraints import Values, load_values
-from profilekit.vllm.values import kind_of
 from tests.oracle.models import config_json
 from tests.oracle.oracle_client import OracleWorker
 

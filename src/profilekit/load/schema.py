@@ -15,8 +15,9 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from profilekit.load.models import LayerFile
+from profilekit.vllm.catalogue import enum_values, kind_of
 from profilekit.vllm.constraints import config_problems, load_values
-from profilekit.vllm.values import digits_option, enum_values, json_is_list, kind_of, problem
+from profilekit.vllm.values import digits_option, json_is_list, problem
 
 if TYPE_CHECKING:
     from profilekit.vllm.catalogue import Catalogue, Flag

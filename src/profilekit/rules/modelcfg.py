@@ -18,7 +18,7 @@ from profilekit.records import record
 from profilekit.rules import order
 from profilekit.rules.engine import Context, Hit, rule
 from profilekit.rules.facts import RoleFacts, at_least
-from profilekit.vllm.values import human_readable_int_or_auto
+from profilekit.vllm.catalogue import human_readable_int_or_auto
 
 # `derive_max_model_len_and_key`: the smallest of these keys is the model's length
 MAX_LEN_KEYS = (

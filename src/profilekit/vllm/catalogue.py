@@ -1,9 +1,18 @@
-"""Flag catalogues: every `vllm serve` option of one release, generated from vLLM's own parser."""
+"""Flag catalogues: every `vllm serve` option of one release from vLLM's own parser, and each flag's type.
+
+The catalogue names each flag's argparse `type` (reference/vllm-facts.md section 6); `kind_of` reads it as
+the one model of each flag's type that `values` (a TOML value judged and rendered), `constraints` (what the
+parser stored, against the config classes), `words`, `cmdline` and `flagsearch` share, and `parsed` predicts
+what vLLM's parser stores for a value. It lives here, below all of them: `values` offers only fixes that
+`constraints` passes, so `constraints` cannot build on `values`. The conversions mirror
+`vllm/engine/arg_utils.py` and `vllm/utils/argparse_utils.py` (0.27.0-0.33.0).
+"""
 
 from __future__ import annotations
 
 import difflib
 import json
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -18,6 +27,12 @@ _BOOL_ACTIONS = {
     "_StoreFalseAction",
     "StoreBoolean",
 }
+# `human_readable_int` (vllm/utils/argparse_utils.py): decimal k/m/g/t, binary K/M/G/T without decimals.
+_HUMAN_INT = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
+_DECIMAL = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
+_BINARY = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+# options whose argparse type is a lambda in vLLM 0.32+: `lambda s: s.lower().replace("-", "_")`
+_LOWERED_CHOICE_TYPES = {"<lambda>"}
 
 
 @record(frozen=True, slots=True)
@@ -206,3 +221,120 @@ def load_catalogue(version: str) -> Catalogue | None:
         return None
     raw = json.loads(path.read_text(encoding="utf-8"))
     return Catalogue(version, [Flag.from_json(entry) for entry in raw])
+
+
+# ---- each flag's argparse type ------------------------------------------------------------------------
+
+
+@record(frozen=True, slots=True)
+class Kind:
+    """The argparse type of one flag, as profilekit reasons about it."""
+
+    base: str  # bool | int | float | str | json | json_config | dict_or_str | human_int | human_int_auto |
+    #            reasoning_parser | lowered_choice | device_ids | optional_value
+    optional: bool  # vLLM's `optional_type`: '' and 'None' are read as None
+
+
+def kind_of(flag: Flag) -> Kind:
+    raw = flag.type or "str"
+    optional = raw.startswith("optional:")
+    name = raw.removeprefix("optional:")
+    if flag.is_bool:
+        return Kind("bool", False)
+    if flag.dest == "device_ids":
+        return Kind("device_ids", optional)
+    if flag.nargs == "?" and not flag.positional and not flag.takes_many:
+        # `bool | str | None` fields (hf_token): a bare flag means True, a value is a string
+        return Kind("optional_value", optional)
+    if name in ("int", "float", "str"):
+        return Kind(name, optional)
+    if name == "json":
+        return Kind("json", optional)
+    if name.startswith("json:"):
+        return Kind("json_config", optional)
+    if name == "union_dict_and_str":
+        return Kind("dict_or_str", optional)
+    if name == "human_readable_int":
+        return Kind("human_int", optional)
+    if name == "human_readable_int_or_auto":
+        return Kind("human_int_auto", optional)
+    if name == "parse_reasoning_parser":
+        return Kind("reasoning_parser", optional)
+    if name in _LOWERED_CHOICE_TYPES and flag.choices:
+        return Kind("lowered_choice", optional)
+    return Kind("str", optional)
+
+
+def human_readable_int(text: str) -> int:
+    """vLLM's `human_readable_int`: '1k' -> 1000, '1K' -> 1024, '25.6k' -> 25600, else int(text)."""
+    text = text.strip()
+    match = _HUMAN_INT.fullmatch(text)
+    if match:
+        number, suffix = match.groups()
+        if suffix in _DECIMAL:
+            return int(float(number) * _DECIMAL[suffix])
+        return int(number) * _BINARY[suffix]  # ValueError for decimals, as in vLLM
+    return int(text)
+
+
+def human_readable_int_or_auto(text: str) -> int:
+    text = text.strip()
+    if text == "-1" or text.lower() == "auto":
+        return -1
+    return human_readable_int(text)
+
+
+# ---- enums converted after parsing ----------------------------------------------------------------
+
+
+def enum_values(flag: Flag) -> tuple[list[str], bool] | None:
+    """The accepted spellings of an enum converted after parsing, and whether case is ignored.
+
+    vLLM converts most of these with `Enum[value.upper()]` (mamba_backend, attention backends), so member
+    names in any case are valid; attention backends also take "auto" (`AttentionConfig.validate_backend_
+    before`). `optimization_level` is an IntEnum validated by value ("0".."3").
+    """
+    if not flag.enum_members:
+        return None
+    if flag.enum_class == "OptimizationLevel":
+        return [name.removeprefix("O") for name in flag.enum_members], False
+    names = [name.lower() for name in flag.enum_members]
+    if flag.enum_class == "AttentionBackendEnum" and flag.dest != "mm_encoder_attn_backend":
+        names.append("auto")  # MultiModalConfig converts without that step: 'auto' is no member there
+    return names, True
+
+
+# ---- what vLLM's parser stores ---------------------------------------------------------------------------
+
+
+def _parsed_scalar(flag: Flag, kind: Kind, value: Any) -> Any:
+    base = kind.base
+    if kind.optional and value in ("", "None") and base != "dict_or_str":
+        return None  # vLLM's optional_type
+    if base == "float":
+        return float(value)
+    if base in ("human_int", "human_int_auto"):
+        if isinstance(value, str):
+            return (human_readable_int if base == "human_int" else human_readable_int_or_auto)(value)
+        return value
+    if base == "reasoning_parser" and isinstance(value, str):
+        return "" if value.lower() == "none" else value
+    if base == "lowered_choice" and isinstance(value, str):
+        return value.lower().replace("-", "_")
+    if base == "device_ids":
+        text = ",".join(str(v) for v in value) if isinstance(value, list) else value
+        return [int(p) if p.isdigit() else p for p in (part.strip() for part in text.split(","))]
+    if base == "str" and isinstance(value, int) and not isinstance(value, bool):
+        return str(value)  # argparse stores the digits as a string
+    return value
+
+
+def parsed(flag: Flag, value: Any) -> Any:
+    """The value vLLM's parser stores in the namespace for a valid TOML `value` (JSON options as dicts)."""
+    kind = kind_of(flag)
+    if kind.base == "bool":
+        return bool(value)
+    if flag.takes_many or flag.is_append:
+        items = value if isinstance(value, list) else [value]
+        return [_parsed_scalar(flag, kind, item) for item in items]
+    return _parsed_scalar(flag, kind, value)

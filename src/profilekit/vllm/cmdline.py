@@ -24,7 +24,7 @@ from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from profilekit.records import record
-from profilekit.vllm.values import human_readable_int, kind_of
+from profilekit.vllm.catalogue import human_readable_int, kind_of
 from profilekit.vllm.words import WordError, from_words
 
 if TYPE_CHECKING:
@@ -238,9 +238,24 @@ def option_problems(args: list[str], catalogue: Catalogue) -> list[tuple[int, Co
 
 
 def read_serve_args(args: list[str], catalogue: Catalogue, read_config: ConfigReader) -> ServeArgs:
-    """The options of `vllm serve ARGS...` for the catalogue's release (raises CommandLineError)."""
+    """The options of `vllm serve ARGS...` for the catalogue's release (raises CommandLineError).
+
+    Mirrors vLLM's `FlexibleArgumentParser.parse_args` (vllm/utils/argparse_utils.py) in its two halves:
+    the rewriting of the words (`_flexible_words`), then the `argparse.ArgumentParser.parse_args` it ends in
+    (`_consume_words`); the values read are then typed for a layer, the model first (`_layer_options`).
+    """
     result = ServeArgs()
-    words = _relocate_model(list(args))
+    words = _flexible_words(list(args), catalogue, read_config)
+    occurrences = _consume_words(words, catalogue, result.notes)
+    _layer_options(result, occurrences, catalogue)
+    return result
+
+
+def _flexible_words(args: list[str], catalogue: Catalogue, read_config: ConfigReader) -> list[str]:
+    """The words `FlexibleArgumentParser.parse_args` hands to argparse, rewritten in its order: the `--model`
+    option moved to the front, `--served-model-name` refused without a model, `--config FILE` expanded,
+    underscores and `-O` rewritten (`_dash_names`), dotted keys folded into JSON (`_dotted`)."""
+    words = _relocate_model(args)
     if (
         words
         and words[0].startswith("-")
@@ -256,57 +271,87 @@ def read_serve_args(args: list[str], catalogue: Catalogue, read_config: ConfigRe
         raise CommandLineError("--config=FILE is not expanded by vLLM's parser; write --config FILE")
     if "--config" in words:
         words = _expand_config(words, read_config)
-    words = _dotted(_dash_names(words), catalogue)
+    return _dotted(_dash_names(words), catalogue)
 
-    seen: dict[str, list[list[str]]] = {}
-    options: dict[str, str] = {}
-    model: str | None = None
+
+@record(slots=True)
+class _Occurrences:
+    """What argparse's pass over the words found: each option's values, one list per occurrence, and the model."""
+
+    values: dict[str, list[list[str]]] = field(default_factory=dict)
+    option: dict[str, str] = field(default_factory=dict)  # dest -> the option string it was last given as
+    model: str | None = None  # the positional argument
+
+
+def _consume_words(words: list[str], catalogue: Catalogue, notes: list[str]) -> _Occurrences:
+    """argparse's `_parse_known_args`: the positional model, and each option with the values it consumes."""
+    found = _Occurrences()
     index = 0
     while index < len(words):
         word = words[index]
         if word == "--":
             raise CommandLineError("`--` in a vllm serve command line cannot be represented")
-        if not _looks_like_option(word, catalogue):
-            if model is not None:
+        if not _looks_like_option(word, catalogue):  # consume_positionals
+            if found.model is not None:
                 raise CommandLineError(
-                    f"{word!r}: vLLM serve takes one positional argument (the model), and {model!r} is already it",
+                    f"{word!r}: vLLM serve takes one positional argument (the model), and {found.model!r} is already it",
                     "quote values that hold spaces, and check that every option has its value",
                 )
-            model = word
+            found.model = word
             index += 1
             continue
-        flag, option, glued = _find_option(word, catalogue, result.notes)
-        index += 1
-        values: list[str]
-        if flag.is_bool:
-            if glued is not None:
-                raise CommandLineError(f"{option} takes no value, but {word!r} gives one")
-            values = ["true" if flag.sets_true(option) else "false"]
-        elif glued is not None:
-            values = [glued]  # argparse gives a glued value exactly one argument, even for nargs='+'
-        elif flag.nargs == "?":
-            if index < len(words) and not _looks_like_option(words[index], catalogue):
-                values = [words[index]]
-                index += 1
-            else:
-                values = []
-        else:
-            values = []
-            while index < len(words) and not _looks_like_option(words[index], catalogue):
-                values.append(words[index])
-                index += 1
-                if not flag.takes_many:
-                    break
-            if not values and not (flag.takes_many and flag.nargs == "*"):
-                raise CommandLineError(f"{option} expects a value, and none follows it")
-        if flag.dest in seen and not flag.is_append:
-            result.notes.append(f"{option} is given more than once; the last value wins, as in vLLM")
-        seen.setdefault(flag.dest, []).append(values)
-        options[flag.dest] = option
+        flag, option, glued = _find_option(word, catalogue, notes)
+        values, index = _consume_option(
+            flag, option, glued, word=word, words=words, index=index + 1, catalogue=catalogue
+        )
+        if flag.dest in found.values and not flag.is_append:
+            notes.append(f"{option} is given more than once; the last value wins, as in vLLM")
+        found.values.setdefault(flag.dest, []).append(values)
+        found.option[flag.dest] = option
+    return found
 
-    for dest, occurrences in seen.items():
+
+def _consume_option(
+    flag: Flag, option: str, glued: str | None, *, word: str, words: list[str], index: int, catalogue: Catalogue
+) -> tuple[list[str], int]:
+    """argparse's `consume_optional`: the values of the option `word` names, and the index of the word after them.
+
+    A value glued to the option (`--opt=value`) is its one argument; otherwise the words from `index` on
+    are matched against the option's nargs (`_following_values`).
+    """
+    if flag.is_bool:
+        if glued is not None:
+            raise CommandLineError(f"{option} takes no value, but {word!r} gives one")
+        return ["true" if flag.sets_true(option) else "false"], index
+    if glued is not None:
+        return [glued], index  # argparse gives a glued value exactly one argument, even for nargs='+'
+    return _following_values(flag, option, words, index, catalogue)
+
+
+def _following_values(
+    flag: Flag, option: str, words: list[str], index: int, catalogue: Catalogue
+) -> tuple[list[str], int]:
+    """argparse's `_match_argument`: the words from `index` on that the option's nargs takes, up to an option."""
+    if flag.nargs == "?":
+        if index < len(words) and not _looks_like_option(words[index], catalogue):
+            return [words[index]], index + 1
+        return [], index
+    values: list[str] = []
+    while index < len(words) and not _looks_like_option(words[index], catalogue):
+        values.append(words[index])
+        index += 1
+        if not flag.takes_many:
+            break
+    if not values and not (flag.takes_many and flag.nargs == "*"):
+        raise CommandLineError(f"{option} expects a value, and none follows it")
+    return values, index
+
+
+def _layer_options(result: ServeArgs, found: _Occurrences, catalogue: Catalogue) -> None:
+    """Each option's last value (every value of an append option) typed for a layer, into `result.serve`."""
+    for dest, occurrences in found.values.items():
         flag = catalogue.flags[dest]
-        option = options[dest]
+        option = found.option[dest]
         if dest in SECRET_OPTIONS and occurrences[-1]:
             raise CommandLineError(
                 f"{option} holds a credential, and profilekit keeps credentials out of layer files",
@@ -314,15 +359,7 @@ def read_serve_args(args: list[str], catalogue: Catalogue, read_config: ConfigRe
                 f"(the layer gets {SECRET_OPTIONS[dest]} = {{ secret = true }})",
             )
         last = occurrences[-1]
-        if (
-            not flag.is_bool
-            and not flag.takes_many
-            and not flag.is_append
-            and len(last) == 1
-            and last[0] in ("", "None")
-            and kind_of(flag).optional
-            and flag.default is None
-        ):
+        if _means_no_value(flag, last):
             # vLLM reads '' / 'None' here as None, its default: the same as leaving the option out
             result.notes.append(f"{option} {last[0]!r} means no value, vLLM's default; left out of the layer")
             continue
@@ -333,12 +370,30 @@ def read_serve_args(args: list[str], catalogue: Catalogue, read_config: ConfigRe
         if flag.deprecated:
             reason = f": {flag.help}" if flag.help else ""
             result.notes.append(f"{option} is deprecated in vLLM {catalogue.version}{reason}")
+    result.serve = _model_first(result.serve, found.model)
+
+
+def _means_no_value(flag: Flag, words: list[str]) -> bool:
+    """One '' or 'None' for a single-valued `optional_type` option whose default is None."""
+    return (
+        not flag.is_bool
+        and not flag.takes_many
+        and not flag.is_append
+        and len(words) == 1
+        and words[0] in ("", "None")
+        and kind_of(flag).optional
+        and flag.default is None
+    )
+
+
+def _model_first(serve: dict[str, Any], model: str | None) -> dict[str, Any]:
+    """`serve` with the model as its first key: the positional model when there is one, else `--model`'s."""
     if model is not None:
         # `vllm serve` serves the positional model when there is one, whatever --model says (cli/serve.py)
-        result.serve = {"model": model, **{k: v for k, v in result.serve.items() if k != "model"}}
-    elif "model" in result.serve:
-        result.serve = {"model": result.serve["model"], **{k: v for k, v in result.serve.items() if k != "model"}}
-    return result
+        return {"model": model, **{k: v for k, v in serve.items() if k != "model"}}
+    if "model" in serve:
+        return {"model": serve["model"], **{k: v for k, v in serve.items() if k != "model"}}
+    return serve
 
 
 def _typed(flag: Flag, option: str, occurrences: list[list[str]], catalogue: Catalogue) -> Any:

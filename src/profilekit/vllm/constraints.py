@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from profilekit.records import record
 from profilekit.vllm import CATALOGUES
+from profilekit.vllm.catalogue import human_readable_int_or_auto, kind_of, parsed
 from profilekit.vllm.schema import Error, Validator
-from profilekit.vllm.values import human_readable_int_or_auto, kind_of, parsed
 from profilekit.vllm.versions import SUPPORTED, version_key
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ import fnmatch
 import json
 from typing import TYPE_CHECKING, Any
 
-from profilekit.vllm.values import enum_values, kind_of
+from profilekit.vllm.catalogue import enum_values, kind_of
 
 if TYPE_CHECKING:
     from profilekit.vllm.catalogue import Catalogue, Flag

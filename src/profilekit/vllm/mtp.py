@@ -240,13 +240,39 @@ def _rewrite_bailing(cfg: _Cfg, initial: str, version: str) -> None:
 
 
 def _rewrite_late(cfg: _Cfg, initial: str, version: str) -> str | None:
-    """EXAONE, Qwen3.5, LongCat, Step, HY, Inkling, Gemma 4, MiniMax M3 and GLM-5 Next, in vLLM's order."""
+    """The end of `SpeculativeConfig.hf_config_override` (vllm/config/speculative.py), after Bailing; the error.
+
+    One step per family, in vLLM's order: EXAONE, Qwen3.5 and Intern-S2, LongCat, Step 3.5 and Step 5,
+    Mistral Large 3, HY, Inkling (whose missing MTP weights stop the rewriting), Gemma 4, MiniMax M3 and
+    GLM-5 Next.
+    """
+    _rewrite_exaone(cfg)
+    _rewrite_qwen3_5(cfg, version)
+    _rewrite_longcat(cfg, version)
+    _rewrite_step(cfg, version)
+    _rewrite_mistral_large3(cfg, initial)
+    _rewrite_hy(cfg, version)
+    error = _rewrite_inkling(cfg)
+    if error is not None:
+        return error
+    _rewrite_gemma4(cfg)
+    _rewrite_minimax_m3(cfg, initial)
+    _rewrite_glm5_next(cfg, version)
+    return None
+
+
+def _rewrite_exaone(cfg: _Cfg) -> None:
+    """EXAONE MoE and EXAONE 4.5: by model type."""
     if cfg.model_type == "exaone_moe":
         cfg.model_type = "exaone_moe_mtp"
     if cfg.model_type == "exaone_moe_mtp":
         cfg.set("exaone_moe_mtp", "ExaoneMoeMTP")
     if "exaone4_5" in cfg.model_type:
         cfg.set("exaone4_5_mtp", "Exaone4_5_MTP")
+
+
+def _rewrite_qwen3_5(cfg: _Cfg, version: str) -> None:
+    """Qwen3.5 (its text-only model types since 0.28.0), then the Intern-S2 models built on it."""
     qwen3_5 = ("qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text")
     if cfg.model_type in (qwen3_5 if _since(version, "0.28.0") else qwen3_5[:2]):
         cfg.set("qwen3_5_mtp", "Qwen3_5MoeMTP" if "moe" in cfg.model_type else "Qwen3_5MTP")
@@ -257,9 +283,17 @@ def _rewrite_late(cfg: _Cfg, initial: str, version: str) -> str | None:
         if cfg.model_type == "interns2_mobius" and not (isinstance(text, dict) and all(k in text for k in expert_keys)):
             raise _Unknown  # asserted, and its MTP expert counts read
         cfg.set("qwen3_5_mtp", "Qwen3_5MTP")
+
+
+def _rewrite_longcat(cfg: _Cfg, version: str) -> None:
+    """LongCat Flash (and its n-gram variant before 0.32.0)."""
     longcat = ("longcat_flash",) if _since(version, "0.32.0") else ("longcat_flash", "longcat_flash_ngram")
     if cfg.model_type in longcat:
         cfg.set("longcat_flash_mtp", "LongCatFlashMTPModel")
+
+
+def _rewrite_step(cfg: _Cfg, version: str) -> None:
+    """Step 3.5 / 3.7 and (since 0.33.0) Step 5: by model type or architecture, on the promoted text config."""
     if cfg.model_type in ("step3p5", "step3p7") or cfg.arch0() in (
         "Step3p5ForCausalLM",
         "Step3p7ForConditionalGeneration",
@@ -270,34 +304,59 @@ def _rewrite_late(cfg: _Cfg, initial: str, version: str) -> str | None:
     if _since(version, "0.33.0") and (cfg.model_type in ("step5", "step5_vl") or step5 & set(cfg.architectures or [])):
         _promote_text(cfg)
         cfg.set("step5_mtp", "Step5MTP")
+
+
+def _rewrite_mistral_large3(cfg: _Cfg, initial: str) -> None:
+    """Mistral Large 3: its EAGLE draft architecture, by the target's first architecture."""
     if initial == "MistralLarge3ForCausalLM":
         cfg.architectures = ["EagleMistralLarge3ForCausalLM"]
+
+
+def _rewrite_hy(cfg: _Cfg, version: str) -> None:
+    """HY V3, and HY V4 since 0.29.0."""
     if cfg.model_type == "hy_v3":
         cfg.set("hy_v3_mtp", "HYV3MTPModel")
     if _since(version, "0.29.0") and cfg.model_type == "hy_v4":
         cfg.set("hy_v4_mtp", "HYV4MTPModel")
-    if cfg.model_type in ("inkling_mm_model", "inkling_model"):
-        mtp_config = cfg.raw.get("mtp_config") or {}
-        depths = mtp_config.get("num_nextn_predict_layers", 0) if isinstance(mtp_config, dict) else None
-        if not isinstance(depths, int) or isinstance(depths, bool):
-            raise _Unknown
-        if depths < 1:
-            return INKLING_NO_WEIGHTS
-        _promote_text(cfg)
-        cfg.set("inkling_mtp", "InklingMTPModel")
+
+
+def _rewrite_inkling(cfg: _Cfg) -> str | None:
+    """Inkling: the draft depth its `mtp_config` declares; vLLM's error when it declares none."""
+    if cfg.model_type not in ("inkling_mm_model", "inkling_model"):
+        return None
+    mtp_config = cfg.raw.get("mtp_config") or {}
+    depths = mtp_config.get("num_nextn_predict_layers", 0) if isinstance(mtp_config, dict) else None
+    if not isinstance(depths, int) or isinstance(depths, bool):
+        raise _Unknown
+    if depths < 1:
+        return INKLING_NO_WEIGHTS
+    _promote_text(cfg)
+    cfg.set("inkling_mtp", "InklingMTPModel")
+    return None
+
+
+def _rewrite_gemma4(cfg: _Cfg) -> None:
+    """Gemma 4's assistant models."""
     if cfg.model_type in ("gemma4_assistant", "gemma4_unified_assistant"):
         cfg.set("gemma4_mtp", "Gemma4MTPModel")
+
+
+def _rewrite_minimax_m3(cfg: _Cfg, initial: str) -> None:
+    """MiniMax M3: the VL checkpoint on its promoted text config, or a standalone MTP checkpoint as it is."""
     if cfg.model_type == "minimax_m3_vl" or initial == "MiniMaxM3SparseForConditionalGeneration":
         _promote_text(cfg)
         cfg.set("minimax_m3_mtp", "MiniMaxM3MTP")
     elif cfg.model_type == "minimax_m3_mtp" or initial == "MiniMaxM3MTP":
         cfg.set(cfg.model_type, "MiniMaxM3MTP")
+
+
+def _rewrite_glm5_next(cfg: _Cfg, version: str) -> None:
+    """GLM-5 Next (since 0.30.0), whose MTP layer count vLLM reads without a default."""
     if _since(version, "0.30.0") and cfg.model_type == "glm5_next":
         counted = cfg.text() if _since(version, "0.32.0") else cfg  # 0.32.0: `get_text_config()`
         if counted.int("num_nextn_predict_layers") is None:
             raise _Unknown  # read without a default
         cfg.set("glm5_next_mtp", "Glm5NextMTPModel")
-    return None
 
 
 def _promote_text(cfg: _Cfg) -> None:

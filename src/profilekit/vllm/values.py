@@ -1,12 +1,12 @@
 """What a value means for one `vllm serve` option: the TOML types it takes, and what vLLM's parser makes of it.
 
-Three directions share one model of each flag's type, so they cannot drift apart:
+Three directions share one model of each flag's type (`catalogue.kind_of`), so they cannot drift apart:
 `problem` judges a TOML value written in a layer, `as_args` renders it as command-line words, and
-`parsed` predicts the value vLLM's parser stores for it (the oracle suite compares that prediction with
-the real parser); `from_words` goes the other way for `profilekit import`.
+`catalogue.parsed` predicts the value vLLM's parser stores for it (the oracle suite compares that prediction
+with the real parser); `from_words` goes the other way for `profilekit import`. A fix is offered only when
+it passes the config classes' checks too (`constraints`, which builds on `catalogue`, not on this module).
 
-The catalogue names each flag's argparse `type` (reference/vllm-facts.md section 6). The conversions
-below mirror `vllm/engine/arg_utils.py` and `vllm/utils/argparse_utils.py` (0.27.0-0.33.0).
+The conversions below mirror `vllm/engine/arg_utils.py` and `vllm/utils/argparse_utils.py` (0.27.0-0.33.0).
 """
 
 from __future__ import annotations
@@ -20,21 +20,17 @@ from typing import TYPE_CHECKING, Any
 
 from profilekit.records import record
 from profilekit.tomlio.read import toml_type
+from profilekit.vllm.catalogue import Kind, enum_values, human_readable_int, human_readable_int_or_auto, kind_of
+from profilekit.vllm.constraints import config_problems
 
 if TYPE_CHECKING:
     from profilekit.vllm.catalogue import Flag
 
-# `human_readable_int` (vllm/utils/argparse_utils.py): decimal k/m/g/t, binary K/M/G/T without decimals.
-_HUMAN_INT = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
-_DECIMAL = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
-_BINARY = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 # `union_dict_and_str`: a value that looks like a JSON object is read as one.
 LOOKS_LIKE_OBJECT = re.compile(r"(?s)^\s*{.*}\s*$")
 # argparse reads a word like -5 as a value, not an option, when no option looks like a negative number
 # (a negative float also holds '.', which vLLM's dotted-key pre-processing takes for an option)
 _LIST_NEGATIVE = re.compile(r"^-\d+$")
-# options whose argparse type is a lambda in vLLM 0.32+: `lambda s: s.lower().replace("-", "_")`
-_LOWERED_CHOICE_TYPES = {"<lambda>"}
 
 TOML_TYPE_NAMES = {
     bool: "a boolean",
@@ -58,86 +54,11 @@ class Problem:
     warning: bool = False
 
 
-@record(frozen=True, slots=True)
-class Kind:
-    """The argparse type of one flag, as profilekit reasons about it."""
-
-    base: str  # bool | int | float | str | json | json_config | dict_or_str | human_int | human_int_auto |
-    #            reasoning_parser | lowered_choice | device_ids | optional_value
-    optional: bool  # vLLM's `optional_type`: '' and 'None' are read as None
-
-
-def kind_of(flag: Flag) -> Kind:
-    raw = flag.type or "str"
-    optional = raw.startswith("optional:")
-    name = raw.removeprefix("optional:")
-    if flag.is_bool:
-        return Kind("bool", False)
-    if flag.dest == "device_ids":
-        return Kind("device_ids", optional)
-    if flag.nargs == "?" and not flag.positional and not flag.takes_many:
-        # `bool | str | None` fields (hf_token): a bare flag means True, a value is a string
-        return Kind("optional_value", optional)
-    if name in ("int", "float", "str"):
-        return Kind(name, optional)
-    if name == "json":
-        return Kind("json", optional)
-    if name.startswith("json:"):
-        return Kind("json_config", optional)
-    if name == "union_dict_and_str":
-        return Kind("dict_or_str", optional)
-    if name == "human_readable_int":
-        return Kind("human_int", optional)
-    if name == "human_readable_int_or_auto":
-        return Kind("human_int_auto", optional)
-    if name == "parse_reasoning_parser":
-        return Kind("reasoning_parser", optional)
-    if name in _LOWERED_CHOICE_TYPES and flag.choices:
-        return Kind("lowered_choice", optional)
-    return Kind("str", optional)
-
-
-def human_readable_int(text: str) -> int:
-    """vLLM's `human_readable_int`: '1k' -> 1000, '1K' -> 1024, '25.6k' -> 25600, else int(text)."""
-    text = text.strip()
-    match = _HUMAN_INT.fullmatch(text)
-    if match:
-        number, suffix = match.groups()
-        if suffix in _DECIMAL:
-            return int(float(number) * _DECIMAL[suffix])
-        return int(number) * _BINARY[suffix]  # ValueError for decimals, as in vLLM
-    return int(text)
-
-
-def human_readable_int_or_auto(text: str) -> int:
-    text = text.strip()
-    if text == "-1" or text.lower() == "auto":
-        return -1
-    return human_readable_int(text)
-
-
 def compact_json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 # ---- enums converted after parsing ----------------------------------------------------------------
-
-
-def enum_values(flag: Flag) -> tuple[list[str], bool] | None:
-    """The accepted spellings of an enum converted after parsing, and whether case is ignored.
-
-    vLLM converts most of these with `Enum[value.upper()]` (mamba_backend, attention backends), so member
-    names in any case are valid; attention backends also take "auto" (`AttentionConfig.validate_backend_
-    before`). `optimization_level` is an IntEnum validated by value ("0".."3").
-    """
-    if not flag.enum_members:
-        return None
-    if flag.enum_class == "OptimizationLevel":
-        return [name.removeprefix("O") for name in flag.enum_members], False
-    names = [name.lower() for name in flag.enum_members]
-    if flag.enum_class == "AttentionBackendEnum" and flag.dest != "mm_encoder_attn_backend":
-        names.append("auto")  # MultiModalConfig converts without that step: 'auto' is no member there
-    return names, True
 
 
 def _enum_says(flag: Flag, value: str) -> str | None:
@@ -271,8 +192,6 @@ def _fix(flag: Flag, version: str, prefix: str, value: Any, fallback: str) -> st
 
 def passes(flag: Flag, value: Any, version: str) -> bool:
     """Whether `value` passes both argparse's reading and the config class's checks of vLLM `version`."""
-    from profilekit.vllm.constraints import config_problems  # constraints builds on this module
-
     return problem(flag, value, version) is None and not config_problems(flag, value, version, serve={flag.dest: value})
 
 
@@ -297,93 +216,133 @@ def _unrepresentable(value: Any) -> str | None:
     return None
 
 
+# the TOML types each kind of flag takes (never a boolean), and how a refusal names them; a kind not listed takes
+# a string, and `optional_value` (true or a string) and a JSON list option are judged apart
+_TAKES: dict[str, tuple[tuple[type, ...], str]] = {
+    "int": ((int,), "an integer"),
+    "float": ((int, float), "a number"),
+    "json": ((dict,), "a table"),
+    "json_config": ((dict,), "a table"),
+    "dict_or_str": ((dict, str), "a table or a string"),
+    "human_int": ((int, str), 'an integer or a string such as "8g"'),
+    "human_int_auto": ((int, str), 'an integer, "auto" or "8k"'),
+    "device_ids": ((str, list), 'a string such as "2,3" or an array'),
+}
+_TAKES_A_STRING: tuple[tuple[type, ...], str] = ((str,), "a string")
+
+
 def _scalar_problem(
     flag: Flag, kind: Kind, value: Any, version: str, *, alone: bool, in_list: bool = True
 ) -> Problem | None:
-    base = kind.base
-    word = _word(value)
-    if not alone and word.startswith("-") and not _LIST_NEGATIVE.match(word):
-        # only a lone value can be glued (`--opt=-x`); in a list argparse reads '-x' as an option, and
-        # vLLM's dotted-key handling rewrites any '-' word holding a '.'
-        return Problem(
-            f"{word!r} starts with '-': in a list of values vLLM's parser reads it as an option",
-            "make it the only value of the array, or remove the leading '-'",
-        )
-    why = _unrepresentable(value)
-    if why:
-        return Problem(f"{toml_type(value)} cannot be passed to vLLM: {why}", f"write {_example(flag, base, version)}")
-    expected: str
-    ok: bool
-    if base == "int":
-        ok, expected = isinstance(value, int) and not isinstance(value, bool), "an integer"
-    elif base == "float":
-        ok, expected = isinstance(value, (int, float)) and not isinstance(value, bool), "a number"
-    elif base == "json" and json_is_list(flag):
-        ok, expected = isinstance(value, list), "an array (vLLM reads this option as a JSON list)"
-    elif base in ("json", "json_config"):
-        ok, expected = isinstance(value, dict), "a table"
-    elif base == "dict_or_str":
-        ok, expected = isinstance(value, (dict, str)), "a table or a string"
-    elif base in ("human_int", "human_int_auto"):
-        ok = (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
-        expected = 'an integer or a string such as "8g"' if base == "human_int" else 'an integer, "auto" or "8k"'
-    elif base == "optional_value":
-        ok, expected = value is True or isinstance(value, str), "true or a string"
-    elif base == "device_ids":
-        ok, expected = isinstance(value, (str, list)), 'a string such as "2,3" or an array'
-    elif base == "str" and isinstance(value, int) and not isinstance(value, bool) and digits_option(flag):
-        ok, expected = True, "a string"
+    """Why one value (an option's own, or an item of its array) is refused: its place in a list, a TOML value
+    with no command-line form, its TOML type for the kind of flag, then what vLLM reads from it."""
+    found = _list_word_problem(value, alone=alone) or _unrepresentable_problem(flag, kind.base, value, version)
+    if found is not None:
+        return found
+    if kind.base == "str" and isinstance(value, int) and not isinstance(value, bool) and digits_option(flag):
         value = str(value)  # argparse receives the digits and reads them as the string they spell
-    else:
-        ok, expected = isinstance(value, str), "a string"
-    if not ok:
-        fix = f"write {_example(flag, base, version)}"
-        if isinstance(value, str) and base in ("int", "float"):
-            try:
-                number = int(value) if base == "int" else float(value)
-            except ValueError:
-                pass
-            else:
-                fix = _fix(flag, version, "write it without quotes: ", number, fix)
-        elif isinstance(value, (int, float)) and not isinstance(value, bool) and base == "str":
-            fix = _fix(flag, version, "write it in quotes: ", str(value), fix)
-        elif base == "optional_value" and value is False:
-            fix = f"remove {flag.dest} for vLLM's default; `false` has no command-line form"
-        return Problem(f"expected {expected}, got {toml_type(value)}", fix)
-
+    expected = _expected_type(flag, kind.base, value)
+    if expected is not None:
+        return Problem(f"expected {expected}, got {toml_type(value)}", _type_fix(flag, kind.base, value, version))
     if isinstance(value, str):
-        if base in ("human_int", "human_int_auto"):
-            try:
-                (human_readable_int if base == "human_int" else human_readable_int_or_auto)(value)
-            except ValueError:
-                return Problem(
-                    f"{value!r} is not a number vLLM reads: write digits, optionally with one suffix "
-                    "k/m/g/t (x1000) or K/M/G/T (x1024, whole numbers only)",
-                    f'write e.g. {flag.dest} = "8k" or {flag.dest} = 8192',
-                )
-        if kind.optional and value in ("", "None") and base not in ("dict_or_str",):
-            # a lone value: vLLM starts with None, as if the option were left out; in a list, None is
-            # an item the config class refuses; with choices, argparse checks None against them (0.31.0 on
-            # lists None itself for --spec-method, earlier releases the string 'None': "invalid choice: None")
-            refused = flag.choices is not None and len(flag.choices) > 0 and None not in flag.choices
-            if in_list and not refused and flag.choices:
-                # argparse takes the None item (0.31.0+ `--collect-detailed-traces`); the config class judges
-                # it (vllm/constraints.py: ObservabilityConfig's Literal refuses it)
-                return None
-            return Problem(
-                f"vLLM reads {value!r} as no value (None) for this option, not as a string"
-                + (f', and None is not among its choices: "{invalid_choice(flag, None)}"' if refused else ""),
-                f"remove {flag.dest} (or unset it) for vLLM's default",
-                warning=not in_list and flag.default is None and not refused,
-            )
-        if base == "dict_or_str" and LOOKS_LIKE_OBJECT.match(value):
-            return Problem("a string that looks like a JSON object is read by vLLM as JSON", "write it as a TOML table")
-        problem = _choice_problem(flag, value, version) or _enum_problem(flag, value, version)
-        if problem:
-            return problem
-    elif flag.choices and not isinstance(value, (dict, list)):
+        return _string_problem(flag, kind, value, version, in_list=in_list)
+    if flag.choices and not isinstance(value, (dict, list)):
         return _choice_problem(flag, value, version)
     return None
+
+
+def _list_word_problem(value: Any, *, alone: bool) -> Problem | None:
+    """A value that argparse would read as an option because it shares its option with other values."""
+    word = _word(value)
+    if alone or not word.startswith("-") or _LIST_NEGATIVE.match(word):
+        return None
+    # only a lone value can be glued (`--opt=-x`); in a list argparse reads '-x' as an option, and
+    # vLLM's dotted-key handling rewrites any '-' word holding a '.'
+    return Problem(
+        f"{word!r} starts with '-': in a list of values vLLM's parser reads it as an option",
+        "make it the only value of the array, or remove the leading '-'",
+    )
+
+
+def _unrepresentable_problem(flag: Flag, base: str, value: Any, version: str) -> Problem | None:
+    """A TOML value with no command-line form (`_unrepresentable`), whatever the option."""
+    why = _unrepresentable(value)
+    if not why:
+        return None
+    return Problem(f"{toml_type(value)} cannot be passed to vLLM: {why}", f"write {_example(flag, base, version)}")
+
+
+def _expected_type(flag: Flag, base: str, value: Any) -> str | None:
+    """What the kind of flag takes, in the words of a refusal, when `value` is not of it; None when it is."""
+    if base == "optional_value":
+        return None if value is True or isinstance(value, str) else "true or a string"
+    types: tuple[type, ...]
+    if base == "json" and json_is_list(flag):
+        types, expected = (list,), "an array (vLLM reads this option as a JSON list)"
+    else:
+        types, expected = _TAKES.get(base, _TAKES_A_STRING)
+    return None if isinstance(value, types) and not isinstance(value, bool) else expected
+
+
+def _type_fix(flag: Flag, base: str, value: Any, version: str) -> str:
+    """The fix for a value of the wrong TOML type: the same value written as the right one, when that passes."""
+    fix = f"write {_example(flag, base, version)}"
+    if isinstance(value, str) and base in ("int", "float"):
+        try:
+            number = int(value) if base == "int" else float(value)
+        except ValueError:
+            return fix
+        return _fix(flag, version, "write it without quotes: ", number, fix)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and base == "str":
+        return _fix(flag, version, "write it in quotes: ", str(value), fix)
+    if base == "optional_value" and value is False:
+        return f"remove {flag.dest} for vLLM's default; `false` has no command-line form"
+    return fix
+
+
+def _string_problem(flag: Flag, kind: Kind, value: str, version: str, *, in_list: bool) -> Problem | None:
+    """What vLLM makes of a string of the right type: a number it cannot read, None, JSON, or a refused choice."""
+    base = kind.base
+    if base in ("human_int", "human_int_auto"):
+        found = _human_int_problem(flag, base, value)
+        if found is not None:
+            return found
+    if kind.optional and value in ("", "None") and base != "dict_or_str":
+        return _none_word_problem(flag, value, in_list=in_list)
+    if base == "dict_or_str" and LOOKS_LIKE_OBJECT.match(value):
+        return Problem("a string that looks like a JSON object is read by vLLM as JSON", "write it as a TOML table")
+    return _choice_problem(flag, value, version) or _enum_problem(flag, value, version)
+
+
+def _human_int_problem(flag: Flag, base: str, value: str) -> Problem | None:
+    """A string `human_readable_int` (or `human_readable_int_or_auto`) refuses."""
+    try:
+        (human_readable_int if base == "human_int" else human_readable_int_or_auto)(value)
+    except ValueError:
+        return Problem(
+            f"{value!r} is not a number vLLM reads: write digits, optionally with one suffix "
+            "k/m/g/t (x1000) or K/M/G/T (x1024, whole numbers only)",
+            f'write e.g. {flag.dest} = "8k" or {flag.dest} = 8192',
+        )
+    return None
+
+
+def _none_word_problem(flag: Flag, value: str, *, in_list: bool) -> Problem | None:
+    """'' or 'None' for an `optional_type` option: vLLM reads None, which is not the string it says."""
+    # a lone value: vLLM starts with None, as if the option were left out; in a list, None is
+    # an item the config class refuses; with choices, argparse checks None against them (0.31.0 on
+    # lists None itself for --spec-method, earlier releases the string 'None': "invalid choice: None")
+    refused = flag.choices is not None and len(flag.choices) > 0 and None not in flag.choices
+    if in_list and not refused and flag.choices:
+        # argparse takes the None item (0.31.0+ `--collect-detailed-traces`); the config class judges
+        # it (vllm/constraints.py: ObservabilityConfig's Literal refuses it)
+        return None
+    return Problem(
+        f"vLLM reads {value!r} as no value (None) for this option, not as a string"
+        + (f', and None is not among its choices: "{invalid_choice(flag, None)}"' if refused else ""),
+        f"remove {flag.dest} (or unset it) for vLLM's default",
+        warning=not in_list and flag.default is None and not refused,
+    )
 
 
 # (flag identity, release, scalar type, scalar) -> (the flag, its answer): lint asks the same question of the same
@@ -483,42 +442,6 @@ def as_args(flag: Flag, value: Any) -> list[str]:
         # argparse gives a glued `--opt=v` exactly one value, so a list follows the bare option
         return [flag.option, *[_word(v) for v in items]]
     return glued(flag.option, _word(value))
-
-
-# ---- what vLLM's parser stores ---------------------------------------------------------------------------
-
-
-def _parsed_scalar(flag: Flag, kind: Kind, value: Any) -> Any:
-    base = kind.base
-    if kind.optional and value in ("", "None") and base != "dict_or_str":
-        return None  # vLLM's optional_type
-    if base == "float":
-        return float(value)
-    if base in ("human_int", "human_int_auto"):
-        if isinstance(value, str):
-            return (human_readable_int if base == "human_int" else human_readable_int_or_auto)(value)
-        return value
-    if base == "reasoning_parser" and isinstance(value, str):
-        return "" if value.lower() == "none" else value
-    if base == "lowered_choice" and isinstance(value, str):
-        return value.lower().replace("-", "_")
-    if base == "device_ids":
-        text = ",".join(str(v) for v in value) if isinstance(value, list) else value
-        return [int(p) if p.isdigit() else p for p in (part.strip() for part in text.split(","))]
-    if base == "str" and isinstance(value, int) and not isinstance(value, bool):
-        return str(value)  # argparse stores the digits as a string
-    return value
-
-
-def parsed(flag: Flag, value: Any) -> Any:
-    """The value vLLM's parser stores in the namespace for a valid TOML `value` (JSON options as dicts)."""
-    kind = kind_of(flag)
-    if kind.base == "bool":
-        return bool(value)
-    if flag.takes_many or flag.is_append:
-        items = value if isinstance(value, list) else [value]
-        return [_parsed_scalar(flag, kind, item) for item in items]
-    return _parsed_scalar(flag, kind, value)
 
 
 def json_is_list(flag: Flag) -> bool:

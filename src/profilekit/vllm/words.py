@@ -1,6 +1,6 @@
 """Command-line words as TOML values, for `profilekit import`: what vLLM's parser makes of `--opt WORDS...`.
 
-The inverse of `values.as_args`, sharing `values`' model of each flag's type.
+The inverse of `values.as_args`, sharing its model of each flag's type (`catalogue.kind_of`).
 """
 
 from __future__ import annotations
@@ -11,15 +11,8 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from profilekit.tomlio.guards import MAX_DEPTH, nesting_depth
-from profilekit.vllm.values import (
-    LOOKS_LIKE_OBJECT,
-    Kind,
-    human_readable_int,
-    human_readable_int_or_auto,
-    json_is_list,
-    kind_of,
-    problem,
-)
+from profilekit.vllm.catalogue import Kind, human_readable_int, human_readable_int_or_auto, kind_of
+from profilekit.vllm.values import LOOKS_LIKE_OBJECT, json_is_list, problem
 
 if TYPE_CHECKING:
     from profilekit.vllm.catalogue import Flag
