@@ -236,7 +236,7 @@ def _scalar_problem(
 ) -> Problem | None:
     """Why one value (an option's own, or an item of its array) is refused: its place in a list, a TOML value
     with no command-line form, its TOML type for the kind of flag, then what vLLM reads from it."""
-    found = _list_word_problem(value, alone=alone) or _unrepresentable_problem(flag, kind.base, value, version)
+    found = _unrepresentable_problem(flag, kind.base, value, version) or _list_word_problem(value, alone=alone)
     if found is not None:
         return found
     if kind.base == "str" and isinstance(value, int) and not isinstance(value, bool) and digits_option(flag):
