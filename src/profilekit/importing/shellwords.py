@@ -272,47 +272,72 @@ class _Scanner:
             self.problem("&", f"`&` in the middle of a line {_ONE_COMMAND}", whole=True)
             self.index += 1
 
+    # ---- quotes ----
+
+    def quoted(self, quote: str) -> None:
+        """A '...' or "..." string, to its closing quote: bash's `parse_matched_pair` in parse.y.
+
+        The quotes stay in the command's text for shlex to remove; a quote never closed stops the whole read.
+        """
+        opened = self.line
+        self.start_word()
+        self.segment.append(quote)
+        self.index += 1
+        read = self.single_quoted_char if quote == "'" else self.double_quoted_char
+        while self.index < self.n:
+            if read():
+                return
+        raise ShellError(f"line {opened}: a {quote} quote is never closed")
+
+    def single_quoted_char(self) -> bool:
+        """One character inside '...', where bash gives nothing a meaning; True at the closing quote."""
+        char = self.text[self.index]
+        self.segment.append(char)
+        self.line += char == "\n"
+        self.index += 1
+        return char == "'"
+
+    def double_quoted_char(self) -> bool:
+        """One step inside "...", where `$`, backticks and a backslash keep their meaning; True at the closing quote."""
+        char = self.text[self.index]
+        if char == "\\" and self.index + 1 < self.n:
+            self.double_quoted_backslash()
+            return False
+        if char == "$" and self.starts_expansion():
+            self.expansion(quoted=True)
+            return False
+        if char == "`":
+            self._backticks()
+            return False
+        self.line += char == "\n"
+        self.segment.append(char)
+        self.index += 1
+        return char == '"'
+
+    def double_quoted_backslash(self) -> None:
+        """A backslash inside "...": bash removes it only before $, `, ", \\ and a newline (a continuation)."""
+        nxt = self.text[self.index + 1]
+        self.index += 2
+        if nxt == "\n":  # a continuation inside double quotes disappears
+            self.line += 1
+            return
+        # bash reads \$ and \` as the bare characters; shlex would keep the backslash (it removes the one before " and \)
+        self.segment += [nxt] if nxt in "$`" else ["\\", nxt]
+
+    def starts_expansion(self) -> bool:
+        """Whether the `$` at `index` starts an expansion (a name, a `{`, a `(` or a special parameter)."""
+        after = self.index + 1
+        return after < self.n and (self.text[after].isalnum() or self.text[after] in "_{(@*#?!$-")
+
     # ---- the scan ----
 
     def run(self) -> list[Command]:
-        quote: str | None = None
-        quote_line = 1
         text, n = self.text, self.n
         while self.index < n:
             char = text[self.index]
-            if quote == "'":
-                self.segment.append(char)
-                self.line += char == "\n"
-                quote = None if char == "'" else quote
-                self.index += 1
+            if char in "'\"":
+                self.quoted(char)
                 continue
-            if quote == '"':
-                if char == "\\" and self.index + 1 < n:
-                    nxt = text[self.index + 1]
-                    if nxt == "\n":  # a continuation inside double quotes disappears
-                        self.line += 1
-                        self.index += 2
-                        continue
-                    # bash reads \$ and \` as the bare characters; shlex would keep the backslash
-                    self.segment += [nxt] if nxt in "$`" else [char, nxt]
-                    self.index += 2
-                    continue
-                if (
-                    char == "$"
-                    and self.index + 1 < n
-                    and (text[self.index + 1].isalnum() or text[self.index + 1] in "_{(@*#?!$-")
-                ):
-                    self.expansion(quoted=True)
-                    continue
-                if char == "`":
-                    self._backticks()
-                    continue
-                self.line += char == "\n"
-                quote = None if char == '"' else quote
-                self.segment.append(char)
-                self.index += 1
-                continue
-            # outside quotes
             if char == "\\":
                 if self.index + 1 < n and text[self.index + 1] == "\n":
                     self.line += 1
@@ -339,22 +364,12 @@ class _Scanner:
                 self.start_line = self.line
                 self.index += 1
                 continue
-            if char in "'\"":
-                quote, quote_line = char, self.line
-                self.start_word()
-                self.segment.append(char)
-                self.index += 1
-                continue
             if char == "$" and self.index + 1 < n and text[self.index + 1] == "'":
                 self.start_word()
                 self.problem("$'...'", "ANSI-C quoting cannot be represented; use plain quotes")
                 self.index += 2
                 continue
-            if (
-                char == "$"
-                and self.index + 1 < n
-                and (text[self.index + 1].isalnum() or text[self.index + 1] in "_{(@*#?!$-")
-            ):
+            if char == "$" and self.starts_expansion():
                 self.expansion(quoted=False)
                 continue
             if char == "`":
@@ -389,8 +404,6 @@ class _Scanner:
             self.word_text.append(char)
             self.segment.append(char)
             self.index += 1
-        if quote:
-            raise ShellError(f"line {quote_line}: a {quote} quote is never closed")
         self.end_command()
         return self.commands
 
