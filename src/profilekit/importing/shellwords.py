@@ -332,80 +332,103 @@ class _Scanner:
     # ---- the scan ----
 
     def run(self) -> list[Command]:
-        text, n = self.text, self.n
-        while self.index < n:
-            char = text[self.index]
-            if char in "'\"":
-                self.quoted(char)
-                continue
-            if char == "\\":
-                if self.index + 1 < n and text[self.index + 1] == "\n":
-                    self.line += 1
-                    self.index += 2
-                    continue
-                self.start_word()
-                self.segment.append(text[self.index : self.index + 2])
-                self.word_text.append("x")
-                self.index += 2
-                continue
-            if char == "#" and not self.word_started:
-                while self.index < n and text[self.index] != "\n":
-                    self.index += 1
-                continue
-            if char in " \t":
-                if self.word_started:
-                    self.end_word()
-                self.segment.append(char)
-                self.index += 1
-                continue
-            if char == "\n":
-                self.end_command()
-                self.line += 1
-                self.start_line = self.line
-                self.index += 1
-                continue
-            if char == "$" and self.index + 1 < n and text[self.index + 1] == "'":
-                self.start_word()
-                self.problem("$'...'", "ANSI-C quoting cannot be represented; use plain quotes")
-                self.index += 2
-                continue
-            if char == "$" and self.starts_expansion():
-                self.expansion(quoted=False)
-                continue
-            if char == "`":
-                self._backticks()
-                continue
-            if char == ">" and self.redirection():
-                continue
-            if char == "|":
-                self.pipe()
-                continue
-            if char == "&":
-                self.ampersand()
-                continue
-            placeholder = _PLACEHOLDER.match(text, self.index)
-            if placeholder is not None:  # `vllm serve <model>`: a documentation placeholder, one problem
-                self.start_word()
-                self.problem(placeholder.group(0), _OPERATORS["<"])
-                self.segment.append(shlex.quote(placeholder.group(0)))
-                self.index = placeholder.end()
-                continue
-            if char in _OPERATORS or char == ">":
-                self.problem(char, _OPERATORS.get(char, _OPERATORS["<"]), whole=True)
-                self.index += 1
-                continue
-            if char == "~" and (not self.word_started or _ASSIGNMENT_START.match("".join(self.word_text))):
-                self.start_word()
-                self.problem("~", "bash expands ~ to the home folder of whoever runs the script; write the path")
-            elif char in "*?[" and not _is_literal_glob(text, self.index):
-                self.start_word()
-                self.problem(char, "bash expands a glob against the files present at launch; quote the value")
-            self.start_word()
-            self.word_text.append(char)
-            self.segment.append(char)
-            self.index += 1
+        while self.index < self.n:
+            self.read_token()
         self.end_command()
         return self.commands
+
+    def read_token(self) -> None:
+        """What starts at `index`, as bash's `read_token` in parse.y sorts it: a newline ends the command, a blank
+        ends the word, a `#` at the start of a word is a comment, a metacharacter is an operator, and anything else
+        is part of a word."""
+        char = self.text[self.index]
+        if char == "\n":
+            self.newline()
+        elif char in " \t":
+            self.blank(char)
+        elif char == "#" and not self.word_started:
+            self.comment()
+        elif char in "|&;()<>":
+            self.operator(char)
+        else:
+            self.read_word_part(char)
+
+    def newline(self) -> None:
+        self.end_command()
+        self.line += 1
+        self.start_line = self.line
+        self.index += 1
+
+    def blank(self, char: str) -> None:
+        if self.word_started:
+            self.end_word()
+        self.segment.append(char)
+        self.index += 1
+
+    def comment(self) -> None:
+        """To the end of the line; the newline itself still ends the command."""
+        while self.index < self.n and self.text[self.index] != "\n":
+            self.index += 1
+
+    def operator(self, char: str) -> None:
+        """A metacharacter: dropped with a note when it changes neither argv nor environment, else a problem.
+
+        `<model>` is read as a word: a documentation placeholder is one problem, not a redirection from a file.
+        """
+        if char == ">" and self.redirection():
+            return
+        if char == "|":
+            self.pipe()
+            return
+        if char == "&":
+            self.ampersand()
+            return
+        placeholder = _PLACEHOLDER.match(self.text, self.index)
+        if placeholder is not None:  # `vllm serve <model>`: a documentation placeholder, one problem
+            self.start_word()
+            self.problem(placeholder.group(0), _OPERATORS["<"])
+            self.segment.append(shlex.quote(placeholder.group(0)))
+            self.index = placeholder.end()
+            return
+        self.problem(char, _OPERATORS.get(char, _OPERATORS["<"]), whole=True)
+        self.index += 1
+
+    def read_word_part(self, char: str) -> None:
+        text, n = self.text, self.n
+        if char == "\\":
+            if self.index + 1 < n and text[self.index + 1] == "\n":
+                self.line += 1
+                self.index += 2
+                return
+            self.start_word()
+            self.segment.append(text[self.index : self.index + 2])
+            self.word_text.append("x")
+            self.index += 2
+            return
+        if char in "'\"":
+            self.quoted(char)
+            return
+        if char == "$" and self.index + 1 < n and text[self.index + 1] == "'":
+            self.start_word()
+            self.problem("$'...'", "ANSI-C quoting cannot be represented; use plain quotes")
+            self.index += 2
+            return
+        if char == "$" and self.starts_expansion():
+            self.expansion(quoted=False)
+            return
+        if char == "`":
+            self._backticks()
+            return
+        if char == "~" and (not self.word_started or _ASSIGNMENT_START.match("".join(self.word_text))):
+            self.start_word()
+            self.problem("~", "bash expands ~ to the home folder of whoever runs the script; write the path")
+        elif char in "*?[" and not _is_literal_glob(text, self.index):
+            self.start_word()
+            self.problem(char, "bash expands a glob against the files present at launch; quote the value")
+        self.start_word()
+        self.word_text.append(char)
+        self.segment.append(char)
+        self.index += 1
 
     def _backticks(self) -> None:
         self.start_word()
