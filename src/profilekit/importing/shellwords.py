@@ -89,7 +89,12 @@ def _double_quoted(value: str) -> str:
 
 
 class _Scanner:
-    """One pass over the script text; `commands` holds the result."""
+    """One pass over the script text; `commands` holds the result.
+
+    The steps follow how bash's parse.y reads a script: `read_token` sorts what starts at the scan position
+    (newline, blank, comment, operator or word), `read_word_part` reads a word as `read_token_word` does
+    (backslash, quotes, `$`, backticks), and `quoted` reads a quoted string as `parse_matched_pair` does.
+    """
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -332,6 +337,7 @@ class _Scanner:
     # ---- the scan ----
 
     def run(self) -> list[Command]:
+        """The script token by token (`read_token`), then the command the end of the text leaves open."""
         while self.index < self.n:
             self.read_token()
         self.end_command()
@@ -354,12 +360,14 @@ class _Scanner:
             self.read_word_part(char)
 
     def newline(self) -> None:
+        """An unquoted newline ends the simple command; the next one starts on the next line."""
         self.end_command()
         self.line += 1
         self.start_line = self.line
         self.index += 1
 
     def blank(self, char: str) -> None:
+        """A space or tab ends the word; it stays in the command's text, for shlex to split at."""
         if self.word_started:
             self.end_word()
         self.segment.append(char)
@@ -371,10 +379,9 @@ class _Scanner:
             self.index += 1
 
     def operator(self, char: str) -> None:
-        """A metacharacter: dropped with a note when it changes neither argv nor environment, else a problem.
-
-        `<model>` is read as a word: a documentation placeholder is one problem, not a redirection from a file.
-        """
+        """A metacharacter: an output redirection, a trailing `&` or a final `| tee` is dropped with a note (it
+        changes neither vLLM's argv nor its environment); a `<model>` placeholder is one problem on its word; any
+        other operator is a problem on the whole command."""
         if char == ">" and self.redirection():
             return
         if char == "|":
@@ -394,35 +401,48 @@ class _Scanner:
         self.index += 1
 
     def read_word_part(self, char: str) -> None:
-        text, n = self.text, self.n
+        """One part of a word, as bash's `read_token_word` in parse.y reads it: a backslash, a quoted string, a `$`
+        expansion, a backtick substitution, or a plain character."""
         if char == "\\":
-            if self.index + 1 < n and text[self.index + 1] == "\n":
-                self.line += 1
-                self.index += 2
-                return
-            self.start_word()
-            self.segment.append(text[self.index : self.index + 2])
-            self.word_text.append("x")
+            self.backslash()
+        elif char in "'\"":
+            self.quoted(char)
+        elif char == "$":
+            self.dollar()
+        elif char == "`":
+            self._backticks()
+        else:
+            self.word_char(char)
+
+    def backslash(self) -> None:
+        """A backslash-newline is a continuation (bash's `shell_getc` removes it); any other backslash quotes the
+        next character, which shlex unquotes."""
+        if self.index + 1 < self.n and self.text[self.index + 1] == "\n":
+            self.line += 1
             self.index += 2
             return
-        if char in "'\"":
-            self.quoted(char)
-            return
-        if char == "$" and self.index + 1 < n and text[self.index + 1] == "'":
+        self.start_word()
+        self.segment.append(self.text[self.index : self.index + 2])
+        self.word_text.append("x")  # a quoted character is neither a brace nor an fd number
+        self.index += 2
+
+    def dollar(self) -> None:
+        """An unquoted `$`: ANSI-C quoting `$'...'` (a problem), an expansion, or a plain `$`."""
+        if self.index + 1 < self.n and self.text[self.index + 1] == "'":
             self.start_word()
             self.problem("$'...'", "ANSI-C quoting cannot be represented; use plain quotes")
             self.index += 2
-            return
-        if char == "$" and self.starts_expansion():
+        elif self.starts_expansion():
             self.expansion(quoted=False)
-            return
-        if char == "`":
-            self._backticks()
-            return
+        else:
+            self.word_char("$")
+
+    def word_char(self, char: str) -> None:
+        """A character of a word that stands for itself, unless bash expands it: a leading `~`, a glob character."""
         if char == "~" and (not self.word_started or _ASSIGNMENT_START.match("".join(self.word_text))):
             self.start_word()
             self.problem("~", "bash expands ~ to the home folder of whoever runs the script; write the path")
-        elif char in "*?[" and not _is_literal_glob(text, self.index):
+        elif char in "*?[" and not _is_literal_glob(self.text, self.index):
             self.start_word()
             self.problem(char, "bash expands a glob against the files present at launch; quote the value")
         self.start_word()
