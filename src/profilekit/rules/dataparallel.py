@@ -54,64 +54,116 @@ class Launch:
     checked: list[str] = field(default_factory=list)
 
 
+@record(slots=True)
+class _Args:
+    """The engine arguments the launch block reads, and the values it rewrites on its way (vLLM assigns them on
+    `self`, or on locals of `create_engine_config`, before it builds ParallelConfig)."""
+
+    version: str
+    dp: int
+    tp: int
+    pp: int
+    pcp: int
+    nnodes: int
+    node_rank: int
+    rank: int | None  # data_parallel_rank: as written, or inferred from node_rank for external LB
+    size_local: int | None  # data_parallel_size_local: as written, or inferred from node_rank for internal LB
+    start_rank: int | None
+    hybrid: bool  # data_parallel_hybrid_lb: as written, then as the block settles it
+    external: bool  # data_parallel_external_lb as written
+    backend: object
+    inferred: int = 0  # inferred_data_parallel_rank: 0 unless nnodes > 1
+    external_lb: bool = False  # the block's local data_parallel_external_lb: the flag, or a rank that is set
+
+
+# the sizes the launch block computes with, and their defaults; one that is not an int leaves the block undecided
+_SIZES = (
+    ("data_parallel_size", 1),
+    ("tensor_parallel_size", 1),
+    ("pipeline_parallel_size", 1),
+    ("prefill_context_parallel_size", 1),
+    ("nnodes", 1),
+    ("node_rank", 0),
+)
+
+
+def _engine_args(f: RoleFacts) -> _Args | None:
+    """The EngineArgs fields `create_engine_config`'s data-parallel block reads; None when a size is not an int."""
+    sizes = [serve_int(f, key, default) for key, default in _SIZES]
+    if any(v is None for v in sizes):
+        return None
+    dp, tp, pp, pcp, nnodes, node_rank = (int(v or 0) for v in sizes)
+    return _Args(
+        f.version,
+        dp,
+        tp,
+        pp,
+        pcp,
+        nnodes,
+        node_rank,
+        rank=serve_int(f, "data_parallel_rank"),
+        size_local=serve_int(f, "data_parallel_size_local"),
+        start_rank=serve_int(f, "data_parallel_start_rank"),
+        hybrid=serve_bool(f, "data_parallel_hybrid_lb") is True,
+        external=serve_bool(f, "data_parallel_external_lb") is True,
+        backend=f.serve.get("data_parallel_backend", "mp"),
+    )
+
+
+def _refused(index: int, what: str, message: str, fix: str, *keys: str) -> Failure:
+    """One `raise ValueError` of the launch block: its place among the block's raises, and what it says."""
+    return Failure("data-parallel-launch", index, what, message, fix, keys)
+
+
+def _one_load_balancing_mode(args: _Args) -> Failure | None:
+    """The block's first raise: `data_parallel_hybrid_lb and data_parallel_external_lb`."""
+    if not (args.hybrid and args.external):
+        return None
+    return _refused(
+        0,
+        "data_parallel_hybrid_lb = true with data_parallel_external_lb = true",
+        INVALID + "`--data-parallel-hybrid-lb` and `--data-parallel-external-lb` cannot be enabled together. "
+        "Enable only one load-balancing mode.",
+        "keep one load-balancing mode",
+        "data_parallel_hybrid_lb",
+        "data_parallel_external_lb",
+    )
+
+
+def _multi_node_backend(args: _Args) -> Failure | None:
+    """The block's second raise: `nnodes > 1 and data_parallel_backend != "mp"`."""
+    if not (args.nnodes > 1 and args.backend != "mp"):
+        return None
+    return _refused(
+        1,
+        f"nnodes = {args.nnodes} with data_parallel_backend = {args.backend!r}",
+        INVALID + f"`--nnodes {args.nnodes}` requires `--data-parallel-backend mp`; got "
+        f"`--data-parallel-backend {args.backend}`. Use the MP backend or set `--nnodes 1`.",
+        'set data_parallel_backend = "mp", or nnodes = 1',
+        "nnodes",
+        "data_parallel_backend",
+    )
+
+
 def _launch(f: RoleFacts) -> Launch | None:
     """`create_engine_config`'s data-parallel block, as a GPU host runs it; None when a size is not an int."""
-    ints = {
-        k: serve_int(f, k, d)
-        for k, d in (
-            ("data_parallel_size", 1),
-            ("tensor_parallel_size", 1),
-            ("pipeline_parallel_size", 1),
-            ("prefill_context_parallel_size", 1),
-            ("nnodes", 1),
-            ("node_rank", 0),
-        )
-    }
-    if any(v is None for v in ints.values()):
+    args = _engine_args(f)
+    if args is None:
         return None
-    dp, tp, pp, pcp = (
-        int(ints[k] or 0)
-        for k in (
-            "data_parallel_size",
-            "tensor_parallel_size",
-            "pipeline_parallel_size",
-            "prefill_context_parallel_size",
-        )
-    )
-    nnodes, node_rank = int(ints["nnodes"] or 0), int(ints["node_rank"] or 0)
-    rank = serve_int(f, "data_parallel_rank")
-    size_local = serve_int(f, "data_parallel_size_local")
-    start_rank = serve_int(f, "data_parallel_start_rank")
-    hybrid = serve_bool(f, "data_parallel_hybrid_lb") is True
-    external = serve_bool(f, "data_parallel_external_lb") is True
-    backend = f.serve.get("data_parallel_backend", "mp")
+    dp, tp, pp, pcp = args.dp, args.tp, args.pp, args.pcp
+    nnodes, node_rank = args.nnodes, args.node_rank
+    rank, size_local, start_rank = args.rank, args.size_local, args.start_rank
+    hybrid, external, backend = args.hybrid, args.external, args.backend
     v = f.version
     out = Launch()
 
     def fail(index: int, what: str, message: str, fix: str, *keys: str) -> Launch:
-        out.failure = Failure("data-parallel-launch", index, what, message, fix, keys)
+        out.failure = _refused(index, what, message, fix, *keys)
         return out
 
-    if hybrid and external:
-        return fail(
-            0,
-            "data_parallel_hybrid_lb = true with data_parallel_external_lb = true",
-            INVALID + "`--data-parallel-hybrid-lb` and `--data-parallel-external-lb` cannot be enabled together. "
-            "Enable only one load-balancing mode.",
-            "keep one load-balancing mode",
-            "data_parallel_hybrid_lb",
-            "data_parallel_external_lb",
-        )
-    if nnodes > 1 and backend != "mp":
-        return fail(
-            1,
-            f"nnodes = {nnodes} with data_parallel_backend = {backend!r}",
-            INVALID + f"`--nnodes {nnodes}` requires `--data-parallel-backend mp`; got "
-            f"`--data-parallel-backend {backend}`. Use the MP backend or set `--nnodes 1`.",
-            'set data_parallel_backend = "mp", or nnodes = 1',
-            "nnodes",
-            "data_parallel_backend",
-        )
+    out.failure = _one_load_balancing_mode(args) or _multi_node_backend(args)
+    if out.failure is not None:
+        return out
     inferred = 0
     if nnodes > 1:
         within = pp * tp * (pcp if at_least(v, "0.30.0") else 1)
