@@ -145,14 +145,87 @@ def _multi_node_backend(args: _Args) -> Failure | None:
     )
 
 
+def _multi_node(args: _Args) -> Failure | None:
+    """The block's `if self.nnodes > 1:` branch: the world size and the node rank, then what the node rank infers.
+
+    0.30.0 counts prefill context parallelism in the world size (`world_size_within_dp`).
+    """
+    if args.nnodes <= 1:
+        return None
+    within = args.pp * args.tp * (args.pcp if at_least(args.version, "0.30.0") else 1)
+    world = args.dp * within
+    if world % args.nnodes != 0:
+        return _world_size_indivisible(args, world)
+    if not 0 <= args.node_rank < args.nnodes:
+        return _refused(
+            3,
+            f"node_rank = {args.node_rank} with nnodes = {args.nnodes}",
+            INVALID + f"`--node-rank` must be between 0 and {args.nnodes - 1}; got `--node-rank {args.node_rank}`. "
+            "Set it to this node's zero-based index.",
+            f"set node_rank between 0 and {args.nnodes - 1}",
+            "node_rank",
+            "nnodes",
+        )
+    local_world = world // args.nnodes
+    args.inferred = (args.node_rank * local_world) // within
+    return _infer_from_node_rank(args, local_world, within)
+
+
+def _world_size_indivisible(args: _Args, world: int) -> Failure:
+    """The raise when `nnodes` does not divide the world size; 0.30.0 names prefill context parallelism too."""
+    prefill = at_least(args.version, "0.30.0")
+    sizes = (
+        "`--data-parallel-size`, `--pipeline-parallel-size`, `--tensor-parallel-size`, or "
+        "`--prefill-context-parallel-size`."
+        if prefill
+        else "`--data-parallel-size`, `--pipeline-parallel-size`, or `--tensor-parallel-size`."
+    )
+    return _refused(
+        2,
+        f"nnodes = {args.nnodes} does not divide the world size {world} (data x pipeline x tensor"
+        + (" x prefill-context" if prefill else "")
+        + " parallel sizes)",
+        INVALID + f"`--nnodes {args.nnodes}` must evenly divide the total world size ({world}). "
+        f"Adjust `--nnodes`, {sizes}",
+        f"set nnodes to a divisor of {world}",
+        "nnodes",
+        "data_parallel_size",
+        "tensor_parallel_size",
+        "pipeline_parallel_size",
+    )
+
+
+def _infer_from_node_rank(args: _Args, local_world: int, within: int) -> Failure | None:
+    """The end of the `nnodes > 1` branch: external LB over several ranks takes the rank the node rank infers when
+    none is set (0.31.0: refused when nnodes is not a multiple of the DP size); otherwise a local size that is not
+    set is inferred, for internal LB."""
+    if args.dp > 1 and args.external:
+        if args.rank is None:
+            if at_least(args.version, "0.31.0") and args.nnodes % args.dp != 0:
+                return _refused(
+                    4,
+                    f"data_parallel_external_lb = true with nnodes = {args.nnodes}, data_parallel_size = {args.dp} "
+                    "and no data_parallel_rank",
+                    INVALID + "`--node-rank` cannot unambiguously identify external data-parallel ranks when "
+                    "`--nnodes` is not divisible by `--data-parallel-size`. Set a unique "
+                    "`--data-parallel-rank` for each external-LB process.",
+                    "set data_parallel_rank for each external-LB process",
+                    "data_parallel_external_lb",
+                    "nnodes",
+                    "data_parallel_size",
+                )
+            args.rank = args.inferred
+    elif args.size_local is None:
+        args.size_local = max(local_world // within, 1)
+    return None
+
+
 def _launch(f: RoleFacts) -> Launch | None:
     """`create_engine_config`'s data-parallel block, as a GPU host runs it; None when a size is not an int."""
     args = _engine_args(f)
     if args is None:
         return None
-    dp, tp, pp, pcp = args.dp, args.tp, args.pp, args.pcp
-    nnodes, node_rank = args.nnodes, args.node_rank
-    rank, size_local, start_rank = args.rank, args.size_local, args.start_rank
+    dp, start_rank = args.dp, args.start_rank
     hybrid, external, backend = args.hybrid, args.external, args.backend
     v = f.version
     out = Launch()
@@ -164,60 +237,10 @@ def _launch(f: RoleFacts) -> Launch | None:
     out.failure = _one_load_balancing_mode(args) or _multi_node_backend(args)
     if out.failure is not None:
         return out
-    inferred = 0
-    if nnodes > 1:
-        within = pp * tp * (pcp if at_least(v, "0.30.0") else 1)
-        world = dp * within
-        if world % nnodes != 0:
-            sizes = (
-                "`--data-parallel-size`, `--pipeline-parallel-size`, `--tensor-parallel-size`, or "
-                "`--prefill-context-parallel-size`."
-                if at_least(v, "0.30.0")
-                else "`--data-parallel-size`, `--pipeline-parallel-size`, or `--tensor-parallel-size`."
-            )
-            return fail(
-                2,
-                f"nnodes = {nnodes} does not divide the world size {world} (data x pipeline x tensor"
-                + (" x prefill-context" if at_least(v, "0.30.0") else "")
-                + " parallel sizes)",
-                INVALID + f"`--nnodes {nnodes}` must evenly divide the total world size ({world}). "
-                f"Adjust `--nnodes`, {sizes}",
-                f"set nnodes to a divisor of {world}",
-                "nnodes",
-                "data_parallel_size",
-                "tensor_parallel_size",
-                "pipeline_parallel_size",
-            )
-        if not 0 <= node_rank < nnodes:
-            return fail(
-                3,
-                f"node_rank = {node_rank} with nnodes = {nnodes}",
-                INVALID + f"`--node-rank` must be between 0 and {nnodes - 1}; got `--node-rank {node_rank}`. "
-                "Set it to this node's zero-based index.",
-                f"set node_rank between 0 and {nnodes - 1}",
-                "node_rank",
-                "nnodes",
-            )
-        local_world = world // nnodes
-        inferred = (node_rank * local_world) // within
-        if dp > 1 and external:
-            if rank is None:
-                if at_least(v, "0.31.0") and nnodes % dp != 0:
-                    return fail(
-                        4,
-                        f"data_parallel_external_lb = true with nnodes = {nnodes}, data_parallel_size = {dp} and "
-                        "no data_parallel_rank",
-                        INVALID + "`--node-rank` cannot unambiguously identify external data-parallel ranks when "
-                        "`--nnodes` is not divisible by `--data-parallel-size`. Set a unique "
-                        "`--data-parallel-rank` for each external-LB process.",
-                        "set data_parallel_rank for each external-LB process",
-                        "data_parallel_external_lb",
-                        "nnodes",
-                        "data_parallel_size",
-                    )
-                rank = inferred
-        elif size_local is None:
-            size_local = max(local_world // within, 1)
+    out.failure = _multi_node(args)
+    if out.failure is not None:
+        return out
+    rank, size_local, inferred = args.rank, args.size_local, args.inferred
     ext = external or rank is not None
     if serve_bool(f, "enable_fault_tolerance") is True and not ext:
         return fail(
