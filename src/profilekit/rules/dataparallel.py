@@ -66,7 +66,7 @@ class _Args:
     pcp: int
     nnodes: int
     node_rank: int
-    rank: int | None  # data_parallel_rank: as written, or inferred from node_rank for external LB
+    rank: int | None  # data_parallel_rank: as written, inferred from node_rank for external LB, or the start rank
     size_local: int | None  # data_parallel_size_local: as written, or inferred from node_rank for internal LB
     start_rank: int | None
     hybrid: bool  # data_parallel_hybrid_lb: as written, then as the block settles it
@@ -220,119 +220,158 @@ def _infer_from_node_rank(args: _Args, local_world: int, within: int) -> Failure
     return None
 
 
+def _external_lb(f: RoleFacts, args: _Args, out: Launch) -> Failure | None:
+    """`data_parallel_external_lb = self.data_parallel_external_lb or self.data_parallel_rank is not None`, then the
+    two raises that read it: fault tolerance without it, and a dense model with it."""
+    args.external_lb = args.external or args.rank is not None
+    return _fault_tolerance(f, args) or _dense_model(f, args, out)
+
+
+def _fault_tolerance(f: RoleFacts, args: _Args) -> Failure | None:
+    """`if self.enable_fault_tolerance and not data_parallel_external_lb`: fault tolerance needs external LB."""
+    if not (serve_bool(f, "enable_fault_tolerance") is True and not args.external_lb):
+        return None
+    return _refused(
+        5,
+        "enable_fault_tolerance = true without an external load balancer",
+        "Fault tolerance requires external load balancer mode (--data-parallel-external-lb or "
+        "--data-parallel-rank). Internal LB mode is not supported.",
+        "set data_parallel_external_lb = true (or data_parallel_rank), or remove enable_fault_tolerance",
+        "enable_fault_tolerance",
+    )
+
+
+def _dense_model(f: RoleFacts, args: _Args, out: Launch) -> Failure | None:
+    """`if self.data_parallel_size > 1 and data_parallel_external_lb and not model_config.is_moe`.
+
+    Without the model's config.json the check is undecided (`Launch.dense_unknown`) and the block goes on.
+    """
+    if not (args.dp > 1 and args.external_lb):
+        return None
+    s = shape(f)
+    if s is None:
+        out.dense_unknown = True
+        return None
+    if s.moe:
+        return None
+    return Failure(
+        "data-parallel-dense-model",
+        6,
+        f"data_parallel_size = {args.dp} with an external data-parallel rank for a dense (non-MoE) model (config.json)",
+        MSG_DENSE,
+        "launch independent vLLM instances without the data_parallel_* options",
+        ("data_parallel_size", "data_parallel_rank", "data_parallel_external_lb"),
+        model=True,
+    )
+
+
+def _size_local(f: RoleFacts, args: _Args, out: Launch) -> Failure | None:
+    """The branch that settles data_parallel_size_local: `if data_parallel_external_lb:` (`_external_rank`),
+    `elif self.data_parallel_size_local is not None:` (`_local_modes`), `else:` (`_default_size_local`)."""
+    if args.external_lb:
+        return _external_rank(args, out)
+    if args.size_local is not None:
+        _local_modes(f, args, out, args.size_local)
+        return None
+    return _default_size_local(f, args, out)
+
+
+def _external_rank(args: _Args, out: Launch) -> Failure | None:
+    """`if data_parallel_external_lb:` an external rank needs a rank and one local rank; hybrid LB is off."""
+    if args.rank is None:
+        return _refused(
+            7,
+            "data_parallel_external_lb = true without data_parallel_rank",
+            INVALID + "`--data-parallel-external-lb` requires a data-parallel rank. Set `--data-parallel-rank`, "
+            "or set `--data-parallel-size` greater than 1 and use `--nnodes` with `--node-rank` so the rank can "
+            "be inferred.",
+            "set data_parallel_rank (this process's rank), or remove data_parallel_external_lb",
+            "data_parallel_external_lb",
+            "data_parallel_rank",
+        )
+    if args.size_local not in (1, None):
+        return _refused(
+            8,
+            f"an external data-parallel rank with data_parallel_size_local = {args.size_local}",
+            INVALID + "an external data-parallel rank requires `--data-parallel-size-local 1`; got "
+            f"{args.size_local}. Set it to 1 or omit it.",
+            "set data_parallel_size_local = 1, or remove it",
+            "data_parallel_size_local",
+            "data_parallel_rank",
+            "data_parallel_external_lb",
+        )
+    out.size_local = 1
+    args.hybrid = False
+    return None
+
+
+def _local_modes(f: RoleFacts, args: _Args, out: Launch, size_local: int) -> None:
+    """`elif self.data_parallel_size_local is not None:` the LB modes, and the rank, for a local size that is set.
+
+    A start rank infers hybrid LB on a node that serves the API (0.27.x: a non-zero start rank); hybrid LB with
+    one local rank becomes external LB, and with every rank local it is off. The rank is the start rank, else
+    the one the node rank infers.
+    """
+    out.size_local = size_local
+    started = args.start_rank is not None if at_least(args.version, "0.28.0") else bool(args.start_rank)
+    if started and serve_bool(f, "headless") is not True:
+        args.hybrid = True
+    if args.hybrid and size_local == 1:
+        args.external_lb, args.hybrid, out.switched = True, False, True
+    if size_local == args.dp:
+        args.hybrid = False
+    args.rank = _start_rank(args)
+
+
+def _start_rank(args: _Args) -> int:
+    """`data_parallel_start_rank if data_parallel_start_rank is not None else inferred_data_parallel_rank`; 0.27.x
+    reads `data_parallel_start_rank or inferred_data_parallel_rank`."""
+    if at_least(args.version, "0.28.0"):
+        return args.start_rank if args.start_rank is not None else args.inferred
+    return args.start_rank or args.inferred
+
+
+def _default_size_local(f: RoleFacts, args: _Args, out: Launch) -> Failure | None:
+    """`else:` neither an external rank nor a local size: hybrid LB is refused, and the local size is the DP size
+    (1 with Ray's `span` pack strategy, which spreads the ranks over the nodes)."""
+    if args.hybrid:
+        return _refused(
+            9,
+            "data_parallel_hybrid_lb = true without data_parallel_size_local",
+            INVALID + "`--data-parallel-hybrid-lb` requires `--data-parallel-size-local`. Set it to the number "
+            "of data-parallel ranks on this node.",
+            "set data_parallel_size_local to the number of data-parallel ranks on this node",
+            "data_parallel_hybrid_lb",
+        )
+    span = args.backend == "ray" and f.env_value("VLLM_RAY_DP_PACK_STRATEGY") == "span"
+    out.size_local = 1 if span else args.dp
+    return None
+
+
 def _launch(f: RoleFacts) -> Launch | None:
-    """`create_engine_config`'s data-parallel block, as a GPU host runs it; None when a size is not an int."""
+    """`create_engine_config`'s data-parallel block, as a GPU host runs it; None when a size is not an int.
+
+    Its steps in vLLM's order, the first that raises ending the block: one load-balancing mode, the backend of a
+    multi-node launch, the `nnodes > 1` branch, the block's data_parallel_external_lb and the raises that read
+    it, then the branch that settles data_parallel_size_local. What the block passes is then judged as
+    ParallelConfig judges it (`_parallel_config`).
+    """
     args = _engine_args(f)
     if args is None:
         return None
-    dp, start_rank = args.dp, args.start_rank
-    hybrid, external, backend = args.hybrid, args.external, args.backend
-    v = f.version
     out = Launch()
-
-    def fail(index: int, what: str, message: str, fix: str, *keys: str) -> Launch:
-        out.failure = _refused(index, what, message, fix, *keys)
+    # a step returns the Failure of the raise it mirrors, or None to go on (a Failure is always true)
+    out.failure = (
+        _one_load_balancing_mode(args)
+        or _multi_node_backend(args)
+        or _multi_node(args)
+        or _external_lb(f, args, out)
+        or _size_local(f, args, out)
+    )
+    if out.failure is not None:  # vLLM raised before it built ParallelConfig: what it would pass stays unset
         return out
-
-    out.failure = _one_load_balancing_mode(args) or _multi_node_backend(args)
-    if out.failure is not None:
-        return out
-    out.failure = _multi_node(args)
-    if out.failure is not None:
-        return out
-    rank, size_local, inferred = args.rank, args.size_local, args.inferred
-    ext = external or rank is not None
-    if serve_bool(f, "enable_fault_tolerance") is True and not ext:
-        return fail(
-            5,
-            "enable_fault_tolerance = true without an external load balancer",
-            "Fault tolerance requires external load balancer mode (--data-parallel-external-lb or "
-            "--data-parallel-rank). Internal LB mode is not supported.",
-            "set data_parallel_external_lb = true (or data_parallel_rank), or remove enable_fault_tolerance",
-            "enable_fault_tolerance",
-        )
-    if dp > 1 and ext:
-        s = shape(f)
-        if s is None:
-            out.dense_unknown = True
-        elif not s.moe:
-            out.failure = Failure(
-                "data-parallel-dense-model",
-                6,
-                f"data_parallel_size = {dp} with an external data-parallel rank for a dense (non-MoE) model "
-                "(config.json)",
-                MSG_DENSE,
-                "launch independent vLLM instances without the data_parallel_* options",
-                ("data_parallel_size", "data_parallel_rank", "data_parallel_external_lb"),
-                model=True,
-            )
-            return out
-    if ext:
-        if rank is None:
-            return fail(
-                7,
-                "data_parallel_external_lb = true without data_parallel_rank",
-                INVALID + "`--data-parallel-external-lb` requires a data-parallel rank. Set `--data-parallel-rank`, "
-                "or set `--data-parallel-size` greater than 1 and use `--nnodes` with `--node-rank` so the rank can "
-                "be inferred.",
-                "set data_parallel_rank (this process's rank), or remove data_parallel_external_lb",
-                "data_parallel_external_lb",
-                "data_parallel_rank",
-            )
-        if size_local not in (1, None):
-            return fail(
-                8,
-                f"an external data-parallel rank with data_parallel_size_local = {size_local}",
-                INVALID + "an external data-parallel rank requires `--data-parallel-size-local 1`; got "
-                f"{size_local}. Set it to 1 or omit it.",
-                "set data_parallel_size_local = 1, or remove it",
-                "data_parallel_size_local",
-                "data_parallel_rank",
-                "data_parallel_external_lb",
-            )
-        out.size_local = 1
-        hybrid = False
-    elif size_local is not None:
-        out.size_local = size_local
-        ext, hybrid = _local_modes(f, out, start_rank=start_rank, hybrid=hybrid, size_local=size_local, dp=dp)
-        rank = (
-            (start_rank if start_rank is not None else inferred) if at_least(v, "0.28.0") else (start_rank or inferred)
-        )
-    else:
-        if hybrid:
-            return fail(
-                9,
-                "data_parallel_hybrid_lb = true without data_parallel_size_local",
-                INVALID + "`--data-parallel-hybrid-lb` requires `--data-parallel-size-local`. Set it to the number "
-                "of data-parallel ranks on this node.",
-                "set data_parallel_size_local to the number of data-parallel ranks on this node",
-                "data_parallel_hybrid_lb",
-            )
-        span = backend == "ray" and f.env_value("VLLM_RAY_DP_PACK_STRATEGY") == "span"
-        out.size_local = 1 if span else dp
-    out.external = ext
-    out.hybrid = hybrid
-    out.rank = rank
-    return _parallel_config(f, out, dp)
-
-
-def _local_modes(
-    f: RoleFacts, out: Launch, *, start_rank: int | None, hybrid: bool, size_local: int, dp: int
-) -> tuple[bool, bool]:
-    """(external, hybrid) LB once the launch block has read data_parallel_size_local without an external rank.
-
-    A start rank infers hybrid LB on a node that serves the API (0.27.x: a non-zero start rank); hybrid LB with
-    one local rank becomes external LB, and with every rank local it is off.
-    """
-    started = start_rank is not None if at_least(f.version, "0.28.0") else bool(start_rank)
-    if started and serve_bool(f, "headless") is not True:
-        hybrid = True
-    external = False
-    if hybrid and size_local == 1:
-        external, hybrid, out.switched = True, False, True
-    if size_local == dp:
-        hybrid = False
-    return external, hybrid
+    out.external, out.hybrid, out.rank = args.external_lb, args.hybrid, args.rank
+    return _parallel_config(f, out, args.dp)
 
 
 def _field_failure(f: RoleFacts, out: Launch) -> Failure | None:
