@@ -89,7 +89,12 @@ def _double_quoted(value: str) -> str:
 
 
 class _Scanner:
-    """One pass over the script text; `commands` holds the result."""
+    """One pass over the script text; `commands` holds the result.
+
+    The steps follow how bash's parse.y reads a script: `read_token` sorts what starts at the scan position
+    (newline, blank, comment, operator or word), `read_word_part` reads a word as `read_token_word` does
+    (backslash, quotes, `$`, backticks), and `quoted` reads a quoted string as `parse_matched_pair` does.
+    """
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -272,127 +277,178 @@ class _Scanner:
             self.problem("&", f"`&` in the middle of a line {_ONE_COMMAND}", whole=True)
             self.index += 1
 
+    # ---- quotes ----
+
+    def quoted(self, quote: str) -> None:
+        """A '...' or "..." string, to its closing quote: bash's `parse_matched_pair` in parse.y.
+
+        The quotes stay in the command's text for shlex to remove; a quote never closed stops the whole read.
+        """
+        opened = self.line
+        self.start_word()
+        self.segment.append(quote)
+        self.index += 1
+        read = self.single_quoted_char if quote == "'" else self.double_quoted_char
+        while self.index < self.n:
+            if read():
+                return
+        raise ShellError(f"line {opened}: a {quote} quote is never closed")
+
+    def single_quoted_char(self) -> bool:
+        """One character inside '...', where bash gives nothing a meaning; True at the closing quote."""
+        char = self.text[self.index]
+        self.segment.append(char)
+        self.line += char == "\n"
+        self.index += 1
+        return char == "'"
+
+    def double_quoted_char(self) -> bool:
+        """One step inside "...", where `$`, backticks and a backslash keep their meaning; True at the closing quote."""
+        char = self.text[self.index]
+        if char == "\\" and self.index + 1 < self.n:
+            self.double_quoted_backslash()
+            return False
+        if char == "$" and self.starts_expansion():
+            self.expansion(quoted=True)
+            return False
+        if char == "`":
+            self._backticks()
+            return False
+        self.line += char == "\n"
+        self.segment.append(char)
+        self.index += 1
+        return char == '"'
+
+    def double_quoted_backslash(self) -> None:
+        """A backslash inside "...": bash removes it only before $, `, ", \\ and a newline (a continuation)."""
+        nxt = self.text[self.index + 1]
+        self.index += 2
+        if nxt == "\n":  # a continuation inside double quotes disappears
+            self.line += 1
+            return
+        # bash reads \$ and \` as the bare characters; shlex would keep the backslash (it removes the one before " and \)
+        self.segment += [nxt] if nxt in "$`" else ["\\", nxt]
+
+    def starts_expansion(self) -> bool:
+        """Whether the `$` at `index` starts an expansion (a name, a `{`, a `(` or a special parameter)."""
+        after = self.index + 1
+        return after < self.n and (self.text[after].isalnum() or self.text[after] in "_{(@*#?!$-")
+
     # ---- the scan ----
 
     def run(self) -> list[Command]:
-        quote: str | None = None
-        quote_line = 1
-        text, n = self.text, self.n
-        while self.index < n:
-            char = text[self.index]
-            if quote == "'":
-                self.segment.append(char)
-                self.line += char == "\n"
-                quote = None if char == "'" else quote
-                self.index += 1
-                continue
-            if quote == '"':
-                if char == "\\" and self.index + 1 < n:
-                    nxt = text[self.index + 1]
-                    if nxt == "\n":  # a continuation inside double quotes disappears
-                        self.line += 1
-                        self.index += 2
-                        continue
-                    # bash reads \$ and \` as the bare characters; shlex would keep the backslash
-                    self.segment += [nxt] if nxt in "$`" else [char, nxt]
-                    self.index += 2
-                    continue
-                if (
-                    char == "$"
-                    and self.index + 1 < n
-                    and (text[self.index + 1].isalnum() or text[self.index + 1] in "_{(@*#?!$-")
-                ):
-                    self.expansion(quoted=True)
-                    continue
-                if char == "`":
-                    self._backticks()
-                    continue
-                self.line += char == "\n"
-                quote = None if char == '"' else quote
-                self.segment.append(char)
-                self.index += 1
-                continue
-            # outside quotes
-            if char == "\\":
-                if self.index + 1 < n and text[self.index + 1] == "\n":
-                    self.line += 1
-                    self.index += 2
-                    continue
-                self.start_word()
-                self.segment.append(text[self.index : self.index + 2])
-                self.word_text.append("x")
-                self.index += 2
-                continue
-            if char == "#" and not self.word_started:
-                while self.index < n and text[self.index] != "\n":
-                    self.index += 1
-                continue
-            if char in " \t":
-                if self.word_started:
-                    self.end_word()
-                self.segment.append(char)
-                self.index += 1
-                continue
-            if char == "\n":
-                self.end_command()
-                self.line += 1
-                self.start_line = self.line
-                self.index += 1
-                continue
-            if char in "'\"":
-                quote, quote_line = char, self.line
-                self.start_word()
-                self.segment.append(char)
-                self.index += 1
-                continue
-            if char == "$" and self.index + 1 < n and text[self.index + 1] == "'":
-                self.start_word()
-                self.problem("$'...'", "ANSI-C quoting cannot be represented; use plain quotes")
-                self.index += 2
-                continue
-            if (
-                char == "$"
-                and self.index + 1 < n
-                and (text[self.index + 1].isalnum() or text[self.index + 1] in "_{(@*#?!$-")
-            ):
-                self.expansion(quoted=False)
-                continue
-            if char == "`":
-                self._backticks()
-                continue
-            if char == ">" and self.redirection():
-                continue
-            if char == "|":
-                self.pipe()
-                continue
-            if char == "&":
-                self.ampersand()
-                continue
-            placeholder = _PLACEHOLDER.match(text, self.index)
-            if placeholder is not None:  # `vllm serve <model>`: a documentation placeholder, one problem
-                self.start_word()
-                self.problem(placeholder.group(0), _OPERATORS["<"])
-                self.segment.append(shlex.quote(placeholder.group(0)))
-                self.index = placeholder.end()
-                continue
-            if char in _OPERATORS or char == ">":
-                self.problem(char, _OPERATORS.get(char, _OPERATORS["<"]), whole=True)
-                self.index += 1
-                continue
-            if char == "~" and (not self.word_started or _ASSIGNMENT_START.match("".join(self.word_text))):
-                self.start_word()
-                self.problem("~", "bash expands ~ to the home folder of whoever runs the script; write the path")
-            elif char in "*?[" and not _is_literal_glob(text, self.index):
-                self.start_word()
-                self.problem(char, "bash expands a glob against the files present at launch; quote the value")
-            self.start_word()
-            self.word_text.append(char)
-            self.segment.append(char)
-            self.index += 1
-        if quote:
-            raise ShellError(f"line {quote_line}: a {quote} quote is never closed")
+        """The script token by token (`read_token`), then the command the end of the text leaves open."""
+        while self.index < self.n:
+            self.read_token()
         self.end_command()
         return self.commands
+
+    def read_token(self) -> None:
+        """What starts at `index`, as bash's `read_token` in parse.y sorts it: a newline ends the command, a blank
+        ends the word, a `#` at the start of a word is a comment, a metacharacter is an operator, and anything else
+        is part of a word."""
+        char = self.text[self.index]
+        if char == "\n":
+            self.newline()
+        elif char in " \t":
+            self.blank(char)
+        elif char == "#" and not self.word_started:
+            self.comment()
+        elif char in "|&;()<>":
+            self.operator(char)
+        else:
+            self.read_word_part(char)
+
+    def newline(self) -> None:
+        """An unquoted newline ends the simple command; the next one starts on the next line."""
+        self.end_command()
+        self.line += 1
+        self.start_line = self.line
+        self.index += 1
+
+    def blank(self, char: str) -> None:
+        """A space or tab ends the word; it stays in the command's text, for shlex to split at."""
+        if self.word_started:
+            self.end_word()
+        self.segment.append(char)
+        self.index += 1
+
+    def comment(self) -> None:
+        """To the end of the line; the newline itself still ends the command."""
+        while self.index < self.n and self.text[self.index] != "\n":
+            self.index += 1
+
+    def operator(self, char: str) -> None:
+        """A metacharacter: an output redirection, a trailing `&` or a final `| tee` is dropped with a note (it
+        changes neither vLLM's argv nor its environment); a `<model>` placeholder is one problem on its word; any
+        other operator is a problem on the whole command."""
+        if char == ">" and self.redirection():
+            return
+        if char == "|":
+            self.pipe()
+            return
+        if char == "&":
+            self.ampersand()
+            return
+        placeholder = _PLACEHOLDER.match(self.text, self.index)
+        if placeholder is not None:  # `vllm serve <model>`: a documentation placeholder, one problem
+            self.start_word()
+            self.problem(placeholder.group(0), _OPERATORS["<"])
+            self.segment.append(shlex.quote(placeholder.group(0)))
+            self.index = placeholder.end()
+            return
+        self.problem(char, _OPERATORS.get(char, _OPERATORS["<"]), whole=True)
+        self.index += 1
+
+    def read_word_part(self, char: str) -> None:
+        """One part of a word, as bash's `read_token_word` in parse.y reads it: a backslash, a quoted string, a `$`
+        expansion, a backtick substitution, or a plain character."""
+        if char == "\\":
+            self.backslash()
+        elif char in "'\"":
+            self.quoted(char)
+        elif char == "$":
+            self.dollar()
+        elif char == "`":
+            self._backticks()
+        else:
+            self.word_char(char)
+
+    def backslash(self) -> None:
+        """A backslash-newline is a continuation (bash's `shell_getc` removes it); any other backslash quotes the
+        next character, which shlex unquotes."""
+        if self.index + 1 < self.n and self.text[self.index + 1] == "\n":
+            self.line += 1
+            self.index += 2
+            return
+        self.start_word()
+        self.segment.append(self.text[self.index : self.index + 2])
+        self.word_text.append("x")  # a quoted character is neither a brace nor an fd number
+        self.index += 2
+
+    def dollar(self) -> None:
+        """An unquoted `$`: ANSI-C quoting `$'...'` (a problem), an expansion, or a plain `$`."""
+        if self.index + 1 < self.n and self.text[self.index + 1] == "'":
+            self.start_word()
+            self.problem("$'...'", "ANSI-C quoting cannot be represented; use plain quotes")
+            self.index += 2
+        elif self.starts_expansion():
+            self.expansion(quoted=False)
+        else:
+            self.word_char("$")
+
+    def word_char(self, char: str) -> None:
+        """A character of a word that stands for itself, unless bash expands it: a leading `~`, a glob character."""
+        if char == "~" and (not self.word_started or _ASSIGNMENT_START.match("".join(self.word_text))):
+            self.start_word()
+            self.problem("~", "bash expands ~ to the home folder of whoever runs the script; write the path")
+        elif char in "*?[" and not _is_literal_glob(self.text, self.index):
+            self.start_word()
+            self.problem(char, "bash expands a glob against the files present at launch; quote the value")
+        self.start_word()
+        self.word_text.append(char)
+        self.segment.append(char)
+        self.index += 1
 
     def _backticks(self) -> None:
         self.start_word()

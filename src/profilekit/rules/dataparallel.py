@@ -54,210 +54,324 @@ class Launch:
     checked: list[str] = field(default_factory=list)
 
 
-def _launch(f: RoleFacts) -> Launch | None:
-    """`create_engine_config`'s data-parallel block, as a GPU host runs it; None when a size is not an int."""
-    ints = {
-        k: serve_int(f, k, d)
-        for k, d in (
-            ("data_parallel_size", 1),
-            ("tensor_parallel_size", 1),
-            ("pipeline_parallel_size", 1),
-            ("prefill_context_parallel_size", 1),
-            ("nnodes", 1),
-            ("node_rank", 0),
-        )
-    }
-    if any(v is None for v in ints.values()):
+@record(slots=True)
+class _Args:
+    """The engine arguments the launch block reads, and the values it rewrites on its way (vLLM assigns them on
+    `self`, or on locals of `create_engine_config`, before it builds ParallelConfig)."""
+
+    version: str
+    dp: int
+    tp: int
+    pp: int
+    pcp: int
+    nnodes: int
+    node_rank: int
+    rank: int | None  # data_parallel_rank: as written, inferred from node_rank for external LB, or the start rank
+    size_local: int | None  # data_parallel_size_local: as written, or inferred from node_rank for internal LB
+    start_rank: int | None
+    hybrid: bool  # data_parallel_hybrid_lb: as written, then as the block settles it
+    external: bool  # data_parallel_external_lb as written
+    backend: object
+    inferred: int = 0  # inferred_data_parallel_rank: 0 unless nnodes > 1
+    external_lb: bool = False  # the block's local data_parallel_external_lb: the flag, or a rank that is set
+
+
+# the sizes the launch block computes with, and their defaults; one that is not an int leaves the block undecided
+_SIZES = (
+    ("data_parallel_size", 1),
+    ("tensor_parallel_size", 1),
+    ("pipeline_parallel_size", 1),
+    ("prefill_context_parallel_size", 1),
+    ("nnodes", 1),
+    ("node_rank", 0),
+)
+
+
+def _engine_args(f: RoleFacts) -> _Args | None:
+    """The EngineArgs fields `create_engine_config`'s data-parallel block reads; None when a size is not an int."""
+    sizes = [serve_int(f, key, default) for key, default in _SIZES]
+    if any(v is None for v in sizes):
         return None
-    dp, tp, pp, pcp = (
-        int(ints[k] or 0)
-        for k in (
-            "data_parallel_size",
-            "tensor_parallel_size",
-            "pipeline_parallel_size",
-            "prefill_context_parallel_size",
-        )
+    dp, tp, pp, pcp, nnodes, node_rank = (int(v or 0) for v in sizes)
+    return _Args(
+        f.version,
+        dp,
+        tp,
+        pp,
+        pcp,
+        nnodes,
+        node_rank,
+        rank=serve_int(f, "data_parallel_rank"),
+        size_local=serve_int(f, "data_parallel_size_local"),
+        start_rank=serve_int(f, "data_parallel_start_rank"),
+        hybrid=serve_bool(f, "data_parallel_hybrid_lb") is True,
+        external=serve_bool(f, "data_parallel_external_lb") is True,
+        backend=f.serve.get("data_parallel_backend", "mp"),
     )
-    nnodes, node_rank = int(ints["nnodes"] or 0), int(ints["node_rank"] or 0)
-    rank = serve_int(f, "data_parallel_rank")
-    size_local = serve_int(f, "data_parallel_size_local")
-    start_rank = serve_int(f, "data_parallel_start_rank")
-    hybrid = serve_bool(f, "data_parallel_hybrid_lb") is True
-    external = serve_bool(f, "data_parallel_external_lb") is True
-    backend = f.serve.get("data_parallel_backend", "mp")
-    v = f.version
-    out = Launch()
 
-    def fail(index: int, what: str, message: str, fix: str, *keys: str) -> Launch:
-        out.failure = Failure("data-parallel-launch", index, what, message, fix, keys)
-        return out
 
-    if hybrid and external:
-        return fail(
-            0,
-            "data_parallel_hybrid_lb = true with data_parallel_external_lb = true",
-            INVALID + "`--data-parallel-hybrid-lb` and `--data-parallel-external-lb` cannot be enabled together. "
-            "Enable only one load-balancing mode.",
-            "keep one load-balancing mode",
-            "data_parallel_hybrid_lb",
+def _refused(index: int, what: str, message: str, fix: str, *keys: str) -> Failure:
+    """One `raise ValueError` of the launch block: its place among the block's raises, and what it says."""
+    return Failure("data-parallel-launch", index, what, message, fix, keys)
+
+
+def _one_load_balancing_mode(args: _Args) -> Failure | None:
+    """The block's first raise: `data_parallel_hybrid_lb and data_parallel_external_lb`."""
+    if not (args.hybrid and args.external):
+        return None
+    return _refused(
+        0,
+        "data_parallel_hybrid_lb = true with data_parallel_external_lb = true",
+        INVALID + "`--data-parallel-hybrid-lb` and `--data-parallel-external-lb` cannot be enabled together. "
+        "Enable only one load-balancing mode.",
+        "keep one load-balancing mode",
+        "data_parallel_hybrid_lb",
+        "data_parallel_external_lb",
+    )
+
+
+def _multi_node_backend(args: _Args) -> Failure | None:
+    """The block's second raise: `nnodes > 1 and data_parallel_backend != "mp"`."""
+    if not (args.nnodes > 1 and args.backend != "mp"):
+        return None
+    return _refused(
+        1,
+        f"nnodes = {args.nnodes} with data_parallel_backend = {args.backend!r}",
+        INVALID + f"`--nnodes {args.nnodes}` requires `--data-parallel-backend mp`; got "
+        f"`--data-parallel-backend {args.backend}`. Use the MP backend or set `--nnodes 1`.",
+        'set data_parallel_backend = "mp", or nnodes = 1',
+        "nnodes",
+        "data_parallel_backend",
+    )
+
+
+def _multi_node(args: _Args) -> Failure | None:
+    """The block's `if self.nnodes > 1:` branch: the world size and the node rank, then what the node rank infers.
+
+    0.30.0 counts prefill context parallelism in the world size (`world_size_within_dp`).
+    """
+    if args.nnodes <= 1:
+        return None
+    within = args.pp * args.tp * (args.pcp if at_least(args.version, "0.30.0") else 1)
+    world = args.dp * within
+    if world % args.nnodes != 0:
+        return _world_size_indivisible(args, world)
+    if not 0 <= args.node_rank < args.nnodes:
+        return _refused(
+            3,
+            f"node_rank = {args.node_rank} with nnodes = {args.nnodes}",
+            INVALID + f"`--node-rank` must be between 0 and {args.nnodes - 1}; got `--node-rank {args.node_rank}`. "
+            "Set it to this node's zero-based index.",
+            f"set node_rank between 0 and {args.nnodes - 1}",
+            "node_rank",
+            "nnodes",
+        )
+    local_world = world // args.nnodes
+    args.inferred = (args.node_rank * local_world) // within
+    return _infer_from_node_rank(args, local_world, within)
+
+
+def _world_size_indivisible(args: _Args, world: int) -> Failure:
+    """The raise when `nnodes` does not divide the world size; 0.30.0 names prefill context parallelism too."""
+    prefill = at_least(args.version, "0.30.0")
+    sizes = (
+        "`--data-parallel-size`, `--pipeline-parallel-size`, `--tensor-parallel-size`, or "
+        "`--prefill-context-parallel-size`."
+        if prefill
+        else "`--data-parallel-size`, `--pipeline-parallel-size`, or `--tensor-parallel-size`."
+    )
+    return _refused(
+        2,
+        f"nnodes = {args.nnodes} does not divide the world size {world} (data x pipeline x tensor"
+        + (" x prefill-context" if prefill else "")
+        + " parallel sizes)",
+        INVALID + f"`--nnodes {args.nnodes}` must evenly divide the total world size ({world}). "
+        f"Adjust `--nnodes`, {sizes}",
+        f"set nnodes to a divisor of {world}",
+        "nnodes",
+        "data_parallel_size",
+        "tensor_parallel_size",
+        "pipeline_parallel_size",
+    )
+
+
+def _infer_from_node_rank(args: _Args, local_world: int, within: int) -> Failure | None:
+    """The end of the `nnodes > 1` branch: external LB over several ranks takes the rank the node rank infers when
+    none is set (0.31.0: refused when nnodes is not a multiple of the DP size); otherwise a local size that is not
+    set is inferred, for internal LB."""
+    if args.dp > 1 and args.external:
+        if args.rank is None:
+            if at_least(args.version, "0.31.0") and args.nnodes % args.dp != 0:
+                return _refused(
+                    4,
+                    f"data_parallel_external_lb = true with nnodes = {args.nnodes}, data_parallel_size = {args.dp} "
+                    "and no data_parallel_rank",
+                    INVALID + "`--node-rank` cannot unambiguously identify external data-parallel ranks when "
+                    "`--nnodes` is not divisible by `--data-parallel-size`. Set a unique "
+                    "`--data-parallel-rank` for each external-LB process.",
+                    "set data_parallel_rank for each external-LB process",
+                    "data_parallel_external_lb",
+                    "nnodes",
+                    "data_parallel_size",
+                )
+            args.rank = args.inferred
+    elif args.size_local is None:
+        args.size_local = max(local_world // within, 1)
+    return None
+
+
+def _external_lb(f: RoleFacts, args: _Args, out: Launch) -> Failure | None:
+    """`data_parallel_external_lb = self.data_parallel_external_lb or self.data_parallel_rank is not None`, then the
+    two raises that read it: fault tolerance without it, and a dense model with it."""
+    args.external_lb = args.external or args.rank is not None
+    return _fault_tolerance(f, args) or _dense_model(f, args, out)
+
+
+def _fault_tolerance(f: RoleFacts, args: _Args) -> Failure | None:
+    """`if self.enable_fault_tolerance and not data_parallel_external_lb`: fault tolerance needs external LB."""
+    if not (serve_bool(f, "enable_fault_tolerance") is True and not args.external_lb):
+        return None
+    return _refused(
+        5,
+        "enable_fault_tolerance = true without an external load balancer",
+        "Fault tolerance requires external load balancer mode (--data-parallel-external-lb or "
+        "--data-parallel-rank). Internal LB mode is not supported.",
+        "set data_parallel_external_lb = true (or data_parallel_rank), or remove enable_fault_tolerance",
+        "enable_fault_tolerance",
+    )
+
+
+def _dense_model(f: RoleFacts, args: _Args, out: Launch) -> Failure | None:
+    """`if self.data_parallel_size > 1 and data_parallel_external_lb and not model_config.is_moe`.
+
+    Without the model's config.json the check is undecided (`Launch.dense_unknown`) and the block goes on.
+    """
+    if not (args.dp > 1 and args.external_lb):
+        return None
+    s = shape(f)
+    if s is None:
+        out.dense_unknown = True
+        return None
+    if s.moe:
+        return None
+    return Failure(
+        "data-parallel-dense-model",
+        6,
+        f"data_parallel_size = {args.dp} with an external data-parallel rank for a dense (non-MoE) model (config.json)",
+        MSG_DENSE,
+        "launch independent vLLM instances without the data_parallel_* options",
+        ("data_parallel_size", "data_parallel_rank", "data_parallel_external_lb"),
+        model=True,
+    )
+
+
+def _size_local(f: RoleFacts, args: _Args, out: Launch) -> Failure | None:
+    """The branch that settles data_parallel_size_local: `if data_parallel_external_lb:` (`_external_rank`),
+    `elif self.data_parallel_size_local is not None:` (`_local_modes`), `else:` (`_default_size_local`)."""
+    if args.external_lb:
+        return _external_rank(args, out)
+    if args.size_local is not None:
+        _local_modes(f, args, out, args.size_local)
+        return None
+    return _default_size_local(f, args, out)
+
+
+def _external_rank(args: _Args, out: Launch) -> Failure | None:
+    """`if data_parallel_external_lb:` an external rank needs a rank and one local rank; hybrid LB is off."""
+    if args.rank is None:
+        return _refused(
+            7,
+            "data_parallel_external_lb = true without data_parallel_rank",
+            INVALID + "`--data-parallel-external-lb` requires a data-parallel rank. Set `--data-parallel-rank`, "
+            "or set `--data-parallel-size` greater than 1 and use `--nnodes` with `--node-rank` so the rank can "
+            "be inferred.",
+            "set data_parallel_rank (this process's rank), or remove data_parallel_external_lb",
+            "data_parallel_external_lb",
+            "data_parallel_rank",
+        )
+    if args.size_local not in (1, None):
+        return _refused(
+            8,
+            f"an external data-parallel rank with data_parallel_size_local = {args.size_local}",
+            INVALID + "an external data-parallel rank requires `--data-parallel-size-local 1`; got "
+            f"{args.size_local}. Set it to 1 or omit it.",
+            "set data_parallel_size_local = 1, or remove it",
+            "data_parallel_size_local",
+            "data_parallel_rank",
             "data_parallel_external_lb",
         )
-    if nnodes > 1 and backend != "mp":
-        return fail(
-            1,
-            f"nnodes = {nnodes} with data_parallel_backend = {backend!r}",
-            INVALID + f"`--nnodes {nnodes}` requires `--data-parallel-backend mp`; got "
-            f"`--data-parallel-backend {backend}`. Use the MP backend or set `--nnodes 1`.",
-            'set data_parallel_backend = "mp", or nnodes = 1',
-            "nnodes",
-            "data_parallel_backend",
-        )
-    inferred = 0
-    if nnodes > 1:
-        within = pp * tp * (pcp if at_least(v, "0.30.0") else 1)
-        world = dp * within
-        if world % nnodes != 0:
-            sizes = (
-                "`--data-parallel-size`, `--pipeline-parallel-size`, `--tensor-parallel-size`, or "
-                "`--prefill-context-parallel-size`."
-                if at_least(v, "0.30.0")
-                else "`--data-parallel-size`, `--pipeline-parallel-size`, or `--tensor-parallel-size`."
-            )
-            return fail(
-                2,
-                f"nnodes = {nnodes} does not divide the world size {world} (data x pipeline x tensor"
-                + (" x prefill-context" if at_least(v, "0.30.0") else "")
-                + " parallel sizes)",
-                INVALID + f"`--nnodes {nnodes}` must evenly divide the total world size ({world}). "
-                f"Adjust `--nnodes`, {sizes}",
-                f"set nnodes to a divisor of {world}",
-                "nnodes",
-                "data_parallel_size",
-                "tensor_parallel_size",
-                "pipeline_parallel_size",
-            )
-        if not 0 <= node_rank < nnodes:
-            return fail(
-                3,
-                f"node_rank = {node_rank} with nnodes = {nnodes}",
-                INVALID + f"`--node-rank` must be between 0 and {nnodes - 1}; got `--node-rank {node_rank}`. "
-                "Set it to this node's zero-based index.",
-                f"set node_rank between 0 and {nnodes - 1}",
-                "node_rank",
-                "nnodes",
-            )
-        local_world = world // nnodes
-        inferred = (node_rank * local_world) // within
-        if dp > 1 and external:
-            if rank is None:
-                if at_least(v, "0.31.0") and nnodes % dp != 0:
-                    return fail(
-                        4,
-                        f"data_parallel_external_lb = true with nnodes = {nnodes}, data_parallel_size = {dp} and "
-                        "no data_parallel_rank",
-                        INVALID + "`--node-rank` cannot unambiguously identify external data-parallel ranks when "
-                        "`--nnodes` is not divisible by `--data-parallel-size`. Set a unique "
-                        "`--data-parallel-rank` for each external-LB process.",
-                        "set data_parallel_rank for each external-LB process",
-                        "data_parallel_external_lb",
-                        "nnodes",
-                        "data_parallel_size",
-                    )
-                rank = inferred
-        elif size_local is None:
-            size_local = max(local_world // within, 1)
-    ext = external or rank is not None
-    if serve_bool(f, "enable_fault_tolerance") is True and not ext:
-        return fail(
-            5,
-            "enable_fault_tolerance = true without an external load balancer",
-            "Fault tolerance requires external load balancer mode (--data-parallel-external-lb or "
-            "--data-parallel-rank). Internal LB mode is not supported.",
-            "set data_parallel_external_lb = true (or data_parallel_rank), or remove enable_fault_tolerance",
-            "enable_fault_tolerance",
-        )
-    if dp > 1 and ext:
-        s = shape(f)
-        if s is None:
-            out.dense_unknown = True
-        elif not s.moe:
-            out.failure = Failure(
-                "data-parallel-dense-model",
-                6,
-                f"data_parallel_size = {dp} with an external data-parallel rank for a dense (non-MoE) model "
-                "(config.json)",
-                MSG_DENSE,
-                "launch independent vLLM instances without the data_parallel_* options",
-                ("data_parallel_size", "data_parallel_rank", "data_parallel_external_lb"),
-                model=True,
-            )
-            return out
-    if ext:
-        if rank is None:
-            return fail(
-                7,
-                "data_parallel_external_lb = true without data_parallel_rank",
-                INVALID + "`--data-parallel-external-lb` requires a data-parallel rank. Set `--data-parallel-rank`, "
-                "or set `--data-parallel-size` greater than 1 and use `--nnodes` with `--node-rank` so the rank can "
-                "be inferred.",
-                "set data_parallel_rank (this process's rank), or remove data_parallel_external_lb",
-                "data_parallel_external_lb",
-                "data_parallel_rank",
-            )
-        if size_local not in (1, None):
-            return fail(
-                8,
-                f"an external data-parallel rank with data_parallel_size_local = {size_local}",
-                INVALID + "an external data-parallel rank requires `--data-parallel-size-local 1`; got "
-                f"{size_local}. Set it to 1 or omit it.",
-                "set data_parallel_size_local = 1, or remove it",
-                "data_parallel_size_local",
-                "data_parallel_rank",
-                "data_parallel_external_lb",
-            )
-        out.size_local = 1
-        hybrid = False
-    elif size_local is not None:
-        out.size_local = size_local
-        ext, hybrid = _local_modes(f, out, start_rank=start_rank, hybrid=hybrid, size_local=size_local, dp=dp)
-        rank = (
-            (start_rank if start_rank is not None else inferred) if at_least(v, "0.28.0") else (start_rank or inferred)
-        )
-    else:
-        if hybrid:
-            return fail(
-                9,
-                "data_parallel_hybrid_lb = true without data_parallel_size_local",
-                INVALID + "`--data-parallel-hybrid-lb` requires `--data-parallel-size-local`. Set it to the number "
-                "of data-parallel ranks on this node.",
-                "set data_parallel_size_local to the number of data-parallel ranks on this node",
-                "data_parallel_hybrid_lb",
-            )
-        span = backend == "ray" and f.env_value("VLLM_RAY_DP_PACK_STRATEGY") == "span"
-        out.size_local = 1 if span else dp
-    out.external = ext
-    out.hybrid = hybrid
-    out.rank = rank
-    return _parallel_config(f, out, dp)
+    out.size_local = 1
+    args.hybrid = False
+    return None
 
 
-def _local_modes(
-    f: RoleFacts, out: Launch, *, start_rank: int | None, hybrid: bool, size_local: int, dp: int
-) -> tuple[bool, bool]:
-    """(external, hybrid) LB once the launch block has read data_parallel_size_local without an external rank.
+def _local_modes(f: RoleFacts, args: _Args, out: Launch, size_local: int) -> None:
+    """`elif self.data_parallel_size_local is not None:` the LB modes, and the rank, for a local size that is set.
 
     A start rank infers hybrid LB on a node that serves the API (0.27.x: a non-zero start rank); hybrid LB with
-    one local rank becomes external LB, and with every rank local it is off.
+    one local rank becomes external LB, and with every rank local it is off. The rank is the start rank, else
+    the one the node rank infers.
     """
-    started = start_rank is not None if at_least(f.version, "0.28.0") else bool(start_rank)
+    out.size_local = size_local
+    started = args.start_rank is not None if at_least(args.version, "0.28.0") else bool(args.start_rank)
     if started and serve_bool(f, "headless") is not True:
-        hybrid = True
-    external = False
-    if hybrid and size_local == 1:
-        external, hybrid, out.switched = True, False, True
-    if size_local == dp:
-        hybrid = False
-    return external, hybrid
+        args.hybrid = True
+    if args.hybrid and size_local == 1:
+        args.external_lb, args.hybrid, out.switched = True, False, True
+    if size_local == args.dp:
+        args.hybrid = False
+    args.rank = _start_rank(args)
+
+
+def _start_rank(args: _Args) -> int:
+    """`data_parallel_start_rank if data_parallel_start_rank is not None else inferred_data_parallel_rank`; 0.27.x
+    reads `data_parallel_start_rank or inferred_data_parallel_rank`."""
+    if at_least(args.version, "0.28.0"):
+        return args.start_rank if args.start_rank is not None else args.inferred
+    return args.start_rank or args.inferred
+
+
+def _default_size_local(f: RoleFacts, args: _Args, out: Launch) -> Failure | None:
+    """`else:` neither an external rank nor a local size: hybrid LB is refused, and the local size is the DP size
+    (1 with Ray's `span` pack strategy, which spreads the ranks over the nodes)."""
+    if args.hybrid:
+        return _refused(
+            9,
+            "data_parallel_hybrid_lb = true without data_parallel_size_local",
+            INVALID + "`--data-parallel-hybrid-lb` requires `--data-parallel-size-local`. Set it to the number "
+            "of data-parallel ranks on this node.",
+            "set data_parallel_size_local to the number of data-parallel ranks on this node",
+            "data_parallel_hybrid_lb",
+        )
+    span = args.backend == "ray" and f.env_value("VLLM_RAY_DP_PACK_STRATEGY") == "span"
+    out.size_local = 1 if span else args.dp
+    return None
+
+
+def _launch(f: RoleFacts) -> Launch | None:
+    """`create_engine_config`'s data-parallel block, as a GPU host runs it; None when a size is not an int.
+
+    Its steps in vLLM's order, the first that raises ending the block: one load-balancing mode, the backend of a
+    multi-node launch, the `nnodes > 1` branch, the block's data_parallel_external_lb and the raises that read
+    it, then the branch that settles data_parallel_size_local. What the block passes is then judged as
+    ParallelConfig judges it (`_parallel_config`).
+    """
+    args = _engine_args(f)
+    if args is None:
+        return None
+    out = Launch()
+    # a step returns the Failure of the raise it mirrors, or None to go on (a Failure is always true)
+    out.failure = (
+        _one_load_balancing_mode(args)
+        or _multi_node_backend(args)
+        or _multi_node(args)
+        or _external_lb(f, args, out)
+        or _size_local(f, args, out)
+    )
+    if out.failure is not None:  # vLLM raised before it built ParallelConfig: what it would pass stays unset
+        return out
+    out.external, out.hybrid, out.rank = args.external_lb, args.hybrid, args.rank
+    return _parallel_config(f, out, args.dp)
 
 
 def _field_failure(f: RoleFacts, out: Launch) -> Failure | None:
