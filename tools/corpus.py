@@ -247,6 +247,41 @@ def _merge(into: dict[str, Any], update: dict[str, Any]) -> None:
             into[key] = value
 
 
+def _layer_text(
+    description: str,
+    extends: str | None,
+    unset: list[str],
+    serve: dict[str, tuple[str, Any]],
+    role_tables: dict[str, dict[str, tuple[str, Any]]],
+) -> str:
+    """One corpus layer as TOML: its `[layer]` table, its `[serve]` and each role's `[roles.R.serve]`."""
+    lines = [f'[layer]\ndescription = "{description}"']
+    if extends is not None:
+        lines.append(f'extends = ["{extends}"]')
+    if unset:
+        lines.append("unset = [" + ", ".join(json.dumps(u) for u in unset) + "]")
+    lines.append("\n[serve]")
+    lines += [f"{_toml_key(key)} = {_toml_value(value)}" for key, value in serve.values()]
+    for role, table in role_tables.items():
+        lines.append(f"\n[roles.{role}.serve]")
+        lines += [f"{_toml_key(key)} = {_toml_value(value)}" for key, value in table.values()]
+    return "\n".join(lines) + "\n"
+
+
+def _expected(
+    top: dict[str, Any], declared: list[str], per_role: dict[str, dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """What each role's effective serve table must be: a stack has roles once a layer declares one (else `serve`)."""
+    if not declared:
+        return {"serve": top}
+    expected: dict[str, dict[str, Any]] = {}
+    for role in declared:
+        merged = json.loads(json.dumps(top))
+        _merge(merged, per_role[role])
+        expected[role] = merged
+    return expected
+
+
 def layer_corpus(catalogue: Catalogue, *, seed: int = DEFAULT_SEED, count: int = 500) -> list[Case]:
     """`count` stacks over the options of `catalogue`'s release."""
     rng = random.Random(f"{seed}-{catalogue.version}-layers")
@@ -284,17 +319,9 @@ def layer_corpus(catalogue: Catalogue, *, seed: int = DEFAULT_SEED, count: int =
                 if rng.random() < 0.5:
                     flag = rng.choice(picked)
                     role_tables[role] = {flag.dest: (rng.choice(_spellings(flag)), value_for(flag, rng))}
-            lines = [f'[layer]\ndescription = "corpus {case_name} layer {index}"']
-            if chained and index > 0:
-                lines.append(f'extends = ["{case_name}/l{index - 1}"]')
-            if unset:
-                lines.append("unset = [" + ", ".join(json.dumps(u) for u in unset) + "]")
-            lines.append("\n[serve]")
-            lines += [f"{_toml_key(key)} = {_toml_value(value)}" for key, value in serve.values()]
-            for role, table in role_tables.items():
-                lines.append(f"\n[roles.{role}.serve]")
-                lines += [f"{_toml_key(key)} = {_toml_value(value)}" for key, value in table.values()]
-            layers.append(Layer(name, "\n".join(lines) + "\n"))
+            extends = f"{case_name}/l{index - 1}" if chained and index > 0 else None
+            text = _layer_text(f"corpus {case_name} layer {index}", extends, unset, serve, role_tables)
+            layers.append(Layer(name, text))
             # the expected effective tables, layer by layer
             _merge(top, {dest: value for dest, (_key, value) in serve.items()})
             for path in unset:
@@ -305,14 +332,7 @@ def layer_corpus(catalogue: Catalogue, *, seed: int = DEFAULT_SEED, count: int =
                 if role not in declared:
                     declared.append(role)
                 _merge(per_role[role], {dest: value for dest, (_key, value) in table.items()})
-        expected: dict[str, dict[str, Any]] = {}
-        if declared:  # a stack has roles once a layer declares one (else the one role `serve`)
-            for role in declared:
-                merged = json.loads(json.dumps(top))
-                _merge(merged, per_role[role])
-                expected[role] = merged
-        else:
-            expected["serve"] = top
+        expected = _expected(top, declared, per_role)
         spec = layers[-1].name if chained else "+".join(layer.name for layer in layers)
         cases.append(Case(case_name, layers, spec, expected))
     return cases

@@ -120,7 +120,7 @@ def write_outputs(out_dir: Path, files: dict[str, Rendered], *, partial: bool = 
 def _write_outputs(out_dir: Path, files: dict[str, Rendered], *, partial: bool) -> list[Path]:
     bad = [name for name in files if not _plain_name(name)]
     if bad:
-        from profilekit.errors import UsageError  # a repeat render writes without the error classes (dataclasses, enum)
+        from profilekit.errors import UsageError  # noqa: PLC0415 - a repeat render writes without the error classes (dataclasses, enum)
 
         raise UsageError(
             f"refusing to write {bad[0]!r}: an output must be a plain file name inside {out_dir}",
@@ -132,7 +132,7 @@ def _write_outputs(out_dir: Path, files: dict[str, Rendered], *, partial: bool) 
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        from profilekit.errors import UsageError  # a repeat render writes without the error classes (dataclasses, enum)
+        from profilekit.errors import UsageError  # noqa: PLC0415 - a repeat render writes without the error classes (dataclasses, enum)
 
         raise UsageError(
             f"cannot write to output folder {out_dir}: {exc.strerror or exc}",
@@ -156,7 +156,7 @@ def _replace_all(out_dir: Path, files: dict[str, Rendered], *, partial: bool) ->
     except OSError as exc:
         for tmp in temps.values():
             tmp.unlink(missing_ok=True)
-        from profilekit.errors import UsageError  # a repeat render writes without the error classes (dataclasses, enum)
+        from profilekit.errors import UsageError  # noqa: PLC0415 - a repeat render writes without the error classes (dataclasses, enum)
 
         raise UsageError(
             f"cannot write {out_dir / name}: {exc.strerror or exc}; the folder keeps the previous render",
@@ -177,7 +177,7 @@ def _replace_all(out_dir: Path, files: dict[str, Rendered], *, partial: bool) ->
 
 def replace_file(path: Path, text: str) -> None:
     """Write one file (`schema --output`) in full under a temporary name, then put it in place at once."""
-    from profilekit.errors import UsageError  # a repeat render writes without the error classes (dataclasses, enum)
+    from profilekit.errors import UsageError  # noqa: PLC0415 - a repeat render writes without the error classes (dataclasses, enum)
 
     try:
         tmp = write_temp(path.parent, path.name, Rendered(text))

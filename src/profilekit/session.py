@@ -67,13 +67,13 @@ class Session:
 
         sources: list[Source] = []
         if config.sources:
-            from profilekit.sources import open_sources  # only a repository with [sources] loads the sources package
+            from profilekit.sources import open_sources  # noqa: PLC0415 - only a repository with [sources] loads the sources package
 
             sources, problems = open_sources(root, config, config_file, locked=locked, fetch=fetch)
             if problems:
                 raise FindingsError(findings + problems)  # a layer of a source that is not there names nothing
             # the rule modules load only for a command that checks (not show or explain)
-            from profilekit.rules.sources import source_config_findings
+            from profilekit.rules.sources import source_config_findings  # noqa: PLC0415
 
             findings = findings + source_config_findings(root, config, config_file, version, sources)
         layer_index = LayerIndex(root, load_catalogue(version), sources)
@@ -150,7 +150,7 @@ class Session:
     def lineages(self) -> Lineages:
         """Every layer's linearisation and merged top level, each built once on its parent's (lineage.py)."""
         if self._lineages is None:
-            from profilekit.compose.lineage import Lineages  # only lint walks the whole extends graph
+            from profilekit.compose.lineage import Lineages  # noqa: PLC0415 - only lint walks the whole extends graph
 
             self._lineages = Lineages(self.layers)
         return self._lineages
@@ -215,7 +215,7 @@ class Session:
 
     def check(self, stack: Stack) -> list[Finding]:
         # the rule modules load only for a command that checks (not show or explain)
-        from profilekit.rules import check_stack
+        from profilekit.rules import check_stack  # noqa: PLC0415
 
         found = self.warnings(stack) + check_stack(
             stack, version=self.version, catalogue=self.catalogue, root=self.root

@@ -51,7 +51,7 @@ def cache_dir() -> str:
     if sys.platform == "linux":
         base = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.expanduser("~/.cache")
         return os.path.join(base, "profilekit")
-    import platformdirs  # off Linux only: a warm run loads no library
+    import platformdirs  # noqa: PLC0415 - off Linux only: a warm run loads no library
 
     return platformdirs.user_cache_dir("profilekit", appauthor=False)
 

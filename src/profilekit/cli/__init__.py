@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
         return run(["--no-cache", *argv] if argv else [])
     instruction = os.environ.get("_PROFILEKIT_COMPLETE")
     if instruction:  # a shell asking for completions: never answered from the cache (its words are in env)
-        from profilekit.cli.completion import run_completion  # each answer loads only what it needs
+        from profilekit.cli.completion import run_completion  # noqa: PLC0415 - each answer loads only what it needs
 
         return run_completion(instruction)
     args = sys.argv[1:]
@@ -47,12 +47,12 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(f"profilekit {__version__}\n")
         return EXIT_OK
     if args in (["--help"], ["-h"]):
-        from profilekit.cli.helptext import static_help  # as completion: --help loads no command
+        from profilekit.cli.helptext import static_help  # noqa: PLC0415 - as completion: --help loads no command
 
         text = static_help()
         if text is not None:
             sys.stdout.write(text)
             return EXIT_OK
-    from profilekit.cli.replay import cached_run  # not for --version, --help or completion
+    from profilekit.cli.replay import cached_run  # noqa: PLC0415 - not for --version, --help or completion
 
     return cached_run(args, run)

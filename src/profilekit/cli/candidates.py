@@ -21,7 +21,7 @@ def _params(ctx: typer.Context) -> dict[str, Any]:
 
 def _root(ctx: typer.Context) -> Path | None:
     # --help loads every declaration; a candidate loads the pipeline only when a shell asks
-    from profilekit.load.layers import find_repo
+    from profilekit.load.layers import find_repo  # noqa: PLC0415
 
     try:
         return find_repo(None, _params(ctx).get("repo"))
@@ -32,7 +32,7 @@ def _root(ctx: typer.Context) -> Path | None:
 def _layer_names(ctx: typer.Context) -> list[str]:
     """The repository's layers, then those of its locked sources whose commit is in the cache (never fetched)."""
     # --help loads every declaration; a candidate loads the pipeline only when a shell asks
-    from profilekit.load.layers import discover_layers
+    from profilekit.load.layers import discover_layers  # noqa: PLC0415
 
     root = _root(ctx)
     try:
@@ -40,10 +40,10 @@ def _layer_names(ctx: typer.Context) -> list[str]:
             return []
         names = list(discover_layers(root))
         # --help loads every declaration; a candidate loads the pipeline only when a shell asks
-        from profilekit.sources import source_layers, tree_path
+        from profilekit.sources import source_layers, tree_path  # noqa: PLC0415
 
         # --help loads every declaration; a candidate loads the pipeline only when a shell asks
-        from profilekit.sources.lockfile import read_lock
+        from profilekit.sources.lockfile import read_lock  # noqa: PLC0415
 
         for source, entry in (read_lock(root) or {}).items():
             tree = tree_path(entry.commit)
@@ -56,7 +56,7 @@ def _layer_names(ctx: typer.Context) -> list[str]:
 def complete_source(ctx: typer.Context, incomplete: str) -> list[str]:
     """A `[sources.NAME]` of profilekit.toml (`update NAME`)."""
     # --help loads every declaration; a candidate loads the pipeline only when a shell asks
-    from profilekit.load.layers import load_repo_config
+    from profilekit.load.layers import load_repo_config  # noqa: PLC0415
 
     root = _root(ctx)
     try:
@@ -80,7 +80,7 @@ def complete_stack(ctx: typer.Context, incomplete: str) -> list[str]:
 
 def _keys(table: dict[str, Any], prefix: tuple[str, ...], tables: bool) -> list[str]:
     # --help loads every declaration; a candidate loads the pipeline only when a shell asks
-    from profilekit.tomlio.positions import format_key
+    from profilekit.tomlio.positions import format_key  # noqa: PLC0415
 
     out: list[str] = []
     for key, value in table.items():
@@ -96,10 +96,10 @@ def _keys(table: dict[str, Any], prefix: tuple[str, ...], tables: bool) -> list[
 
 def _layer_keys(ctx: typer.Context, *, tables: bool) -> list[str]:
     """The keys the LAYER argument's file writes, as `set`/`unset` spell them (`roles.prefill.serve.port`)."""
-    import tomllib  # --help loads every declaration; a candidate loads the pipeline only when a shell asks
+    import tomllib  # noqa: PLC0415 - --help loads every declaration; a candidate loads the pipeline only when a shell asks
 
     # --help loads every declaration; a candidate loads the pipeline only when a shell asks
-    from profilekit.load.layers import discover_layers
+    from profilekit.load.layers import discover_layers  # noqa: PLC0415
 
     root, layer = _root(ctx), ctx.params.get("layer")
     if root is None or not isinstance(layer, str):
@@ -115,10 +115,10 @@ def _layer_keys(ctx: typer.Context, *, tables: bool) -> list[str]:
 def _flag_keys(ctx: typer.Context) -> list[str]:
     """`serve.DEST` for every option of the target release."""
     # --help loads every declaration; a candidate loads the pipeline only when a shell asks
-    from profilekit.cli.app import target_release
+    from profilekit.cli.app import target_release  # noqa: PLC0415
 
     # --help loads every declaration; a candidate loads the pipeline only when a shell asks
-    from profilekit.vllm.catalogue import load_catalogue
+    from profilekit.vllm.catalogue import load_catalogue  # noqa: PLC0415
 
     params = _params(ctx)
     catalogue = load_catalogue(target_release(params.get("repo"), params.get("vllm_version")))
@@ -150,13 +150,13 @@ def _composed(ctx: typer.Context, spec: str) -> Stack | None:
     None when it does not compose."""
     try:
         # --help loads every declaration; a candidate loads the pipeline only when a shell asks
-        from profilekit.compose.linearise import linearise
+        from profilekit.compose.linearise import linearise  # noqa: PLC0415
 
         # --help loads every declaration; a candidate loads the pipeline only when a shell asks
-        from profilekit.compose.merge import compose_layers
+        from profilekit.compose.merge import compose_layers  # noqa: PLC0415
 
         # --help loads every declaration; a candidate loads the pipeline only when a shell asks
-        from profilekit.session import Session
+        from profilekit.session import Session  # noqa: PLC0415
 
         params = _params(ctx)
         session = Session.open(repo=params.get("repo"), vllm_version=params.get("vllm_version"), fetch=False)
@@ -185,7 +185,7 @@ def complete_stack_key(ctx: typer.Context, incomplete: str) -> list[str]:
     if stack is None:
         return []
     # --help loads every declaration; a candidate loads the pipeline only when a shell asks
-    from profilekit.tomlio.positions import format_key
+    from profilekit.tomlio.positions import format_key  # noqa: PLC0415
 
     keys: list[str] = []
     qualified: list[str] = []

@@ -95,12 +95,12 @@ def err(text: str) -> None:
 
 def print_findings(findings: list[Finding], fmt: str = "text", *, version: str = "") -> None:
     # the formats load only when findings are printed
-    from profilekit.report.formats import format_github, format_json, format_sarif, format_text, summary_line
+    from profilekit.report.formats import format_github, format_json, format_sarif, format_text, summary_line  # noqa: PLC0415
 
     # redacted before formatting: escaping (JSON, Markdown) must not hide a secret's spelling from the redactor
     findings = redactor().findings(findings)
     if fmt == "markdown":
-        from profilekit.report.markdown import format_lint  # only --format markdown loads it
+        from profilekit.report.markdown import format_lint  # noqa: PLC0415 - only --format markdown loads it
 
         text = format_lint(None, findings, version=version)
     elif fmt == "json":
@@ -130,7 +130,7 @@ def warn(findings: list[Finding]) -> None:
     """Warnings of a command that reports no findings of its own (show, explain, diff): to stderr, redacted."""
     if findings:
         # the formats load only when findings are printed
-        from profilekit.report.formats import format_text, summary_line
+        from profilekit.report.formats import format_text, summary_line  # noqa: PLC0415
 
         found = redactor().findings(findings)
         err(format_text(found))
@@ -149,7 +149,7 @@ def run_command(body: Callable[..., int | None], /, *args: Any, **kwargs: Any) -
     except FindingsError as exc:
         findings = sorted(exc.findings, key=lambda f: f.sort_key())
         # the formats load only when findings are printed
-        from profilekit.report.formats import format_text, summary_line
+        from profilekit.report.formats import format_text, summary_line  # noqa: PLC0415
 
         err(format_text(findings))
         err(summary_line(findings))
@@ -180,7 +180,7 @@ def _silence_stdout() -> None:
 
 
 def open_session() -> Session:
-    from profilekit.session import Session  # --version and --help parse here and open no repository
+    from profilekit.session import Session  # noqa: PLC0415 - --version and --help parse here and open no repository
 
     G.session = Session.open(repo=G.repo, vllm_version=G.vllm_version)
     return G.session
@@ -194,10 +194,10 @@ def release_without_layers() -> str:
 def target_release(repo: Path | None, vllm_version: str | None) -> str:
     """The target release (`vllm_version`, else `[vllm] version` if a repository is found at or above `repo`, else
     the newest), without loading the repository's layers (and without pydantic): for `flags`, `schema`, completion."""
-    import tomllib  # flags and completion read only [vllm] version, without the layers
+    import tomllib  # noqa: PLC0415 - flags and completion read only [vllm] version, without the layers
 
-    from profilekit.load.layers import REPO_MARKER, find_repo  # as tomllib: not for --version or --help
-    from profilekit.vllm.versions import resolve_version  # as tomllib: not for --version or --help
+    from profilekit.load.layers import REPO_MARKER, find_repo  # noqa: PLC0415 - as tomllib: not for --version or --help
+    from profilekit.vllm.versions import resolve_version  # noqa: PLC0415 - as tomllib: not for --version or --help
 
     if vllm_version is not None:
         return resolve_version(vllm_version, None)

@@ -23,10 +23,10 @@ def run_completion(instruction: str) -> int:
         )
         return 2
     try:
-        import typer.main  # only a shell's completion request loads these
+        import typer.main  # noqa: PLC0415 - only a shell's completion request loads these
 
-        from profilekit.cli.run import typer_app  # only a shell's completion request loads these
-        from profilekit.cli.shells import SHELL_CLASSES  # only a shell's completion request loads these
+        from profilekit.cli.run import typer_app  # noqa: PLC0415 - only a shell's completion request loads these
+        from profilekit.cli.shells import SHELL_CLASSES  # noqa: PLC0415 - only a shell's completion request loads these
 
         # typer vendors click without its bash/zsh/fish classes, and its own read `complete_bash` the other way
         # round with other variables: profilekit speaks click's documented protocol (cli/shells.py)

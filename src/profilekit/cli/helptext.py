@@ -28,10 +28,10 @@ def static_help() -> str | None:
 
 def typer_help() -> str:
     """What typer prints for `profilekit --help` at 80 columns."""
-    import contextlib  # only to write help.txt (python -m profilekit.cli.helptext) and in its test
-    import io  # only to write help.txt (python -m profilekit.cli.helptext) and in its test
+    import contextlib  # noqa: PLC0415 - only to write help.txt (python -m profilekit.cli.helptext) and in its test
+    import io  # noqa: PLC0415 - only to write help.txt (python -m profilekit.cli.helptext) and in its test
 
-    from profilekit.cli.run import run  # only to write help.txt (python -m profilekit.cli.helptext) and in its test
+    from profilekit.cli.run import run  # noqa: PLC0415 - only to write help.txt (python -m profilekit.cli.helptext) and in its test
 
     buffer = io.StringIO()
     saved = os.environ.get("COLUMNS")

@@ -60,7 +60,7 @@ def run_key(args: list[str]) -> str:
         "tty": [_isatty(sys.stdout), _isatty(sys.stderr)],
         "code": cache.code_stamp(),
     }
-    import json  # only a run that is made, not one answered from the cache
+    import json  # noqa: PLC0415 - only a run that is made, not one answered from the cache
 
     return cache.digest(json.dumps(parts, ensure_ascii=False).encode("utf-8", "surrogateescape"))
 
@@ -116,9 +116,9 @@ def _file_holds(path: str, size: int, sha: str) -> bool:
 def _replay(entry: dict[str, Any]) -> int | None:
     """Write the entry's outputs again and print what the run printed; None when a write fails."""
     if entry["writes"]:
-        from pathlib import Path  # a warm run loads no pathlib unless it replays a render
+        from pathlib import Path  # noqa: PLC0415 - a warm run loads no pathlib unless it replays a render
 
-        from profilekit.output import Rendered, write_outputs  # only a replayed render writes
+        from profilekit.output import Rendered, write_outputs  # noqa: PLC0415 - only a replayed render writes
 
         try:
             for folder, files, partial in entry["writes"]:
@@ -127,7 +127,7 @@ def _replay(entry: dict[str, Any]) -> int | None:
             return None
         except Exception as exc:  # profilekit.errors (dataclasses, typing) loaded only when a write is refused
             # the error classes (dataclasses, enum) only when a write is refused
-            from profilekit.errors import ProfilekitError
+            from profilekit.errors import ProfilekitError  # noqa: PLC0415
 
             if isinstance(exc, ProfilekitError):
                 return None
@@ -139,7 +139,7 @@ def _replay(entry: dict[str, Any]) -> int | None:
         sys.stdout.flush()
     except BrokenPipeError:
         # the error classes (dataclasses, enum) only when a write is refused
-        from profilekit.errors import EXIT_BROKEN_PIPE
+        from profilekit.errors import EXIT_BROKEN_PIPE  # noqa: PLC0415
 
         _silence_stdout()
         return EXIT_BROKEN_PIPE
@@ -148,7 +148,7 @@ def _replay(entry: dict[str, Any]) -> int | None:
 
 
 def _silence_stdout() -> None:
-    import contextlib  # only when the reader closed the pipe
+    import contextlib  # noqa: PLC0415 - only when the reader closed the pipe
 
     with contextlib.suppress(OSError, ValueError):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

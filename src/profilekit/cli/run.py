@@ -69,7 +69,7 @@ def _command_word(args: list[str]) -> str | None:
 
 def typer_app(args: list[str] | None = None) -> Typer:
     """The typer app with every command, or with `args`'s command alone when it names a known one."""
-    from profilekit.cli.app import app  # typer: only a run the fast path declines loads it
+    from profilekit.cli.app import app  # noqa: PLC0415 - typer: only a run the fast path declines loads it
 
     own = COMMANDS.get(_command_word(args) or "") if args is not None else None
     for module in (own,) if own is not None else COMMAND_MODULES:
@@ -87,7 +87,7 @@ def command_name(info: Any) -> str:
 
 def run(args: list[str]) -> int:
     """Run a command: a hot one with plain arguments without typer (`cli.fastpath`), anything else with it."""
-    from profilekit.cli.fastpath import run_fast  # not for a run the cache answers (test_import_budget)
+    from profilekit.cli.fastpath import run_fast  # noqa: PLC0415 - not for a run the cache answers (test_import_budget)
 
     code = run_fast(args)
     if code is not None:

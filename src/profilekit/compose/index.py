@@ -27,7 +27,7 @@ class LayerIndex:
         self.local = list(self.files)
         self.origins: dict[str, Source] = {}
         for source in sources:
-            from profilekit.sources import source_layers  # only a repository with [sources] loads the sources package
+            from profilekit.sources import source_layers  # noqa: PLC0415 - only a repository with [sources] loads the sources package
 
             for name, path in source_layers(source.name, source.tree).items():
                 if name not in self.files:  # a file of the repository named so is an error (`_colon_in_name`)
@@ -47,7 +47,7 @@ class LayerIndex:
                 self._loaded[name] = load_layer(self.root, name, self.files[name], self.catalogue)
             else:
                 # only a repository with [sources] loads the sources package
-                from profilekit.sources.layers import load_source_layer
+                from profilekit.sources.layers import load_source_layer  # noqa: PLC0415
 
                 self._loaded[name] = load_source_layer(source, name, self.files[name], self.catalogue)
         return self._loaded[name]

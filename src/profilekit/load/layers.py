@@ -351,9 +351,9 @@ def _validated(
     data = fast(raw)
     if data is not None:
         return data, []
-    from pydantic import ValidationError  # pydantic only to word what is wrong with a file layerdata refuses
+    from pydantic import ValidationError  # noqa: PLC0415 - pydantic only to word what is wrong with a file layerdata refuses
 
-    from profilekit.load import models  # pydantic only to word what is wrong with a file layerdata refuses
+    from profilekit.load import models  # noqa: PLC0415 - pydantic only to word what is wrong with a file layerdata refuses
 
     try:
         return models.plain(getattr(models, model).model_validate(raw)), []

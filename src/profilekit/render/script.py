@@ -90,7 +90,7 @@ def _vllm_config_files(
     env: Sandbox, stack: Stack, role: RoleConfig, ctx: dict[str, Any], *, version: str, catalogue: Catalogue | None
 ) -> dict[str, Rendered]:
     """`R.yaml` for `vllm serve --config` and the `R.sh` that runs it (targets/vllm_config.py)."""
-    from profilekit.render.vllm_config import config_file_name, config_text, launch_words  # loaded when chosen
+    from profilekit.render.vllm_config import config_file_name, config_text, launch_words  # noqa: PLC0415 - loaded when chosen
 
     argv, path = launch_words(role)
     return {

@@ -61,7 +61,7 @@ def render_stack(
     try:  # a failing template, in any target, leaves no file at all: the render writes nothing
         files = script_files(env, stack, chosen, version=version, catalogue=catalogue, targets=targets)
         if "k8s" in targets:
-            from profilekit.render.k8s import render_k8s  # each target loads when chosen: a script render loads none
+            from profilekit.render.k8s import render_k8s  # noqa: PLC0415 - each target loads when chosen: a script render loads none
 
             manifests = render_k8s(
                 stack,
@@ -74,7 +74,7 @@ def render_stack(
             )
             files = _with_files(files, manifests, stack, version=version)
         if "slurm" in targets and len(chosen) == len(stack.roles):  # job.sbatch starts every role of the stack
-            from profilekit.render.slurm import render_slurm  # loaded when chosen, as k8s
+            from profilekit.render.slurm import render_slurm  # noqa: PLC0415 - loaded when chosen, as k8s
 
             job = render_slurm(
                 stack, version=version, catalogue=catalogue, settings=slurm or SlurmSection(), root=root, templates=env

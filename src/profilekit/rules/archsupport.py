@@ -56,7 +56,7 @@ def _architectures(f: RoleFacts) -> list[str] | None:
 def registered(f: RoleFacts) -> tuple[Registry, str] | None:
     """vLLM's registry facts of the release and the architecture they are read for (`Registry.resolve`); None when
     profilekit has none. The registry is loaded only when a rule that needs it gets this far."""
-    from profilekit.vllm.registry import load_registry  # only a check that needs the registry loads it
+    from profilekit.vllm.registry import load_registry  # noqa: PLC0415 - only a check that needs the registry loads it
 
     registry = load_registry(f.version)
     arch = registry.resolve(_architectures(f), f.serve.get("model_impl")) if registry is not None else None

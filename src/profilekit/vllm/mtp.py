@@ -153,20 +153,40 @@ def mtp_draft(config: dict[str, Any], version: str) -> MtpDraft | None:
 
 
 def _rewrite(cfg: _Cfg, initial: str, version: str) -> str | None:
-    """The model types and architectures `hf_config_override` rewrites, in its order; the error it raises."""
-    if _since(version, "0.28.0") and cfg.model_type == "dots3_note":
-        layer_types = cfg.raw.get("mtp_layer_types")
-        if layer_types is not None:
-            n_predict = cfg.raw.get("num_nextn_predict_layers")
-            if not isinstance(layer_types, list) or not isinstance(n_predict, int) or isinstance(n_predict, bool):
-                raise _Unknown  # the config class's default count, or a crash
-            if len(layer_types) != n_predict:
-                return (
-                    f"mtp_layer_types must have one entry per MTP layer: got {len(layer_types)} for {n_predict} layers"
-                )
-        if not isinstance(cfg.raw.get("layer_types"), list):
-            raise _Unknown  # extended with the MTP layers' types: what the config class derives
-        cfg.set("dots3_note_mtp", "Dots3NoteMTPModel")
+    """The model types and architectures `hf_config_override` rewrites, in its order; the error it raises.
+
+    One step per family, in the order of vllm/config/speculative.py `SpeculativeConfig.hf_config_override`."""
+    problem = _rewrite_dots3(cfg, version)
+    if problem is not None:
+        return problem
+    _rewrite_deepseek(cfg, version)
+    _rewrite_pangu_kimi(cfg)
+    _rewrite_by_architecture(cfg)
+    _rewrite_ernie_nemotron(cfg, version)
+    _rewrite_qwen(cfg, version)
+    _rewrite_bailing(cfg, initial, version)
+    return _rewrite_late(cfg, initial, version)
+
+
+def _rewrite_dots3(cfg: _Cfg, version: str) -> str | None:
+    """dots3_note (0.28.0 on): one `mtp_layer_types` entry per MTP layer, then the MTP model."""
+    if not (_since(version, "0.28.0") and cfg.model_type == "dots3_note"):
+        return None
+    layer_types = cfg.raw.get("mtp_layer_types")
+    if layer_types is not None:
+        n_predict = cfg.raw.get("num_nextn_predict_layers")
+        if not isinstance(layer_types, list) or not isinstance(n_predict, int) or isinstance(n_predict, bool):
+            raise _Unknown  # the config class's default count, or a crash
+        if len(layer_types) != n_predict:
+            return f"mtp_layer_types must have one entry per MTP layer: got {len(layer_types)} for {n_predict} layers"
+    if not isinstance(cfg.raw.get("layer_types"), list):
+        raise _Unknown  # extended with the MTP layers' types: what the config class derives
+    cfg.set("dots3_note_mtp", "Dots3NoteMTPModel")
+    return None
+
+
+def _rewrite_deepseek(cfg: _Cfg, version: str) -> None:
+    """DeepSeek V3/V3.2 and GLM-MoE-DSA become deepseek_mtp; V4 (and V4.1 from 0.30.0) keep their own drafts."""
     if cfg.model_type in ("deepseek_v3", "deepseek_v32", "glm_moe_dsa"):
         cfg.model_type = "deepseek_mtp"
     if cfg.model_type == "deepseek_mtp":
@@ -175,13 +195,19 @@ def _rewrite(cfg: _Cfg, initial: str, version: str) -> str | None:
     if cfg.model_type in v4:
         v41 = cfg.model_type == "deepseek_v41"
         cfg.set("deepseek_mtp", None if v41 else "DeepSeekV4MTPModel")
+
+
+def _rewrite_pangu_kimi(cfg: _Cfg) -> None:
     if cfg.model_type in "pangu_ultra_moe":  # vLLM tests `in ("pangu_ultra_moe")`: a substring of a string
         cfg.model_type = "pangu_ultra_moe_mtp"
     if cfg.model_type == "pangu_ultra_moe_mtp":
         cfg.set("pangu_ultra_moe_mtp", "OpenPanguMTPModel")
     if cfg.model_type == "kimi_k3":
         cfg.set("kimi_k3_mtp", "KimiK3MTPModel")
-    _rewrite_by_architecture(cfg)
+
+
+def _rewrite_ernie_nemotron(cfg: _Cfg, version: str) -> None:
+    """ERNIE 4.5 MoE, then Nemotron-H (the Omni VLMs promote their text_config first, 0.29.0 adds Super Omni)."""
     if cfg.model_type == "ernie4_5_moe":
         cfg.model_type = "ernie_mtp"
     if cfg.model_type == "ernie_mtp":
@@ -194,6 +220,10 @@ def _rewrite(cfg: _Cfg, initial: str, version: str) -> str | None:
         cfg.model_type = "nemotron_h_mtp"
     if cfg.model_type == "nemotron_h_mtp":
         cfg.set("nemotron_h_mtp", "NemotronHMTPModel")
+
+
+def _rewrite_qwen(cfg: _Cfg, version: str) -> None:
+    """Qwen3-Next, then Qwen4-exp (0.29.0 on, which reads text_config.hc_count)."""
     if cfg.model_type == "qwen3_next":
         cfg.model_type = "qwen3_next_mtp"
     if cfg.model_type == "qwen3_next_mtp":
@@ -202,8 +232,6 @@ def _rewrite(cfg: _Cfg, initial: str, version: str) -> str | None:
         if cfg.text().int("hc_count") is None:
             raise _Unknown  # int(text_config.hc_count): a transformers default at best
         cfg.set("qwen4_exp_mtp", "Qwen4ExpMTP")
-    _rewrite_bailing(cfg, initial, version)
-    return _rewrite_late(cfg, initial, version)
 
 
 def _rewrite_by_architecture(cfg: _Cfg) -> None:

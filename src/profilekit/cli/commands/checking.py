@@ -36,7 +36,7 @@ def check(*, stacks: list[str] | None, every: bool, fmt: str, strict: bool) -> i
             clean.append(name)
     findings = distinct(findings)
     if fmt == "markdown":
-        from profilekit.report.markdown import format_check  # only --format markdown
+        from profilekit.report.markdown import format_check  # noqa: PLC0415 - only --format markdown
 
         named = ", ".join(specs)
         out(format_check(redactor().findings(findings), stack=named, version=session.version))
@@ -53,7 +53,7 @@ def check(*, stacks: list[str] | None, every: bool, fmt: str, strict: bool) -> i
 
 def lint(*, fmt: str, strict: bool, combinations: str | None, to_release: str | None, sources: bool) -> int:
     """Check the whole repository: every file, every deployable layer, every [lint] stack, layer combinations."""
-    from profilekit.lint.repository import lint_repository  # lint's own modules: check loads none
+    from profilekit.lint.repository import lint_repository  # noqa: PLC0415 - lint's own modules: check loads none
 
     check_format(fmt, FORMATS)
     if combinations is not None and combinations not in ("none", "pairs", "all"):
@@ -68,12 +68,12 @@ def lint(*, fmt: str, strict: bool, combinations: str | None, to_release: str | 
         return EXIT_FINDINGS
     units = None
     if not G.no_cache:
-        from profilekit.lint.cache import LintCache  # lint's own modules: check loads none
+        from profilekit.lint.cache import LintCache  # noqa: PLC0415 - lint's own modules: check loads none
 
         units = LintCache(session)
     report = lint_repository(session, combinations=combinations, units=units, sources=sources)
     if fmt == "markdown":
-        from profilekit.report.markdown import format_lint  # only --format markdown
+        from profilekit.report.markdown import format_lint  # noqa: PLC0415 - only --format markdown
 
         out(format_lint(report, redactor().findings(report.findings), version=session.version))
         return exit_for(report.findings, strict=strict)
@@ -89,7 +89,7 @@ def lint(*, fmt: str, strict: bool, combinations: str | None, to_release: str | 
 def _lint_to_release(to_release: str, fmt: str, *, strict: bool, combinations: str | None) -> int:
     """`lint --to-release X`: exit 1 when the new release gives error findings the current one does not
     (with `--strict`, any new finding)."""
-    from profilekit.upgrade.repository import repo_json, repo_text, upgrade_repository  # only --to-release
+    from profilekit.upgrade.repository import repo_json, repo_text, upgrade_repository  # noqa: PLC0415 - only --to-release
 
     check_format(fmt, TEXT_OR_JSON)
     old = open_session()

@@ -143,7 +143,7 @@ def _write_all(
 
 def _explain(session: Session, stack: Stack, role: str | None) -> None:
     """Each role's rendered arguments and env entries, each with the file, line and layer that set it."""
-    from profilekit.render.provenance import role_provenance  # only --explain reads provenance
+    from profilekit.render.provenance import role_provenance  # noqa: PLC0415 - only --explain reads provenance
 
     for name in session.role_names(stack, role):
         for item in role_provenance(stack.roles[name], session.catalogue):
@@ -179,7 +179,7 @@ def _checks_pass(session: Session, stacks: list[Stack], targets: tuple[str, ...]
         err(f"nothing rendered: {', '.join(failed)} {'has' if len(failed) == 1 else 'have'} errors")
         return False
     if everything:
-        from profilekit.report.formats import format_text  # only a render with warnings prints them
+        from profilekit.report.formats import format_text  # noqa: PLC0415 - only a render with warnings prints them
 
         err(format_text(everything))
     return True
@@ -226,7 +226,7 @@ def _note_several_hosts(stack: Stack) -> None:
 
 
 def _note_misspelt_k8s_settings(session: Session, stack: Stack) -> None:
-    from profilekit.render.k8s import misspelt_settings  # only --target k8s
+    from profilekit.render.k8s import misspelt_settings  # noqa: PLC0415 - only --target k8s
 
     for note in misspelt_settings(stack, session.config.render.k8s):
         err(f"note: {note}")

@@ -49,7 +49,7 @@ def show(*, stacks: list[str] | None, every: bool, role: str | None, fmt: str) -
     if fmt == "json":
         out(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        from profilekit.tomlio.write import dumps  # only --format toml loads tomlkit
+        from profilekit.tomlio.write import dumps  # noqa: PLC0415 - only --format toml loads tomlkit
 
         out(dumps(data))
     return EXIT_OK

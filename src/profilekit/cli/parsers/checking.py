@@ -31,7 +31,7 @@ def check(
     strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too.")] = False,
 ) -> int:
     """Run every check on one or more stacks."""
-    from profilekit.cli.commands import checking as body  # imported when the command runs, not for --help
+    from profilekit.cli.commands import checking as body  # noqa: PLC0415 - imported when the command runs, not for --help
 
     return body.check(stacks=stacks, every=every, fmt=fmt, strict=strict)
 
@@ -53,6 +53,6 @@ def lint(
     ] = False,
 ) -> int:
     """Check the whole repository: every file, every deployable layer, every [lint] stack, layer combinations."""
-    from profilekit.cli.commands import checking as body  # imported when the command runs, not for --help
+    from profilekit.cli.commands import checking as body  # noqa: PLC0415 - imported when the command runs, not for --help
 
     return body.lint(fmt=fmt, strict=strict, combinations=combinations, to_release=to_release, sources=sources)

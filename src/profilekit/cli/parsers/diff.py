@@ -32,6 +32,6 @@ def diff(
 
     Exit 0 when there is no difference, 1 when there is one, 2 on usage errors.
     """
-    from profilekit.cli.commands import diff as body  # imported when the command runs, not for --help
+    from profilekit.cli.commands import diff as body  # noqa: PLC0415 - imported when the command runs, not for --help
 
     return body.diff(stacks=stacks, role=role, fmt=fmt, from_release=from_release, to_release=to_release)

@@ -29,6 +29,6 @@ def doctor(
     fmt: Annotated[str, typer.Option("--format", help="text or json")] = "text",
 ) -> int:
     """Audit this machine: the installed vLLM, vLLM plugins, and environment variables that change the config."""
-    from profilekit.cli.commands import doctor as body  # imported when the command runs, not for --help
+    from profilekit.cli.commands import doctor as body  # noqa: PLC0415 - imported when the command runs, not for --help
 
     return body.doctor(stack=stack, fmt=fmt)

@@ -38,7 +38,7 @@ def set_value(
     check: CheckOption = None,
 ) -> int:
     """Set KEY in a layer file to VALUE; comments, order and layout stay as they are. Checked before it is written."""
-    from profilekit.cli.commands import editing as body  # imported when the command runs, not for --help
+    from profilekit.cli.commands import editing as body  # noqa: PLC0415 - imported when the command runs, not for --help
 
     return body.set_value(layer=layer, key=key, value=value, check=check)
 
@@ -54,6 +54,6 @@ def unset_value(
     check: CheckOption = None,
 ) -> int:
     """Delete KEY from a layer file (not `[layer] unset`, which removes values of the layers below)."""
-    from profilekit.cli.commands import editing as body  # imported when the command runs, not for --help
+    from profilekit.cli.commands import editing as body  # noqa: PLC0415 - imported when the command runs, not for --help
 
     return body.unset_value(layer=layer, key=key, check=check)

@@ -25,6 +25,6 @@ def explain(
     fmt: Annotated[str, typer.Option("--format", help="text or json")] = "text",
 ) -> int:
     """Show each effective value with its origin and what it overrode, or vLLM's default where no layer sets it."""
-    from profilekit.cli.commands import explain as body  # imported when the command runs, not for --help
+    from profilekit.cli.commands import explain as body  # noqa: PLC0415 - imported when the command runs, not for --help
 
     return body.explain(stack=stack, key=key, role=role, fmt=fmt)

@@ -19,6 +19,6 @@ def flags(
     fmt: Annotated[str, typer.Option("--format", help="text or json")] = "text",
 ) -> int:
     """Search the flag catalogue of the targeted vLLM release offline (exit 1 when nothing matches)."""
-    from profilekit.cli.commands import flags as body  # imported when the command runs, not for --help
+    from profilekit.cli.commands import flags as body  # noqa: PLC0415 - imported when the command runs, not for --help
 
     return body.flags(pattern=pattern, fmt=fmt)

@@ -21,6 +21,6 @@ def import_launch(
     ] = None,
 ) -> int:
     """Turn an existing vllm serve launch into a layer file (VAR=value and export lines become [env])."""
-    from profilekit.cli.commands import importing as body  # imported when the command runs, not for --help
+    from profilekit.cli.commands import importing as body  # noqa: PLC0415 - imported when the command runs, not for --help
 
     return body.import_launch(launch=launch, name=name)

@@ -41,7 +41,7 @@ def render(
     ] = False,
 ) -> int:
     """Write launch scripts, env files and a manifest for each stack; a stack with errors stops them all."""
-    from profilekit.cli.commands import render as body  # imported when the command runs, not for --help
+    from profilekit.cli.commands import render as body  # noqa: PLC0415 - imported when the command runs, not for --help
 
     return body.render(
         stacks=stacks, every=every, out_dir=out_dir, role=role, print_=print_, target=target, explain=explain

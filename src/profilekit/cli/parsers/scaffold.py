@@ -24,7 +24,7 @@ def init(
 
     It targets the newest supported vLLM release, or the one --vllm-version names.
     """
-    from profilekit.cli.commands import scaffold as body  # imported when the command runs, not for --help
+    from profilekit.cli.commands import scaffold as body  # noqa: PLC0415 - imported when the command runs, not for --help
 
     return body.init(directory=directory)
 
@@ -37,6 +37,6 @@ def schema(
     ] = None,
 ) -> int:
     """Print the JSON Schema (draft 2020-12) of a layer file for the targeted vLLM release (for Taplo, CI)."""
-    from profilekit.cli.commands import scaffold as body  # imported when the command runs, not for --help
+    from profilekit.cli.commands import scaffold as body  # noqa: PLC0415 - imported when the command runs, not for --help
 
     return body.schema(output=output)

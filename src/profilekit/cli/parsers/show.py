@@ -27,6 +27,6 @@ def show(
     fmt: Annotated[str, typer.Option("--format", help="toml or json")] = "toml",
 ) -> int:
     """Print the effective configuration of a stack (of several: {"stacks": [...]}, one entry per stack)."""
-    from profilekit.cli.commands import show as body  # imported when the command runs, not for --help
+    from profilekit.cli.commands import show as body  # noqa: PLC0415 - imported when the command runs, not for --help
 
     return body.show(stacks=stacks, every=every, role=role, fmt=fmt)

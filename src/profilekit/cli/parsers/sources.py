@@ -20,7 +20,7 @@ def lock() -> int:
 
     A source whose git or rev changed in profilekit.toml is resolved again; `profilekit update` moves the others.
     """
-    from profilekit.cli.commands import sources as body  # imported when the command runs, not for --help
+    from profilekit.cli.commands import sources as body  # noqa: PLC0415 - imported when the command runs, not for --help
 
     return body.lock()
 
@@ -36,6 +36,6 @@ def update(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print what would change; write nothing.")] = False,
 ) -> int:
     """Move sources to the newest commit of their rev; print what changes in every stack; write profilekit.lock."""
-    from profilekit.cli.commands import sources as body  # imported when the command runs, not for --help
+    from profilekit.cli.commands import sources as body  # noqa: PLC0415 - imported when the command runs, not for --help
 
     return body.update(names=names, fmt=fmt, dry_run=dry_run)
