@@ -6,7 +6,18 @@ import pytest
 
 from tests.rules.conftest import Check
 
-ODD = ["1979-05-27T07:32:00Z", "{ a = 1979-05-27 }", "[1979-05-27]", "[1, [2, 3]]", '"text"', "true", "-3", "1e400", "{ a = { b = [] } }", "[]"]
+ODD = [
+    "1979-05-27T07:32:00Z",
+    "{ a = 1979-05-27 }",
+    "[1979-05-27]",
+    "[1, [2, 3]]",
+    '"text"',
+    "true",
+    "-3",
+    "1e400",
+    "{ a = { b = [] } }",
+    "[]",
+]
 KEYS = [
     "kv_transfer_config",
     "kv_offloading_size",
