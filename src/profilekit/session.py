@@ -166,7 +166,11 @@ class Session:
         if role is None:
             return list(stack.roles)
         if role not in stack.roles:
-            close = difflib.get_close_matches(role, list(stack.roles), n=1)
+            elsewhere = self.layers.declared_roles().get(role)
+            if elsewhere:  # a role of other stacks: named right, only not composed here
+                hint = f"layer {', '.join(elsewhere)} declares it: compose the stack with it; roles of this stack: "
+                raise UsageError(f"role {role!r} is not in {stack.spec}", hint=hint + ", ".join(stack.roles))
+            close = difflib.get_close_matches(role, [*stack.roles, *self.layers.declared_roles()], n=1)
             hint = f"did you mean {close[0]!r}?" if close else "roles of this stack: " + ", ".join(stack.roles)
             raise UsageError(f"stack {stack.spec!r} has no role {role!r}", hint=hint)
         return [role]

@@ -11,7 +11,7 @@ from profilekit.errors import Finding, Location, Severity, UsageError
 from profilekit.load.layers import PROFILES_DIR, Layer, discover_layers, load_layer
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
     from profilekit.load.layers import Source
     from profilekit.vllm.catalogue import Catalogue
@@ -37,6 +37,7 @@ class LayerIndex:
         self.catalogue = catalogue
         self._loaded: dict[str, tuple[Layer | None, list[Finding]]] = {}
         self._provided: dict[str, list[str]] | None = None
+        self._declared: dict[str, list[str]] | None = None
 
     def get(self, name: str) -> tuple[Layer | None, list[Finding]]:
         if name not in self._loaded:
@@ -55,26 +56,40 @@ class LayerIndex:
     def provided(self) -> dict[str, list[str]]:
         """Every capability that a layer of the repository `provides`, with those layers (reads every file once)."""
         if self._provided is None:
-            found: dict[str, list[str]] = {}
-            for name in self.files:
-                layer, _ = self.get(name)
-                for cap in layer.data.layer.provides if layer is not None else []:
-                    found.setdefault(cap, []).append(name)
-            self._provided = found
+            self._provided = self._collect(lambda layer: layer.data.layer.provides)
         return self._provided
+
+    def declared_roles(self) -> dict[str, list[str]]:
+        """Every role a layer of the repository (or of a source) declares (`[roles.X] kind`), with those layers."""
+        if self._declared is None:
+            self._declared = self._collect(declared_by)
+        return self._declared
+
+    def _collect(self, names_of: Callable[[Layer], Iterable[str]]) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        for name in self.files:
+            layer, _ = self.get(name)
+            for item in names_of(layer) if layer is not None else []:
+                found.setdefault(item, []).append(name)
+        return found
 
     def use(self, name: str, layer: Layer) -> None:
         """Take `layer` as the layer `name` from now on (`set --check` composes an edit before it is written)."""
         self._loaded[name] = (layer, [])
-        self._provided = None
+        self._provided = self._declared = None
 
-    def seed_provided(self, provides: dict[str, list[str]]) -> None:
-        """What `provided` answers, from each layer's `provides` as known without reading it (lint's cache)."""
+    def seed(self, *, provides: dict[str, list[str]], roles: dict[str, list[str]]) -> None:
+        """What `provided` and `declared_roles` answer, from each layer's facts as known without reading it (lint's
+        cache)."""
+        self._provided = self._seeded(provides)
+        self._declared = self._seeded(roles)
+
+    def _seeded(self, by_layer: dict[str, list[str]]) -> dict[str, list[str]]:
         found: dict[str, list[str]] = {}
         for name in self.files:
-            for cap in provides.get(name, []):
-                found.setdefault(cap, []).append(name)
-        self._provided = found
+            for item in by_layer.get(name, []):
+                found.setdefault(item, []).append(name)
+        return found
 
     def loaded_layers(self) -> list[Layer]:
         """Every layer read so far that loaded."""
@@ -124,3 +139,8 @@ def _colon_in_name(root: Path, name: str, path: Path) -> Finding:
         [Location(path.relative_to(root).as_posix(), 1, 1, layer=name)],
         fix=f"rename the file without ':', e.g. {name.replace(':', '-')}.toml",
     )
+
+
+def declared_by(layer: Layer) -> list[str]:
+    """The roles `layer` declares: each `[roles.X]` table with a `kind`."""
+    return [role for role, spec in layer.data.roles.items() if spec.kind is not None]

@@ -277,11 +277,13 @@ class Lineages:
             stack = compose_layers(spec, layers, [])
             return stack, references + stack.findings
         findings = _fresh(node.problems) + missed_findings(node.top, list(node.missed), layers)
-        roles, problems = compose_roles([x for x, _ in node.roles_in], [u for _, u in node.roles_in], node.top)
+        roles, problems, unapplied = compose_roles(
+            [x for x, _ in node.roles_in], [u for _, u in node.roles_in], node.top
+        )
         findings += problems
         findings += resolve_references(roles, layers)
         traits = {trait: list(having) for trait, having in node.traits.items()}
-        return Stack(spec, layers, roles, findings, traits), references + findings
+        return Stack(spec, layers, roles, findings, traits, unapplied), references + findings
 
 
 def _joined(before: tuple[T, ...], own: list[T]) -> tuple[T, ...]:

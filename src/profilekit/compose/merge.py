@@ -56,10 +56,10 @@ def compose_layers(spec: str, layers: list[Layer], findings: list[Finding]) -> S
         unsets.append(paths)
     top, problems = _merge_top(layers, unsets)
     findings.extend(problems)
-    roles, problems = compose_roles(layers, unsets, top)
+    roles, problems, unapplied = compose_roles(layers, unsets, top)
     findings.extend(problems)
     findings.extend(resolve_references(roles, layers))
-    return Stack(spec, layers, roles, findings)
+    return Stack(spec, layers, roles, findings, unapplied=unapplied)
 
 
 def compose(layer_index: LayerIndex, spec: str) -> Stack:

@@ -228,6 +228,21 @@ def _holds(layer: Layer) -> bool:
 TRAITS = {"declares": _declares, "holds": _holds}
 
 
+@record(frozen=True, slots=True)
+class Unapplied:
+    """A `[roles.X]` table for a role the stack does not declare: it applies nowhere and creates nothing."""
+
+    role: str
+    origin: Location  # the `[roles.X]` table
+    layer: str
+
+    def why(self, spec: str) -> str:
+        return f"role {self.role} is not in {spec}"
+
+    def as_dict(self, spec: str) -> dict[str, str]:
+        return {"role": self.role, "at": str(self.origin), "layer": self.layer, "why": self.why(spec)}
+
+
 @record(slots=True)
 class Stack:
     """A composed stack: its layers in merge order and its roles."""
@@ -238,6 +253,8 @@ class Stack:
     findings: list[Finding] = field(default_factory=list)
     # trait -> the layers that have it, in merge order (lint hands them in: in a long chain most layers have none)
     traits: dict[str, list[Layer]] = field(default_factory=dict)
+    # role tables of roles this stack does not declare (declared by other stacks' layers): shown, never applied
+    unapplied: list[Unapplied] = field(default_factory=list)
 
     @property
     def layer_names(self) -> list[str]:

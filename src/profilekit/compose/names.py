@@ -1,12 +1,15 @@
-"""What the names in a layer's `conflicts` and `requires` resolve to: a layer of the repository, or a capability
-(derived by profilekit or provided by a layer); `unknown-layer` and `unknown-capability` otherwise."""
+"""What the names a layer writes resolve to: each `conflicts` and `requires` entry to a layer of the repository or
+a capability (derived by profilekit or provided by a layer), each `[roles.X]` table to a role some layer of the
+repository declares; `unknown-layer`, `unknown-capability` and `unknown-role` otherwise."""
 
 from __future__ import annotations
 
 import difflib
 from typing import TYPE_CHECKING
 
+from profilekit.compose.model import DEFAULT_ROLE
 from profilekit.errors import Finding, Location, Severity
+from profilekit.tomlio.positions import format_key
 
 if TYPE_CHECKING:
     from profilekit.compose.index import LayerIndex
@@ -34,7 +37,42 @@ def reference_findings(layer_index: LayerIndex, layer: Layer) -> list[Finding]:
             if cap in DERIVED_CAPABILITIES or cap in own or cap in layer_index.provided():
                 continue
             findings.append(_unknown_capability(layer_index, field_name, index, ref, loc))
-    return findings
+    return findings + role_findings(layer_index, layer)
+
+
+def role_findings(layer_index: LayerIndex, layer: Layer) -> list[Finding]:
+    """`unknown-role`: a `[roles.X]` table for a role that no layer of the repository or its sources declares.
+
+    A role declared elsewhere but not by any layer of a stack only does not apply there (`Stack.unapplied`); a
+    name nobody declares is a typo or a layer written before roles were declared, and would apply nowhere.
+    """
+    undeclared = [role for role, spec in layer.data.roles.items() if spec.kind is None and role != DEFAULT_ROLE]
+    if not undeclared:
+        return []
+    declared = layer_index.declared_roles()
+    return [_unknown_role(layer, role, sorted(declared)) for role in undeclared if role not in declared]
+
+
+def _unknown_role(layer: Layer, role: str, declared: list[str]) -> Finding:
+    spec = layer.data.roles[role]
+    shown = format_key(("roles", role))
+    close = difflib.get_close_matches(role, declared, n=1, cutoff=0.6)
+    if close:
+        fix = f"did you mean {close[0]!r}?"
+    elif spec.command is not None or layer.role_serve.get(role):  # defined the way layers did before declarations
+        kind = "command" if spec.command is not None else "vllm"
+        fix = f'declare the role where it is defined: write kind = "{kind}" in [{shown}] of this layer'
+    else:
+        known = f" (roles of the repository: {', '.join(declared)})" if declared else ""
+        fix = f'declare it with [{shown}] kind = "vllm" or "command" in the layer that defines it{known}'
+    return Finding(
+        "unknown-role",
+        Severity.ERROR,
+        f"[{shown}] names role {role!r}, which no layer of the repository declares (a layer declares a role with "
+        f'[{shown}] kind = "vllm" or kind = "command")',
+        [layer.location(("roles", role))],
+        fix=fix,
+    )
 
 
 def _unknown_capability(layer_index: LayerIndex, field_name: str, index: int, ref: str, loc: Location) -> Finding:

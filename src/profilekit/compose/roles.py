@@ -1,9 +1,11 @@
 """Which roles a stack has, and what each one holds (DESIGN sections 2 and 5.3; docs/ROLES.md).
 
-A role exists when a layer of the stack defines it: a `[roles.X]` table with `serve` keys or a
-`command`. A `[roles.X]` table holding only `env` adds to a role defined elsewhere; naming a role no
-layer defines is the error `unknown-role`, never a new role. A stack whose layers define no role has
-one role, `serve`. Within one layer, its tables merge first and its `unset` entries apply after them.
+A role exists in a stack when a layer of the stack declares it: `[roles.X] kind = "vllm"` or
+`kind = "command"`. Any other `[roles.X]` table adds to a role the stack declares, wherever it stands in the
+merge order; for a role the stack does not declare it applies nowhere and creates nothing (`Stack.unapplied`:
+one site layer serves single-role and P/D stacks alike), and a role no layer of the repository declares is
+`unknown-role` (compose/names.py). A stack whose layers declare no role has one role, `serve`. Within one
+layer, its tables merge first and its `unset` entries apply after them.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import difflib
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
-from profilekit.compose.model import DEFAULT_ROLE, RoleConfig, Scope, Unset, env_value
+from profilekit.compose.model import DEFAULT_ROLE, RoleConfig, Scope, Unapplied, Unset, env_value
 from profilekit.compose.unsets import effective_keys, unset_removes_nothing
 from profilekit.errors import Finding, Location, Severity
 from profilekit.records import record
@@ -23,21 +25,22 @@ if TYPE_CHECKING:
     from profilekit.tomlio.positions import Path as KeyPath
 
 
-def defines_role(layer: Layer, role: str) -> bool:
-    """Whether `layer` defines `role` (serve keys or a command), rather than only adding env to it."""
+def declares_role(layer: Layer, role: str) -> bool:
+    """Whether `layer` declares `role` (`[roles.X] kind = ...`), rather than only adding to it."""
     spec = layer.data.roles.get(role)
-    return spec is not None and (spec.command is not None or bool(layer.role_serve.get(role)))
+    return spec is not None and spec.kind is not None
 
 
 @record(slots=True)
 class _Plan:
     """The roles of a stack after walking its layers in merge order: what defines, removes and adds to each."""
 
-    alive: dict[str, bool] = field(default_factory=dict)  # every role ever defined, in order of first definition
+    alive: dict[str, bool] = field(default_factory=dict)  # every role ever declared, in order of first declaration
+    kinds: dict[str, tuple[str, Location]] = field(default_factory=dict)  # the kind each role was declared with
     command: dict[str, tuple[list[str], Location] | None] = field(default_factory=dict)
     removed_by: dict[str, Unset] = field(default_factory=dict)  # the unset that last removed a role
     removed_command: dict[str, tuple[list[str], Location] | None] = field(default_factory=dict)
-    # `[roles.X]` tables that only add env, not yet matched to a definition: (role, layer)
+    # `[roles.X]` tables that do not declare X, not yet matched to a declaration: (role, layer)
     additions: list[tuple[str, Layer]] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
 
@@ -49,8 +52,8 @@ def _plan_roles(layers: list[Layer], unsets: list[list[Unset]]) -> _Plan:
     plan = _Plan()
     for layer, layer_unsets in zip(layers, unsets, strict=True):
         for role, spec in layer.data.roles.items():
-            if defines_role(layer, role):
-                plan.alive[role] = True
+            if spec.kind is not None:
+                _declare(plan, layer, role, spec.kind)
             else:
                 plan.additions.append((role, layer))
             if spec.command is not None:
@@ -70,9 +73,28 @@ def _plan_roles(layers: list[Layer], unsets: list[list[Unset]]) -> _Plan:
     return plan
 
 
+def _declare(plan: _Plan, layer: Layer, role: str, kind: str) -> None:
+    """`[roles.X] kind = ...`: X exists from here on; a second declaration must name the same kind."""
+    where = layer.location(("roles", role, "kind"))
+    first = plan.kinds.get(role)
+    if first is not None and first[0] != kind and plan.alive.get(role):
+        plan.findings.append(
+            Finding(
+                "role-kind-mismatch",
+                Severity.ERROR,
+                f"roles.{format_key((role,))}.kind = {kind!r}, but {first[1].provenance()} declares it {first[0]!r}",
+                [where, first[1]],
+                fix=f"a role is one kind in every layer: write kind = {first[0]!r}, or give the role another name",
+            )
+        )
+        return
+    plan.alive[role] = True
+    plan.kinds[role] = (kind, where)
+
+
 def _remove_role(plan: _Plan, unset: Unset, role: str) -> None:
     if not plan.alive.get(role):
-        why = f"no layer up to {unset.origin.layer!r} defines role {role!r}"
+        why = f"no layer up to {unset.origin.layer!r} declares role {role!r}"
         plan.findings.append(unset_removes_nothing(unset, why, _role_keys(plan)))
         return
     plan.alive[role] = False
@@ -88,8 +110,9 @@ def _role_keys(plan: _Plan) -> list[str]:
 
 def compose_roles(
     layers: list[Layer], unsets: list[list[Unset]], top: Scope
-) -> tuple[dict[str, RoleConfig], list[Finding]]:
-    """Every role of the stack, composed on top of the merged top level; findings for names that match nothing."""
+) -> tuple[dict[str, RoleConfig], list[Finding], list[Unapplied]]:
+    """Every role of the stack, composed on top of the merged top level; findings for names that match nothing;
+    the `[roles.X]` tables of roles the stack does not declare, which apply nowhere."""
     plan = _plan_roles(layers, unsets)
     findings = list(plan.findings)
     names = plan.names() or [DEFAULT_ROLE]
@@ -101,12 +124,40 @@ def compose_roles(
         findings += missed
         if role in names:
             roles[role] = config
+    findings += _kind_findings(plan, roles)
     composed = set(names) | set(plan.alive)
     for unset in (u for layer_unsets in unsets for u in layer_unsets):
         if unset.path[0] == "roles" and len(unset.path) >= 4 and unset.path[1] not in composed:
             findings.append(_unset_in_unknown_role(unset, roles))
-    findings += [_unknown_role(role, layer, names, plan) for role, layer in plan.additions if role not in names]
-    return roles, findings
+    unapplied: list[Unapplied] = []
+    for role, layer in plan.additions:
+        if role in names:
+            continue
+        if role in plan.removed_by:
+            findings.append(_unknown_role(role, layer, names, plan))
+        else:
+            unapplied.append(Unapplied(role, layer.location(("roles", role)), layer.name))
+    return roles, findings, unapplied
+
+
+def _kind_findings(plan: _Plan, roles: dict[str, RoleConfig]) -> list[Finding]:
+    """A `vllm` role given a command, a `command` role left without one: the kind says what the role runs."""
+    findings: list[Finding] = []
+    for name, config in roles.items():
+        declared = plan.kinds.get(name)
+        if declared is None:
+            continue
+        kind, where = declared
+        if kind == "vllm" and config.command is not None:
+            origin = config.scope.entries[("command",)].origin
+            message = f"role {name!r} is declared kind = 'vllm' ({where.provenance()}) but {origin.provenance()} gives it a command"
+            fix = 'a vLLM role runs `vllm serve`: remove the command, or declare the role kind = "command"'
+            findings.append(Finding("role-kind-mismatch", Severity.ERROR, message, [origin, where], fix=fix))
+        elif kind == "command" and config.command is None:
+            message = f"role {name!r} is declared kind = 'command' but no layer of the stack gives it a command"
+            fix = f'set roles.{format_key((name,))}.command = ["PROGRAM", "ARG", ...], or declare it kind = "vllm"'
+            findings.append(Finding("role-kind-mismatch", Severity.ERROR, message, [where], fix=fix))
+    return findings
 
 
 def _compose_role(

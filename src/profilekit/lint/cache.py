@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from profilekit import cache
 from profilekit.cache import record
+from profilekit.compose.index import declared_by
 from profilekit.errors import Finding, Location, Severity
 
 if TYPE_CHECKING:
@@ -49,9 +50,15 @@ def finding_from_json(item: list[Any]) -> Finding:
 def layer_facts(layer: Layer | None) -> dict[str, Any]:
     """What lint needs of a file without reading it again."""
     if layer is None:
-        return {"loaded": False, "abstract": False, "extends": [], "provides": []}
+        return {"loaded": False, "abstract": False, "extends": [], "provides": [], "roles": []}
     head = layer.data.layer
-    return {"loaded": True, "abstract": head.abstract, "extends": list(head.extends), "provides": list(head.provides)}
+    return {
+        "loaded": True,
+        "abstract": head.abstract,
+        "extends": list(head.extends),
+        "provides": list(head.provides),
+        "roles": declared_by(layer),
+    }
 
 
 class LintCache:
@@ -107,9 +114,11 @@ class LintCache:
         return None
 
     def set_scope(self, facts: dict[str, dict[str, Any]]) -> None:
-        """The repository-wide inputs of every unit: the layer names and who provides which capability."""
+        """The repository-wide inputs of every unit: the layer names, who provides which capability and who declares
+        which role."""
         provided = sorted((cap, name) for name, f in facts.items() for cap in f["provides"])
-        self.scope = cache.digest(repr((sorted(facts), provided)).encode("utf-8", "surrogateescape"))
+        declared = sorted((role, name) for name, f in facts.items() for role in f["roles"])
+        self.scope = cache.digest(repr((sorted(facts), provided, declared)).encode("utf-8", "surrogateescape"))
 
     def file_findings(self, name: str) -> list[Finding] | None:
         """The stored findings of file `name`, if its bytes and the scope are the same."""

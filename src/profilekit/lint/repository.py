@@ -231,15 +231,17 @@ def _skipped_note(stacks: list[str]) -> str:
 
 
 def _facts(session: Session, units: LintCache | None) -> dict[str, dict[str, Any]]:
-    """What lint needs of every file (extends, provides, loaded, abstract): stored, or read from it."""
+    """What lint needs of every file (extends, provides, roles, loaded, abstract): stored, or read from it."""
     facts: dict[str, dict[str, Any]] = {}
     for name in session.layers.files:
         known = units.known_facts(name) if units is not None else None
         facts[name] = known if known is not None else layer_facts(session.layers.get(name)[0])
     if units is not None:
         units.set_scope(facts)
-        # the capabilities every layer provides, known without reading the files that did not change
-        session.layers.seed_provided({n: f["provides"] for n, f in facts.items()})
+        # the capabilities every layer provides and the roles it declares, known without reading the unchanged files
+        session.layers.seed(
+            provides={n: f["provides"] for n, f in facts.items()}, roles={n: f["roles"] for n, f in facts.items()}
+        )
     return facts
 
 

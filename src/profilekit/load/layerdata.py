@@ -74,13 +74,19 @@ class ModelFacts:
         return table
 
 
+# what a role runs: a vLLM server, or a plain command (its argv in `command`)
+RoleKind = Literal["vllm", "command"]
+ROLE_KINDS: tuple[RoleKind, ...] = ("vllm", "command")
+
+
 @record(frozen=True, slots=True)
 class Role:
-    """One `[roles.<name>]` table: per-role overrides, or a plain command."""
+    """One `[roles.<name>]` table: per-role overrides, or a plain command; `kind` declares the role (docs/ROLES.md)."""
 
     serve: dict[str, Any] = field(default_factory=dict)
     env: dict[str, str | Secret] = field(default_factory=dict)
     command: list[str] | None = None
+    kind: RoleKind | None = None
 
 
 @record(frozen=True, slots=True)
@@ -289,7 +295,10 @@ def _role(raw: object) -> Role:
         command = _strings(command)
         if not command:  # min_length=1
             raise _Refused
-    return Role(_mapping(table.get("serve", {})), _env(table.get("env", {})), command)
+    kind = table.get("kind")
+    if kind is not None and (type(kind) is not str or kind not in ROLE_KINDS):
+        raise _Refused
+    return Role(_mapping(table.get("serve", {})), _env(table.get("env", {})), command, kind)
 
 
 def _layer_file(raw: object) -> LayerFile:

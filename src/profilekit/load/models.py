@@ -97,6 +97,11 @@ class Role(BaseModel):
     command: list[str] | None = Field(
         default=None, min_length=1, description="a process that is not vLLM: its whole argv, never run by a shell"
     )
+    kind: Literal["vllm", "command"] | None = Field(
+        default=None,
+        description="declares the role: `vllm` (a vLLM server) or `command` (a process of its own `command`); "
+        "a role exists only in the stacks of a layer that declares it",
+    )
 
 
 class LayerFile(BaseModel):

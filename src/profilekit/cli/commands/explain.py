@@ -7,7 +7,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from profilekit.cli.common import check_format, open_session, out, redactor, warn
-from profilekit.compose.model import UNSET, Entry
+from profilekit.compose.model import UNSET, Entry, Unapplied
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK, ProfilekitError, UsageError
 from profilekit.records import record
 from profilekit.session import Session
@@ -144,23 +144,35 @@ def explain(*, stack: str, key: str | None, role: str | None, fmt: str) -> int:
     composed = session.stack(stack)
     warn(session.warnings(composed))
     target = resolve_key(key, composed, session.catalogue) if key is not None else Target(())
+    unapplied = [u for u in composed.unapplied if (target.role or role) in (None, u.role)]
+    if target.role is not None and target.role not in composed.roles and unapplied:
+        out("\n".join(_unapplied_lines(composed, unapplied, fmt)))
+        return EXIT_OK
     role = _chosen_role(session, composed, target, role)
     rows, defaults = _rows(session, composed, target, role)
     redact = redactor()
     shown = format_key(target.prefix) if target.prefix else ""
     if fmt == "json":
-        out(
-            json.dumps(
-                _explain_json(session, composed, target, rows=rows, defaults=defaults, redact=redact, shown=shown),
-                indent=2,
-                ensure_ascii=False,
-            )
-        )
+        data = _explain_json(session, composed, target, rows=rows, defaults=defaults, redact=redact, shown=shown)
+        if unapplied and target.role is None:
+            data["not_applied"] = [u.as_dict(composed.spec) for u in unapplied]
+        out(json.dumps(data, indent=2, ensure_ascii=False))
     elif not rows:
         out(_nothing_set(session, composed, target, key, shown))
     else:
         _print_rows(session, target, rows=rows, defaults=defaults, redact=redact, shown=shown)
+    if fmt != "json" and unapplied and target.role is None:
+        out("\n".join(_unapplied_lines(composed, unapplied, fmt)))
     return EXIT_OK
+
+
+def _unapplied_lines(composed: Stack, unapplied: list[Unapplied], fmt: str) -> list[str]:
+    """The `[roles.X]` tables of roles the stack does not declare: where each is, and why it does not apply."""
+    if fmt == "json":
+        return [
+            json.dumps({"stack": composed.spec, "not_applied": [u.as_dict(composed.spec) for u in unapplied]}, indent=2)
+        ]
+    return [f"[{u.role}] not applied: {u.why(composed.spec)}  ({u.origin}, layer {u.layer})" for u in unapplied]
 
 
 def _chosen_role(session: Session, composed: Stack, target: Target, role: str | None) -> str | None:

@@ -38,13 +38,15 @@ def show(*, stacks: list[str] | None, every: bool, role: str | None, fmt: str) -
     for spec in chosen_stacks(session, stacks or [], every=every):
         composed = session.stack(spec)
         warn(session.warnings(composed))
-        views.append(
-            {
-                "stack": composed.spec,
-                "layers": composed.layer_names,
-                "roles": _role_view(composed, session.role_names(composed, role)),
-            }
-        )
+        view: dict[str, Any] = {
+            "stack": composed.spec,
+            "layers": composed.layer_names,
+            "roles": _role_view(composed, session.role_names(composed, role)),
+        }
+        unapplied = [u.as_dict(composed.spec) for u in composed.unapplied if role in (None, u.role)]
+        if unapplied:  # tables for roles other stacks declare: listed, never applied
+            view["not_applied"] = unapplied
+        views.append(view)
     data = views[0] if len(views) == 1 else {"stacks": views}
     if fmt == "json":
         out(json.dumps(data, indent=2, ensure_ascii=False))
