@@ -118,6 +118,7 @@ class _Repo:
         text = _layer(f"P/D over NIXL, variant {i}", abstract=True, group="kv-path")
         for role, port, kv_role, gpu in (("prefill", 8100, "kv_producer", 0), ("decode", 8200, "kv_consumer", 1)):
             text += (
+                f'\n[roles.{role}]\nkind = "vllm"\n'
                 f"\n[roles.{role}.serve]\nport = {port + i}\n"
                 f'kv_transfer_config = {{ kv_connector = "NixlConnector", kv_role = "{kv_role}" }}\n'
             )

@@ -116,7 +116,7 @@ def test_explain_json_contract(run: Run) -> None:
                 "value": 8100,
                 "origin": {
                     "file": "profiles/disaggregated.toml",
-                    "line": 13,
+                    "line": 16,
                     "column": 1,
                     "key": "roles.prefill.serve.port",
                     "layer": "disaggregated",

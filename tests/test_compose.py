@@ -122,9 +122,16 @@ def test_roles_inherit_top_level_then_apply_their_own(make_repo: MakeRepo) -> No
             [roles.decode.env]
             ONLY_DECODE = "1"
             [roles.proxy]
+            kind = "command"
             command = ["router", "--port", "8192"]
             [roles.proxy.env]
             PROXY = "1"
+
+            [roles.decode]
+            kind = "vllm"
+
+            [roles.prefill]
+            kind = "vllm"
         """,
             "site.toml": "[serve]\nport = 9000\nmax_num_seqs = 8\n",
         }
@@ -152,7 +159,11 @@ def test_unset_a_role_removes_it(make_repo: MakeRepo) -> None:
             [roles.prefill.serve]
             port = 1
             [roles.proxy]
+            kind = "command"
             command = ["x"]
+
+            [roles.prefill]
+            kind = "vllm"
         """,
             "noproxy.toml": "[layer]\nunset = ['roles.proxy']\n",
         }

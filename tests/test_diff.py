@@ -60,7 +60,7 @@ def test_a_role_on_one_side_only(run: Run) -> None:
         "[proxy] only in a (qwen-disaggregated)\n"
         '  - command = ["vllm-router", "--policy", "round_robin", "--vllm-pd-disaggregation", "--prefill", '
         '"http://127.0.0.1:8100", "--decode", "http://127.0.0.1:8200", "--host", "127.0.0.1", "--port", "8192"]\n'
-        "      a: profiles/disaggregated.toml:29:1  (roles.proxy.command, layer disaggregated)\n"
+        "      a: profiles/disaggregated.toml:36:1  (roles.proxy.command, layer disaggregated)\n"
         "  command line:\n"
         "    - vllm-router\n"
         "    - --policy round_robin\n"

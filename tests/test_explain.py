@@ -33,7 +33,14 @@ port = 8100
 port = 8200
 
 [roles.proxy]
+kind = "command"
 command = ["vllm-router", "--port", "8192"]
+
+[roles.decode]
+kind = "vllm"
+
+[roles.prefill]
+kind = "vllm"
 """
 
 
@@ -97,7 +104,9 @@ def test_vllm_default_where_no_layer_sets_the_option(repo: Path, run: Run) -> No
 
 def test_default_beside_roles_that_set_it(make_repo: MakeRepo, run: Run) -> None:
     root = make_repo(
-        {"s.toml": '[serve]\nmodel = "m"\n[roles.a.serve]\nport = 9000\n[roles.b.serve]\nenforce_eager = true\n'}
+        {
+            "s.toml": '[serve]\nmodel = "m"\n[roles.a.serve]\nport = 9000\n[roles.b.serve]\nenforce_eager = true\n\n[roles.a]\nkind = "vllm"\n\n[roles.b]\nkind = "vllm"\n'
+        }
     )
     result = run("--repo", root, "explain", "s", "port")
     assert result.out == (

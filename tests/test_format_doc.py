@@ -10,7 +10,7 @@ import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from profilekit.load.models import K8sSection, LayerFile, LayerMeta, RepoConfig, SourceSpec
+from profilekit.load.models import K8sSection, LayerFile, LayerMeta, RepoConfig, Role, SourceSpec
 from tests.conftest import Run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,7 +53,7 @@ def test_the_annotated_layer_uses_every_table_and_key_of_the_format() -> None:
     layer = tomllib.loads(files["profiles/qwen-pd.toml"])
     assert set(layer) == set(LayerFile.model_fields)
     assert set(layer["layer"]) == set(LayerMeta.model_fields)
-    assert {part for role in layer["roles"].values() for part in role} == {"serve", "env", "command"}
+    assert {part for role in layer["roles"].values() for part in role} == set(Role.model_fields)
     config = tomllib.loads(files["profilekit.toml"])
     # [sources.NAME] has its own block (the example repository has no source to lock)
     assert {section: set(keys) for section, keys in config.items()} == {

@@ -304,6 +304,12 @@ ONE_HOST_LAYERS = {
 
         [roles.decode.serve]
         kv_transfer_config = { kv_connector = "NixlConnector", kv_role = "kv_consumer" }
+
+        [roles.decode]
+        kind = "vllm"
+
+        [roles.prefill]
+        kind = "vllm"
     """,
 }
 
@@ -413,7 +419,14 @@ EDGE_LAYERS = {
         uds = "/tmp/vllm.sock"
 
         [roles.worker]
+        kind = "command"
         command = ["python", "-m", "worker", "--target", "http://localhost:8300/v1"]
+
+        [roles.local]
+        kind = "vllm"
+
+        [roles.socket]
+        kind = "vllm"
     """,
 }
 
@@ -483,6 +496,12 @@ def test_one_role_binding_a_port_twice_stops_k8s_too(make_repo: MakeRepo, run: R
 
         [roles.decode.env]
         VLLM_NIXL_SIDE_CHANNEL_PORT = "5700"
+
+        [roles.decode]
+        kind = "vllm"
+
+        [roles.prefill]
+        kind = "vllm"
     """
     out = tmp_path / "out"
     result = run("--repo", make_repo({"pd.toml": layer}), "render", "pd", "--out", out, "--target", "k8s")

@@ -97,7 +97,7 @@ def test_sharing_a_parents_merge_keeps_unsets_roles_and_references_in_place(
             "roles.toml": (
                 '[layer]\nextends = ["later"]\nrequires = ["@fast", "base", "ghost"]\nconflicts = ["mixin"]\n\n'
                 "[roles.prefill.serve]\nport = 8100\n\n[roles.decode.serve]\nport = 8200\n\n"
-                '[roles.extra.env]\nX = "1"\n'
+                '[roles.extra.env]\nX = "1"\n\n[roles.decode]\nkind = "vllm"\n\n[roles.prefill]\nkind = "vllm"\n'
             ),
             "drop.toml": '[layer]\nextends = ["roles"]\nunset = ["roles.decode", "roles.prefill.serve.nope"]\n',
             "top.toml": '[layer]\nextends = ["drop"]\ngroup = "g"\n\n[env]\nHF_TOKEN = { secret = true }\n',

@@ -20,6 +20,12 @@ port = 8100
 
 [roles.decode.serve]
 port = 8200
+
+[roles.decode]
+kind = "vllm"
+
+[roles.prefill]
+kind = "vllm"
 """
 SITE_PREFIL = """
 [layer]
@@ -36,15 +42,15 @@ abstract = true
 UCX_TLS = "rc,cuda_copy"
 """
 UNKNOWN_PREFIL = (
-    "profiles/site.toml:4:1: error unknown-role [roles.prefil] only adds env to role 'prefil', which no layer of "
-    "the stack defines (a layer defines a role with serve keys or a command)\n"
+    "profiles/site.toml:4:1: error unknown-role [roles.prefil] names role 'prefil', which no layer of the "
+    "repository declares\n"
     "    fix: did you mean 'prefill'?\n"
 )
 UNKNOWN_DECODE = (
-    "profiles/site.toml:4:1: error unknown-role [roles.decode] only adds env to role 'decode', which no layer of "
-    "the stack defines (a layer defines a role with serve keys or a command)\n"
-    "    fix: this stack has one role, 'serve': put the variables in [env], or compose the layer with a layer that "
-    "defines role 'decode'\n"
+    "profiles/site.toml:4:1: error unknown-role [roles.decode] names role 'decode', which no layer of the "
+    "repository declares\n"
+    "    fix: a stack without declared roles has one role, 'serve': put the values in [serve] and [env]; or declare "
+    'the role in the layer that defines it: [roles.decode] kind = "vllm" or "command"\n'
 )
 
 
@@ -75,9 +81,8 @@ def test_lint_strict_reports_the_unknown_role_of_a_listed_stack(make_repo: MakeR
     result = run("lint", "--strict", cwd=root)
     assert result.code == 1, result
     assert result.out == (
-        "profiles/site.toml:4:1: error unknown-role [roles.prefil] only adds env to role 'prefil', which no layer "
-        "of the stack defines (a layer defines a role with serve keys or a command)\n"
-        "    in stack pd+site\n"
+        "profiles/site.toml:4:1: error unknown-role [roles.prefil] names role 'prefil', which no layer of the "
+        "repository declares\n"
         "    fix: did you mean 'prefill'?\n"
         "1 error, 0 warnings\n"
     )
@@ -131,8 +136,8 @@ def test_serve_keys_or_a_command_define_a_role(make_repo: MakeRepo, run: Run) ->
     root = make_repo(
         {
             "m.toml": MODEL,
-            "decode.toml": "[roles.decode.serve]\nport = 8200\n",
-            "proxy.toml": '[roles.proxy]\ncommand = ["vllm-router", "--port", "8192"]\n',
+            "decode.toml": '[roles.decode.serve]\nport = 8200\n\n[roles.decode]\nkind = "vllm"\n',
+            "proxy.toml": '[roles.proxy]\nkind = "command"\ncommand = ["vllm-router", "--port", "8192"]\n',
         }
     )
     shown = run("show", "m+decode+proxy", "--format", "json", cwd=root)
@@ -151,9 +156,11 @@ def test_env_after_the_role_was_unset_is_unknown_role(make_repo: MakeRepo, run: 
     result = run("check", "pd+noprefill+site", cwd=root)
     assert result.code == 1, result
     assert result.out == (
-        "profiles/site.toml:4:1: error unknown-role [roles.prefill] only adds env to role 'prefill', which layer "
-        "'noprefill' removes before it (unset 'roles.prefill') (a layer defines a role with serve keys or a command)\n"
-        "    fix: the roles of this stack are decode; or define role 'prefill' with serve keys or a command\n"
+        "profiles/site.toml:4:1: error unknown-role [roles.prefill] adds to role 'prefill', which layer "
+        "'noprefill' removes before it (unset 'roles.prefill')\n"
+        "    profiles/noprefill.toml:2:10: layer.unset[0] (layer noprefill)\n"
+        "    fix: the roles of this stack are decode; or declare role 'prefill' again after the unset "
+        "([roles.prefill] kind = ...)\n"
         "1 error, 0 warnings\n"
     )
     # env added before the unset goes with the role
@@ -223,7 +230,7 @@ def test_an_unset_before_the_layer_that_sets_the_key_says_so(make_repo: MakeRepo
 def test_unsets_of_roles_that_remove_nothing(make_repo: MakeRepo, run: Run) -> None:
     root = make_repo(
         {
-            "pd.toml": PD + '\n[roles.proxy]\ncommand = ["vllm-router"]\n',
+            "pd.toml": PD + '\n[roles.proxy]\nkind = "command"\ncommand = ["vllm-router"]\n',
             "strip.toml": '[layer]\nunset = ["roles.prefil", "roles.decode.serve.prot", "roles.prefill.command", '
             '"roles.proxy.env.X", "roles.decode.serve.port"]\n',
         }
@@ -235,7 +242,7 @@ def test_unsets_of_roles_that_remove_nothing(make_repo: MakeRepo, run: Run) -> N
     assert found == [
         (
             "layer.unset[0]",
-            "unset 'roles.prefil' removes nothing: no layer up to 'strip' defines role 'prefil'",
+            "unset 'roles.prefil' removes nothing: no layer up to 'strip' declares role 'prefil'",
             "did you mean 'roles.prefill'?",
         ),
         (

@@ -68,13 +68,13 @@ def test_explain_shows_the_resolved_value_and_its_parts(example: Path, run: Run)
     assert result.out == (
         '[proxy] command = ["vllm-router", "--policy", "round_robin", "--vllm-pd-disaggregation", "--prefill", '
         '"http://127.0.0.1:9100", "--decode", "http://127.0.0.1:8200", "--host", "127.0.0.1", "--port", "8192"]\n'
-        "    set at profiles/disaggregated.toml:29:1  (roles.proxy.command, layer disaggregated)\n"
+        "    set at profiles/disaggregated.toml:36:1  (roles.proxy.command, layer disaggregated)\n"
         '    written as ["vllm-router", "--policy", "round_robin", "--vllm-pd-disaggregation", "--prefill", '
         '"http://127.0.0.1:${roles.prefill.serve.port}", "--decode", "http://127.0.0.1:${roles.decode.serve.port}", '
         '"--host", "127.0.0.1", "--port", "8192"]\n'
         "    ${roles.prefill.serve.port} = 9100 from profiles/site/ports.toml:5:1  "
         "(roles.prefill.serve.port, layer site/ports)\n"
-        "    ${roles.decode.serve.port} = 8200 from profiles/disaggregated.toml:21:1  "
+        "    ${roles.decode.serve.port} = 8200 from profiles/disaggregated.toml:27:1  "
         "(roles.decode.serve.port, layer disaggregated)\n"
     )
 
@@ -107,7 +107,7 @@ def test_explain_json_carries_the_written_value_and_the_references(example: Path
             "value": 8200,
             "origin": {
                 "file": "profiles/disaggregated.toml",
-                "line": 21,
+                "line": 27,
                 "column": 1,
                 "key": "roles.decode.serve.port",
                 "layer": "disaggregated",
@@ -183,7 +183,10 @@ def test_a_resolved_value_vllm_refuses_is_judged_where_it_is_written(make_repo: 
 
 
 def test_rules_see_resolved_values(make_repo: MakeRepo, run: Run) -> None:
-    text = SERVE + '[roles.prefill.serve]\nport = 8100\n[roles.decode.serve]\nport = "${roles.prefill.serve.port}"\n'
+    text = (
+        SERVE
+        + '[roles.prefill.serve]\nport = 8100\n[roles.decode.serve]\nport = "${roles.prefill.serve.port}"\n\n[roles.decode]\nkind = "vllm"\n\n[roles.prefill]\nkind = "vllm"\n'
+    )
     code, out = _check(make_repo, run, text)
     assert code == 1
     assert out.splitlines()[0] == (
@@ -206,16 +209,17 @@ def test_unknown_reference_with_did_you_mean(make_repo: MakeRepo, run: Run) -> N
 
 def test_unknown_role_and_a_command_role_reference(make_repo: MakeRepo, run: Run) -> None:
     text = (
-        SERVE + '[roles.prefill.serve]\nport = 8100\n[roles.proxy]\ncommand = ["router", "${roles.prefil.serve.port}", '
-        '"${serve.port}"]\n'
+        SERVE
+        + '[roles.prefill.serve]\nport = 8100\n[roles.proxy]\nkind = "command"\ncommand = ["router", "${roles.prefil.serve.port}", '
+        '"${serve.port}"]\n\n[roles.prefill]\nkind = "vllm"\n'
     )
     code, out = _check(make_repo, run, text)
     assert code == 1
     assert out == (
-        "profiles/a.toml:7:22: error unknown-reference roles.proxy.command[1]: ${roles.prefil.serve.port} names "
+        "profiles/a.toml:8:22: error unknown-reference roles.proxy.command[1]: ${roles.prefil.serve.port} names "
         "nothing: the stack has no role 'prefil' (its roles: prefill, proxy)\n"
         "    fix: did you mean ${roles.prefill.serve.port}?\n"
-        "profiles/a.toml:7:52: error unknown-reference roles.proxy.command[2]: ${serve.port} names nothing: role "
+        "profiles/a.toml:8:52: error unknown-reference roles.proxy.command[2]: ${serve.port} names nothing: role "
         "'proxy' runs a command and has no serve values\n"
         "    fix: did you mean ${roles.prefill.serve.port}?\n"
         "2 errors, 0 warnings\n"
@@ -271,7 +275,7 @@ def test_reference_cycle_names_the_cycle(make_repo: MakeRepo, run: Run) -> None:
 def test_a_cycle_across_roles(make_repo: MakeRepo, run: Run) -> None:
     text = (
         SERVE + '[roles.p.serve]\nmax_num_seqs = "${roles.d.serve.max_num_seqs}"\n'
-        '[roles.d.serve]\nmax_num_seqs = "${roles.p.serve.max_num_seqs}"\n'
+        '[roles.d.serve]\nmax_num_seqs = "${roles.p.serve.max_num_seqs}"\n\n[roles.d]\nkind = "vllm"\n\n[roles.p]\nkind = "vllm"\n'
     )
     code, out = _check(make_repo, run, text)
     assert code == 1
@@ -297,13 +301,14 @@ def test_a_secret_is_never_resolved_into_argv(make_repo: MakeRepo, run: Run) -> 
 
 def test_a_secret_is_never_resolved_into_a_command(make_repo: MakeRepo, run: Run) -> None:
     text = (
-        SERVE + '[env]\nHF_TOKEN = { secret = true }\n[roles.proxy]\ncommand = ["router", "--token=${env.HF_TOKEN}"]\n'
+        SERVE
+        + '[env]\nHF_TOKEN = { secret = true }\n[roles.proxy]\nkind = "command"\ncommand = ["router", "--token=${env.HF_TOKEN}"]\n'
         "[roles.proxy.env]\nHF_TOKEN = { secret = true }\n"
     )
     code, out = _check(make_repo, run, text)
     assert code == 1
     assert out.splitlines()[0] == (
-        "profiles/a.toml:7:22: error secret-reference-in-argv roles.proxy.command[1]: ${env.HF_TOKEN} names a "
+        "profiles/a.toml:8:22: error secret-reference-in-argv roles.proxy.command[1]: ${env.HF_TOKEN} names a "
         "secret; resolving it would put the secret's value on the command line, where every user of the host can "
         "read it (ps, /proc)"
     )

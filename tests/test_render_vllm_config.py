@@ -169,7 +169,7 @@ def test_every_header_names_stack_layers_and_release_and_an_odd_name_stays_in_th
 ) -> None:
     repo = make_repo(
         {
-            "base.toml": '[serve]\nmodel = "m"\n[roles.a.serve]\nport = 8001\n[roles.b.serve]\nport = 8002\n',
+            "base.toml": '[serve]\nmodel = "m"\n[roles.a.serve]\nport = 8001\n[roles.b.serve]\nport = 8002\n\n[roles.a]\nkind = "vllm"\n\n[roles.b]\nkind = "vllm"\n',
             f"{ODD}.toml": '[layer]\nextends = ["base"]\n[serve]\nmax_num_seqs = 2\n[env]\nA = "1"\n',
         }
     )
@@ -275,7 +275,7 @@ def test_render_explain_of_one_role_of_a_stack_with_a_command_role(run: Run) -> 
     assert result.out == (
         "[proxy] vllm-router --policy round_robin --vllm-pd-disaggregation --prefill http://127.0.0.1:8100 "
         "--decode http://127.0.0.1:8200 --host 127.0.0.1 --port 8192\n"
-        "    set at profiles/disaggregated.toml:29:1  (roles.proxy.command, layer disaggregated)\n"
+        "    set at profiles/disaggregated.toml:36:1  (roles.proxy.command, layer disaggregated)\n"
     )
 
 

@@ -89,7 +89,14 @@ WANDB_API_KEY = "wandb-secret-key-7"
 port = 8200
 
 [roles.proxy]
+kind = "command"
 command = ["vllm-router", "--api-key", "cmd-api-key-value-9", "--token=cmd-token-value-8", "--port", "8192"]
+
+[roles.decode]
+kind = "vllm"
+
+[roles.prefill]
+kind = "vllm"
 """
 
 OTHER = f"""

@@ -233,7 +233,11 @@ HOSTILE_LAYERS = {
         tensor_parallel_size = 2
 
         [roles.front]
+        kind = "command"
         command = ["my-proxy", "--upstream", "http://localhost:${{roles.engine.serve.port}}/v1", "--port", "9000"]
+
+        [roles.engine]
+        kind = "vllm"
     """,
 }
 
@@ -331,7 +335,11 @@ TEAM_LAYERS = {
         port = 8300
 
         [roles.front]
+        kind = "command"
         command = ["my-proxy", "--upstream", "http://localhost:8300/v1", "--port", "9000"]
+
+        [roles.engine]
+        kind = "vllm"
     """,
     # a team's own job: an extra #SBATCH line and a line of its own before the default body
     "team-templates/slurm.sbatch.j2": (

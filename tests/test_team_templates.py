@@ -25,7 +25,14 @@ PD = """
     [roles.decode.serve]
     port = 8200
     [roles.proxy]
+    kind = "command"
     command = ["vllm-router", "--port", "8192"]
+
+    [roles.decode]
+    kind = "vllm"
+
+    [roles.prefill]
+    kind = "vllm"
 """
 LAYERS = "# Layers, in merge order: pd (profiles/pd.toml)."
 PREVIOUS = {"previous.txt": "an earlier render\n"}

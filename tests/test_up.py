@@ -130,8 +130,15 @@ def pd_layer(ports: list[int], *, decode_env: str = "", prefill_env: str = "") -
         {decode_env}
 
         [roles.proxy]
+        kind = "command"
         command = ["vllm-router", "--prefill", "http://127.0.0.1:${{roles.prefill.serve.port}}",
                    "--decode", "http://127.0.0.1:${{roles.decode.serve.port}}", "--port", "{proxy}"]
+
+        [roles.decode]
+        kind = "vllm"
+
+        [roles.prefill]
+        kind = "vllm"
     """
 
 
@@ -411,6 +418,12 @@ TLS_AND_SOCKET = """
         port = {port}
         ssl_keyfile = "{key}"
         ssl_certfile = "{cert}"
+
+        [roles.socket]
+        kind = "vllm"
+
+        [roles.tls]
+        kind = "vllm"
 """
 
 

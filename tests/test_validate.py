@@ -76,6 +76,12 @@ def test_a_top_level_problem_is_reported_once_however_many_roles_inherit_it(make
 
             [roles.decode.serve]
             port = 8200
+
+            [roles.decode]
+            kind = "vllm"
+
+            [roles.prefill]
+            kind = "vllm"
             """
         }
     )
@@ -125,7 +131,7 @@ def test_the_model_option_is_not_an_alias_of_anything_else(make_repo: MakeRepo) 
 def test_one_layer_naming_an_option_twice_is_an_error_whatever_the_spellings(make_repo: MakeRepo, run: Run) -> None:
     root = make_repo(
         {
-            "a.toml": "[serve]\nmodel = 'm'\ntensor_parallel_size = 2\ntp = 4\n\n[roles.x.serve]\nsc = {}\nspeculative-config = {}\n"
+            "a.toml": "[serve]\nmodel = 'm'\ntensor_parallel_size = 2\ntp = 4\n\n[roles.x.serve]\nsc = {}\nspeculative-config = {}\n\n[roles.x]\nkind = \"vllm\"\n"
         }
     )
     result = run("--repo", root, "show", "a")

@@ -253,8 +253,11 @@ def _layer_text(
     unset: list[str],
     serve: dict[str, tuple[str, Any]],
     role_tables: dict[str, dict[str, tuple[str, Any]]],
+    declares: set[str],
 ) -> str:
-    """One corpus layer as TOML: its `[layer]` table, its `[serve]` and each role's `[roles.R.serve]`."""
+    """One corpus layer as TOML: its `[layer]` table, its `[serve]` and each role's `[roles.R.serve]`.
+
+    A role the stack meets here first is declared here (`[roles.R] kind = "vllm"`, docs/ROLES.md)."""
     lines = [f'[layer]\ndescription = "{description}"']
     if extends is not None:
         lines.append(f'extends = ["{extends}"]')
@@ -263,6 +266,8 @@ def _layer_text(
     lines.append("\n[serve]")
     lines += [f"{_toml_key(key)} = {_toml_value(value)}" for key, value in serve.values()]
     for role, table in role_tables.items():
+        if role in declares:
+            lines.append(f'\n[roles.{role}]\nkind = "vllm"')
         lines.append(f"\n[roles.{role}.serve]")
         lines += [f"{_toml_key(key)} = {_toml_value(value)}" for key, value in table.values()]
     return "\n".join(lines) + "\n"
@@ -320,7 +325,8 @@ def layer_corpus(catalogue: Catalogue, *, seed: int = DEFAULT_SEED, count: int =
                     flag = rng.choice(picked)
                     role_tables[role] = {flag.dest: (rng.choice(_spellings(flag)), value_for(flag, rng))}
             extends = f"{case_name}/l{index - 1}" if chained and index > 0 else None
-            text = _layer_text(f"corpus {case_name} layer {index}", extends, unset, serve, role_tables)
+            declares = {role for role in role_tables if role not in declared}
+            text = _layer_text(f"corpus {case_name} layer {index}", extends, unset, serve, role_tables, declares)
             layers.append(Layer(name, text))
             # the expected effective tables, layer by layer
             _merge(top, {dest: value for dest, (_key, value) in serve.items()})

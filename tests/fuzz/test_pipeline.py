@@ -315,6 +315,8 @@ def role_names(wild: bool) -> st.SearchStrategy[str]:
 def role_tables(draw: st.DrawFn, wild: bool, port: int) -> dict[str, Any]:
     kind = draw(st.sampled_from(["vllm", "command", "env-only"] if wild else ["vllm", "command"]))
     table: dict[str, Any] = {}
+    if kind != "env-only" and not chance(draw, wild, 5):  # declared (docs/ROLES.md), now and then not
+        table["kind"] = kind
     if kind == "vllm":
         table["serve"] = draw(serve_entries(model=draw(st.booleans()), wild=wild, port=port))
     elif kind == "command":

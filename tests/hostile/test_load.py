@@ -242,11 +242,11 @@ CASES = [
     ),
     Case(
         "array-399-deep-in-role",
-        layer(MODEL + "[roles.p]\ncommand = " + nested(399, "[", "]") + "\n"),
+        layer(MODEL + '[roles.p]\nkind = "command"\ncommand = ' + nested(399, "[", "]") + "\n"),
         ("check", "a"),
         1,
         (
-            "profiles/a.toml:4:41: error invalid-layer roles.p.command...: tables and arrays are nested more than 32 levels deep",
+            "profiles/a.toml:5:41: error invalid-layer roles.p.command...: tables and arrays are nested more than 32 levels deep",
             "    fix: flatten the value: no vLLM option nests more than a few levels",
         ),
     ),
@@ -540,11 +540,11 @@ CASES = [
     ),
     Case(
         "nul-in-command",
-        layer(MODEL + '[roles.p]\ncommand = ["x", "a\\u0000"]\n'),
+        layer(MODEL + '[roles.p]\nkind = "command"\ncommand = ["x", "a\\u0000"]\n'),
         ("check", "a"),
         1,
         (
-            "profiles/a.toml:4:17: error invalid-layer roles.p.command[1]: holds a NUL character, which no process argument or environment variable can carry (bash drops it, so the process would get another value)",
+            "profiles/a.toml:5:17: error invalid-layer roles.p.command[1]: holds a NUL character, which no process argument or environment variable can carry (bash drops it, so the process would get another value)",
             "    fix: remove the NUL (a \\u0000 escape) from the key or value",
         ),
     ),
@@ -704,20 +704,20 @@ CASES = [
     ),
     Case(
         "command-a-string",
-        layer(MODEL + '[roles.p]\ncommand = "vllm"\n'),
+        layer(MODEL + '[roles.p]\nkind = "command"\ncommand = "vllm"\n'),
         ("check", "a"),
         1,
         (
-            "profiles/a.toml:4:1: error invalid-layer roles.p.command: expected an array, got a string",
+            "profiles/a.toml:5:1: error invalid-layer roles.p.command: expected an array, got a string",
             "1 error, 0 warnings",
         ),
     ),
     Case(
         "command-empty",
-        layer(MODEL + "[roles.p]\ncommand = []\n"),
+        layer(MODEL + '[roles.p]\nkind = "command"\ncommand = []\n'),
         ("check", "a"),
         1,
-        ("profiles/a.toml:4:1: error invalid-layer roles.p.command: must not be empty", "1 error, 0 warnings"),
+        ("profiles/a.toml:5:1: error invalid-layer roles.p.command: must not be empty", "1 error, 0 warnings"),
     ),
     Case(
         "role-env-a-string",

@@ -31,7 +31,7 @@ PLAIN = {"profiles/a.toml": '[serve]\nmodel = "m"\n'}
 PD = {
     "profiles/pd.toml": (
         '[serve]\nmodel = "m"\n[roles.prefill.serve]\nport = 8100\n[roles.decode.serve]\nport = 8200\n'
-        '[roles.proxy]\ncommand = ["vllm-router", "--port", "8192"]\n'
+        '[roles.proxy]\nkind = "command"\ncommand = ["vllm-router", "--port", "8192"]\n\n[roles.decode]\nkind = "vllm"\n\n[roles.prefill]\nkind = "vllm"\n'
     )
 }
 TEMPLATE_FIX = (
@@ -196,9 +196,9 @@ SECRET_PLACES = {
     "model": (f'[serve]\nmodel = "{TOKEN}"\n', TOKEN),
     "list-option": (f'[serve]\nmodel = "m"\nserved_model_name = ["x", "{TOKEN}"]\n', TOKEN),
     "json-list": (f'[serve]\nmodel = "m"\nkv_transfer_config = {{ kv_connector = "NixlConnector", kv_role = "kv_both", kv_connector_extra_config = {{ peers = ["{TOKEN}"] }} }}\n', TOKEN),
-    "role-serve": (f'[serve]\nmodel = "m"\n[roles.r.serve]\nport = 1\napi_key = ["{TOKEN}"]\n', TOKEN),
-    "role-env": (f'[serve]\nmodel = "m"\n[roles.r.serve]\nport = 1\n[roles.r.env]\nX = "{HF}"\n', HF),
-    "command-glued": (f'[roles.p]\ncommand = ["x", "--token={TOKEN}"]\n', TOKEN),
+    "role-serve": (f'[serve]\nmodel = "m"\n[roles.r.serve]\nport = 1\napi_key = ["{TOKEN}"]\n\n[roles.r]\nkind = "vllm"\n', TOKEN),
+    "role-env": (f'[serve]\nmodel = "m"\n[roles.r.serve]\nport = 1\n[roles.r.env]\nX = "{HF}"\n\n[roles.r]\nkind = "vllm"\n', HF),
+    "command-glued": (f'[roles.p]\nkind = "command"\ncommand = ["x", "--token={TOKEN}"]\n', TOKEN),
     "env-secret-name": ('[serve]\nmodel = "m"\n[env]\nMY_API_KEY = "plainvalue99"\n', "plainvalue99"),
     "env-quoted-twice": (f'[serve]\nmodel = "m"\n[env]\nX = "\\"{TOKEN}\\""\n', TOKEN),
 }  # fmt: skip
@@ -257,7 +257,7 @@ CASES = [
     Case("secret-kv-connector-json", {"profiles/a.toml": f'[serve]\nmodel = "m"\nkv_transfer_config = {{ kv_connector = "{TOKEN}\\"x", kv_role = "kv_both" }}\n'}, ("check", "a", "--format", "json"), 1, '"rule": "literal-secret"', secret=TOKEN, previous=False),
     Case("secret-quoted-auth-token", {"profiles/a.toml": '[serve]\nmodel = "m"\nkv_transfer_config = { kv_connector = "NixlConnector", kv_role = "kv_both", kv_connector_extra_config = { auth_token = "pa\\"ss\\\\wo rd-1234" } }\n'}, ("check", "a", "--format", "sarif"), 1, "kv_connector_extra_config.auth_token holds a literal value", secret='pa"ss', previous=False),
     Case("secret-hf-token-env", {"profiles/a.toml": f'[serve]\nmodel = "m"\n[env]\nHF_TOKEN = "{HF}"\n'}, RENDER, 1, "literal-secret", secret=HF),
-    Case("secret-command-word", {"profiles/a.toml": '[serve]\nmodel = "m"\n[roles.p]\ncommand = ["x", "--api-key", "abc-secret-1234"]\n'}, RENDER, 1, f"profiles/a.toml:4:30: error literal-secret roles.p.command[2] {SECRET_LINE.replace('token-shaped', 'literal')}", secret="abc-secret-1234"),
+    Case("secret-command-word", {"profiles/a.toml": '[serve]\nmodel = "m"\n[roles.p]\nkind = "command"\ncommand = ["x", "--api-key", "abc-secret-1234"]\n'}, RENDER, 1, f"profiles/a.toml:5:30: error literal-secret roles.p.command[2] {SECRET_LINE.replace('token-shaped', 'literal')}", secret="abc-secret-1234"),
     Case("secret-show-redacted", {"profiles/a.toml": f'[serve]\nmodel = "m"\napi_key = ["{TOKEN}"]\n'}, ("show", "a"), 0, 'api_key = ["<redacted>"]', secret=TOKEN, previous=False),
     Case("import-json-auth-token", {}, ("import", "--name", "x", "--", "vllm", "serve", "m", "--kv-transfer-config", '{"kv_connector":"NixlConnector","kv_role":"kv_both","kv_connector_extra_config":{"auth_token":"tok-9876543210"}}'), 2, "profilekit: error: cannot import the command line: serve.kv_transfer_config.kv_connector_extra_config.auth_token holds a credential, and profilekit keeps credentials out of layer files (the value is not shown here)", secret="tok-9876543210", previous=False, check=lambda root, out, tmp: None if not (root / "profiles/x.toml").exists() else pytest.fail("written")),
     Case("import-json-token-shaped", {}, ("import", "--name", "x", "--", "vllm", "serve", "m", "--kv-transfer-config", json.dumps({"kv_connector": "NixlConnector", "kv_role": "kv_both", "kv_connector_extra_config": {"peer": TOKEN}})), 2, "profilekit: error: cannot import the command line: serve.kv_transfer_config.kv_connector_extra_config.peer holds a credential, and profilekit keeps credentials out of layer files (the value is not shown here)", secret=TOKEN, previous=False),

@@ -11,5 +11,5 @@ def test_missing_model(check: Check) -> None:
         ("missing-model", "serve", "role serve runs vLLM but no layer of the stack sets serve.model (s)")
     ]
     assert found[0].fix == 'add a model layer to the stack, or set model = "..." in [serve]'
-    command_only = '[roles.proxy]\ncommand = ["vllm-router"]\n'
+    command_only = '[roles.proxy]\nkind = "command"\ncommand = ["vllm-router"]\n'
     assert check({"s.toml": command_only}) == []

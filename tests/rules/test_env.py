@@ -123,7 +123,7 @@ def test_one_warning_per_place_written_and_command_roles_are_not_vllm(check: Che
     pd = layer(LLAMA, env={"VLLM_LOGING_LEVEL": "DEBUG"})
     pd += (
         "\n[roles.prefill.serve]\nport = 8100\n\n[roles.decode.serve]\nport = 8200\n"
-        '\n[roles.proxy]\ncommand = ["vllm-router"]\n\n[roles.proxy.env]\nVLLM_ROUTER_X = "1"\n'
+        '\n[roles.proxy]\nkind = "command"\ncommand = ["vllm-router"]\n\n[roles.proxy.env]\nVLLM_ROUTER_X = "1"\n\n[roles.decode]\nkind = "vllm"\n\n[roles.prefill]\nkind = "vllm"\n'
     )
     found = check({"s.toml": pd})
     assert [(f.rule, f.role, f.locations[0].key) for f in found] == [("unknown-env-var", None, "env.VLLM_LOGING_LEVEL")]

@@ -25,6 +25,12 @@ kv_transfer_config = {{ kv_connector = "NixlConnector", kv_role = "kv_consumer" 
 [roles.decode.env]
 VLLM_NIXL_SIDE_CHANNEL_PORT = "5601"
 {decode_env}
+
+[roles.decode]
+kind = "vllm"
+
+[roles.prefill]
+kind = "vllm"
 """
 
 
@@ -60,7 +66,7 @@ def test_vllm_default_port_counts_and_names_the_role(check: Check) -> None:
 
 def test_command_port_and_side_channel_count_too(check: Check) -> None:
     text = two_roles(prefill="port = 5601", decode="port = 8200") + (
-        '[roles.proxy]\ncommand = ["vllm-router", "--port=8200"]\n'
+        '[roles.proxy]\nkind = "command"\ncommand = ["vllm-router", "--port=8200"]\n'
     )
     found = check({"s.toml": text}, rule="host-port-shared")
     assert messages(found) == [
@@ -152,7 +158,10 @@ def test_a_split_gpu_passes_and_an_overlap_in_a_list_is_named(check: Check) -> N
 
 
 def test_a_gpu_shared_with_a_command_is_a_warning(check: Check) -> None:
-    text = gpus("0", "1") + '[roles.proxy]\ncommand = ["trainer"]\n[roles.proxy.env]\nCUDA_VISIBLE_DEVICES = "1"\n'
+    text = (
+        gpus("0", "1")
+        + '[roles.proxy]\nkind = "command"\ncommand = ["trainer"]\n[roles.proxy.env]\nCUDA_VISIBLE_DEVICES = "1"\n'
+    )
     found = check({"s.toml": text}, rule="host-gpu-shared")
     assert [(f.severity.value, f.message) for f in found] == [
         (

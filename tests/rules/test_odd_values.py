@@ -49,7 +49,7 @@ def test_odd_values_do_not_crash_the_rules(check: Check, key: str, value: str) -
         '[roles.prefill.serve]\nkv_transfer_config = { kv_connector = "NixlConnector", kv_role = "kv_producer" }\n'
         f"{'' if key == 'kv_transfer_config' else key + ' = ' + value}\n"
         '[roles.decode.serve]\nkv_transfer_config = { kv_connector = "NixlConnector", kv_role = "kv_consumer" }\n'
-        '[roles.decode.env]\nVLLM_NIXL_SIDE_CHANNEL_PORT = "x"\nPYTORCH_CUDA_ALLOC_CONF = "expandable_segments:True"\n'
+        '[roles.decode.env]\nVLLM_NIXL_SIDE_CHANNEL_PORT = "x"\nPYTORCH_CUDA_ALLOC_CONF = "expandable_segments:True"\n\n[roles.decode]\nkind = "vllm"\n\n[roles.prefill]\nkind = "vllm"\n'
     )
     for files, stack in (({"s.toml": text}, "s"), ({"s.toml": text, "p.toml": pd}, "s+p")):
         for version in ("0.27.0", "0.33.0"):

@@ -36,7 +36,14 @@ kv_transfer_config = {{ kv_connector = "{decode_connector}", kv_role = "{decode_
 VLLM_NIXL_SIDE_CHANNEL_PORT = "{decode_port}"
 {env_extra}
 [roles.proxy]
+kind = "command"
 command = ["vllm-router", "--port", "8192"]
+
+[roles.decode]
+kind = "vllm"
+
+[roles.prefill]
+kind = "vllm"
 """
 
 

@@ -30,7 +30,7 @@ def test_literal_secret_by_name_or_shape(check: Check, name: str, value: str, fl
 
 
 def test_literal_api_key_option_in_a_role(check: Check) -> None:
-    text = '[serve]\nmodel = "Qwen/Qwen3-0.6B"\n\n[roles.a.serve]\napi_key = "s3cret"\n'
+    text = '[serve]\nmodel = "Qwen/Qwen3-0.6B"\n\n[roles.a.serve]\napi_key = "s3cret"\n\n[roles.a]\nkind = "vllm"\n'
     found = check({"s.toml": text}, rule="literal-secret")
     assert messages(found) == [
         "roles.a.serve.api_key holds a literal value that looks like a credential; a secret written into a profile "
@@ -58,7 +58,7 @@ def test_secrets_in_json_option_leaves_and_command_arguments(check: Check) -> No
         '[serve]\nmodel = "Qwen/Qwen3-0.6B"\n'
         'kv_transfer_config = { kv_connector = "NixlConnector", kv_role = "kv_both", '
         'kv_connector_extra_config = { auth_token = "abc-123-xyz" } }\n'
-        '[roles.proxy]\ncommand = ["router", "--api-key", "abc-456-xyz", "--client-secret=abc-789-xyz"]\n'
+        '[roles.proxy]\nkind = "command"\ncommand = ["router", "--api-key", "abc-456-xyz", "--client-secret=abc-789-xyz"]\n'
         '[roles.serve.serve]\napi_key = ["abc-000-xyz"]\n'
     )
     found = check({"s.toml": text}, rule="literal-secret")
@@ -74,7 +74,7 @@ def test_secrets_in_json_option_leaves_and_command_arguments(check: Check) -> No
 def test_references_in_secret_positions_pass(check: Check) -> None:
     text = (
         '[serve]\nmodel = "Qwen/Qwen3-0.6B"\n'
-        '[roles.proxy]\ncommand = ["router", "--api-key", "$${API_KEY}", "--token-file=/run/secrets/token"]\n'
+        '[roles.proxy]\nkind = "command"\ncommand = ["router", "--api-key", "$${API_KEY}", "--token-file=/run/secrets/token"]\n'
         '[roles.serve.serve]\napi_key = ["$API_KEY"]\n'
     )
     assert check({"s.toml": text}, rule="literal-secret") == []

@@ -62,14 +62,17 @@ def _unknown_role(layer: Layer, role: str, declared: list[str]) -> Finding:
     elif spec.command is not None or layer.role_serve.get(role):  # defined the way layers did before declarations
         kind = "command" if spec.command is not None else "vllm"
         fix = f'declare the role where it is defined: write kind = "{kind}" in [{shown}] of this layer'
+    elif declared:
+        fix = f'the roles of the repository are {", ".join(declared)}; or declare the role in the layer that defines it: [{shown}] kind = "vllm" or "command"'
     else:
-        known = f" (roles of the repository: {', '.join(declared)})" if declared else ""
-        fix = f'declare it with [{shown}] kind = "vllm" or "command" in the layer that defines it{known}'
+        fix = (
+            f"a stack without declared roles has one role, {DEFAULT_ROLE!r}: put the values in [serve] and [env]; or "
+            f'declare the role in the layer that defines it: [{shown}] kind = "vllm" or "command"'
+        )
     return Finding(
         "unknown-role",
         Severity.ERROR,
-        f"[{shown}] names role {role!r}, which no layer of the repository declares (a layer declares a role with "
-        f'[{shown}] kind = "vllm" or kind = "command")',
+        f"[{shown}] names role {role!r}, which no layer of the repository declares",
         [layer.location(("roles", role))],
         fix=fix,
     )

@@ -133,8 +133,9 @@ def compose_roles(
     for role, layer in plan.additions:
         if role in names:
             continue
-        if role in plan.removed_by:
-            findings.append(_unknown_role(role, layer, names, plan))
+        removed = plan.removed_by.get(role)
+        if removed is not None:
+            findings.append(_added_after_removal(role, layer, names, removed))
         else:
             unapplied.append(Unapplied(role, layer.location(("roles", role)), layer.name))
     return roles, findings, unapplied
@@ -214,28 +215,14 @@ def _unset_in_unknown_role(unset: Unset, roles: dict[str, RoleConfig]) -> Findin
     return unset_removes_nothing(unset, f"no layer of the stack defines role {role!r}", candidates)
 
 
-def _unknown_role(role: str, layer: Layer, names: list[str], plan: _Plan) -> Finding:
-    """`unknown-role`: a `[roles.X]` table that only adds env, for a role no layer of the stack defines."""
-    removed = plan.removed_by.get(role)
-    if removed is not None:
-        why = f"which layer {removed.origin.layer!r} removes before it (unset {removed.written!r})"
-    else:
-        why = "which no layer of the stack defines"
-    close = difflib.get_close_matches(role, names, n=1, cutoff=0.6)
-    if close:
-        fix = f"did you mean {close[0]!r}?"
-    elif names == [DEFAULT_ROLE] and not plan.alive:
-        fix = (
-            f"this stack has one role, {DEFAULT_ROLE!r}: put the variables in [env], or compose the layer "
-            f"with a layer that defines role {role!r}"
-        )
-    else:
-        fix = f"the roles of this stack are {', '.join(names)}; or define role {role!r} with serve keys or a command"
+def _added_after_removal(role: str, layer: Layer, names: list[str], removed: Unset) -> Finding:
+    """`unknown-role`: a `[roles.X]` table that adds to a role an earlier layer of the stack removed."""
+    others = f"the roles of this stack are {', '.join(names)}; or " if names else ""
     return Finding(
         "unknown-role",
         Severity.ERROR,
-        f"[roles.{format_key((role,))}] only adds env to role {role!r}, {why} (a layer defines a role with "
-        "serve keys or a command)",
-        [layer.location(("roles", role))],
-        fix=fix,
+        f"[roles.{format_key((role,))}] adds to role {role!r}, which layer {removed.origin.layer!r} removes "
+        f"before it (unset {removed.written!r})",
+        [layer.location(("roles", role)), removed.origin],
+        fix=f"{others}declare role {role!r} again after the unset ([roles.{format_key((role,))}] kind = ...)",
     )
