@@ -123,7 +123,14 @@ def test_a_role_declared_with_two_kinds_is_refused(make_repo: MakeRepo, run: Run
     result = run("check", "pd+router", cwd=root)
     assert result.code == 1
     assert "error role-kind-mismatch" in result.out
-    assert result.out.startswith(
-        "profiles/router.toml:2:1: error role-kind-mismatch roles.proxy.kind = 'command', but profiles/pd.toml:5:1  "
-        "(roles.proxy.kind, layer pd) declares it 'vllm'\n"
+    assert result.out == (
+        "profiles/router.toml:2:1: error role-kind-mismatch roles.proxy.kind = 'command', but layer 'pd' declares "
+        "role 'proxy' kind = 'vllm'\n"
+        "    profiles/pd.toml:5:1: roles.proxy.kind (layer pd)\n"
+        "    fix: a role is one kind in every layer: write kind = 'vllm', or give the role another name\n"
+        "profiles/router.toml:3:1: error role-kind-mismatch role 'proxy' is declared kind = 'vllm' but layer 'router' "
+        "gives it a command\n"
+        "    profiles/pd.toml:5:1: roles.proxy.kind (layer pd)\n"
+        '    fix: a vLLM role runs `vllm serve`: remove the command, or declare the role kind = "command"\n'
+        "2 errors, 0 warnings\n"
     )

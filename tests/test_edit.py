@@ -60,7 +60,7 @@ def test_a_key_of_a_missing_table_goes_into_a_new_table_at_the_end(repo: Path, r
     before = path.read_text(encoding="utf-8")
     assert run("set", "qwen-disaggregated", "roles.prefill.serve.port", "8101", cwd=repo).code == 0
     after = path.read_text(encoding="utf-8")
-    assert after == before + '\n[roles.prefill.serve]\nport = 8101\n'
+    assert after == before + "\n[roles.prefill.serve]\nport = 8101\n"
     shown = run("show", "qwen-disaggregated", "--format", "json", cwd=repo)
     assert '"port": 8101' in shown.out
 

@@ -56,9 +56,13 @@ def test_the_annotated_layer_uses_every_table_and_key_of_the_format() -> None:
     assert {part for role in layer["roles"].values() for part in role} == set(Role.model_fields)
     config = tomllib.loads(files["profilekit.toml"])
     # [sources.NAME] has its own block (the example repository has no source to lock)
-    assert {section: set(keys) for section, keys in config.items()} == {
-        name: set(field.annotation.model_fields) for name, field in RepoConfig.model_fields.items() if name != "sources"
+    # [services] maps names the user chooses to ports: a section whose keys are not fields
+    assert {section: set(keys) for section, keys in config.items() if section != "services"} == {
+        name: set(field.annotation.model_fields)
+        for name, field in RepoConfig.model_fields.items()
+        if name not in {"sources", "services"}
     }
+    assert RepoConfig.model_validate({"services": config["services"]}).services == {"mooncake-master": 50051}
     block = FORMAT.read_text(encoding="utf-8").split("# in profilekit.toml: the platform team's layers", 1)[1]
     sources = tomllib.loads(block.split("\n", 1)[1].split("```", 1)[0])["sources"]
     RepoConfig.model_validate({"sources": sources})

@@ -253,6 +253,7 @@ def _layer_text(
     unset: list[str],
     serve: dict[str, tuple[str, Any]],
     role_tables: dict[str, dict[str, tuple[str, Any]]],
+    *,
     declares: set[str],
 ) -> str:
     """One corpus layer as TOML: its `[layer]` table, its `[serve]` and each role's `[roles.R.serve]`.
@@ -326,7 +327,9 @@ def layer_corpus(catalogue: Catalogue, *, seed: int = DEFAULT_SEED, count: int =
                     role_tables[role] = {flag.dest: (rng.choice(_spellings(flag)), value_for(flag, rng))}
             extends = f"{case_name}/l{index - 1}" if chained and index > 0 else None
             declares = {role for role in role_tables if role not in declared}
-            text = _layer_text(f"corpus {case_name} layer {index}", extends, unset, serve, role_tables, declares)
+            text = _layer_text(
+                f"corpus {case_name} layer {index}", extends, unset, serve, role_tables, declares=declares
+            )
             layers.append(Layer(name, text))
             # the expected effective tables, layer by layer
             _merge(top, {dest: value for dest, (_key, value) in serve.items()})

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from profilekit.load.layerdata import Secret
 from profilekit.records import record
+from profilekit.tomlio.positions import parse_key
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -260,6 +261,11 @@ class Stack:
     def layer_names(self) -> list[str]:
         return [layer.name for layer in self.layers]
 
+    def item_location(self, origin: Location, index: int) -> Location:
+        """Where item `index` of the array value written at `origin` is (the value's location if not found)."""
+        layer = next((layer for layer in self.layers if layer.name == origin.layer), None)
+        return origin if layer is None else item_location(layer, origin, index)
+
     def layers_that(self, trait: str) -> list[Layer]:
         """The layers with `trait` (TRAITS), in merge order: the only ones a loop over those tables visits."""
         known = self.traits.get(trait)
@@ -301,3 +307,11 @@ class Resolution:
 
     written: Any
     parts: tuple[Part, ...]
+
+
+def item_location(layer: Layer, origin: Location, index: int) -> Location:
+    """Where item `index` of the array written at `origin` (in `layer`) is; `origin` when it cannot be found."""
+    try:
+        return layer.location((*parse_key(origin.key), index))
+    except ValueError:
+        return origin

@@ -15,7 +15,7 @@ import difflib
 from dataclasses import field, replace
 from typing import TYPE_CHECKING, Any
 
-from profilekit.compose.model import SCOPES, Part, Resolution
+from profilekit.compose.model import SCOPES, Part, Resolution, item_location
 from profilekit.errors import Finding, Location, Severity
 from profilekit.records import record
 from profilekit.tomlio.positions import format_key, parse_key
@@ -339,10 +339,7 @@ class _Resolver:
         layer = self.by_name.get(origin.layer)
         if index is None or layer is None:
             return origin
-        try:
-            return layer.location((*parse_key(origin.key), index))
-        except ValueError:
-            return origin
+        return item_location(layer, origin, index)
 
     def _finding(
         self, rule: str, message: str, where: Location, fix: str, *, others: tuple[Location, ...] = ()

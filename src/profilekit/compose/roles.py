@@ -10,7 +10,6 @@ layer, its tables merge first and its `unset` entries apply after them.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
@@ -82,7 +81,8 @@ def _declare(plan: _Plan, layer: Layer, role: str, kind: str) -> None:
             Finding(
                 "role-kind-mismatch",
                 Severity.ERROR,
-                f"roles.{format_key((role,))}.kind = {kind!r}, but {first[1].provenance()} declares it {first[0]!r}",
+                f"roles.{format_key((role,))}.kind = {kind!r}, but layer {first[1].layer!r} declares role {role!r} "
+                f"kind = {first[0]!r}",
                 [where, first[1]],
                 fix=f"a role is one kind in every layer: write kind = {first[0]!r}, or give the role another name",
             )
@@ -151,7 +151,7 @@ def _kind_findings(plan: _Plan, roles: dict[str, RoleConfig]) -> list[Finding]:
         kind, where = declared
         if kind == "vllm" and config.command is not None:
             origin = config.scope.entries[("command",)].origin
-            message = f"role {name!r} is declared kind = 'vllm' ({where.provenance()}) but {origin.provenance()} gives it a command"
+            message = f"role {name!r} is declared kind = 'vllm' but layer {origin.layer!r} gives it a command"
             fix = 'a vLLM role runs `vllm serve`: remove the command, or declare the role kind = "command"'
             findings.append(Finding("role-kind-mismatch", Severity.ERROR, message, [origin, where], fix=fix))
         elif kind == "command" and config.command is None:
