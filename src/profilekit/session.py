@@ -222,7 +222,7 @@ class Session:
         from profilekit.rules import check_stack  # noqa: PLC0415
 
         found = self.warnings(stack) + check_stack(
-            stack, version=self.version, catalogue=self.catalogue, root=self.root
+            stack, version=self.version, catalogue=self.catalogue, root=self.root, services=self.config.services
         )
         return sorted(found, key=lambda f: f.sort_key())
 

@@ -19,7 +19,8 @@ from typing import Any, Literal
 
 from profilekit.records import record
 
-ROLE_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+ROLE_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"  # also the name of a [services] entry
+MAX_PORT = 65535
 ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 # a `[sources.NAME]` name: the `NAME:` before the layers (and `[render] templates`) of that source
 SOURCE = r"[a-z0-9][a-z0-9_-]*"
@@ -153,6 +154,7 @@ class RepoConfig:
     lint: LintSection = field(default_factory=LintSection)
     render: RenderSection = field(default_factory=RenderSection)
     sources: dict[str, SourceSpec] = field(default_factory=dict)
+    services: dict[str, int] = field(default_factory=dict)  # local services outside the stack: name -> TCP port
 
 
 def layer_file(raw: object) -> LayerFile | None:
@@ -354,6 +356,13 @@ def _source(raw: object) -> SourceSpec:
     return SourceSpec(git, rev)
 
 
+def _port(value: object) -> int:
+    """A TCP port: an integer (not a boolean) from 1 to 65535."""
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_PORT:
+        raise _Refused
+    return value
+
+
 def _repo_config(raw: object) -> RepoConfig:
     table = _table(raw, _CONFIG)
     vllm = _table(table.get("vllm", {}), _VLLM)
@@ -369,4 +378,5 @@ def _repo_config(raw: object) -> RepoConfig:
         lint=LintSection(_strings(lint.get("stacks", [])), combinations),
         render=_render(table["render"]) if "render" in table else RenderSection(),
         sources={_named(name, _source_name): _source(spec) for name, spec in sources.items()},
+        services={_named(name, _role_name): _port(port) for name, port in _mapping(table.get("services", {})).items()},
     )

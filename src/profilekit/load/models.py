@@ -15,6 +15,7 @@ from profilekit.load import layerdata
 from profilekit.load.layerdata import (
     CAPABILITY,
     ENV_NAME,
+    MAX_PORT,
     REFERENCE,
     ROLE_NAME,
     SBATCH_WORD,
@@ -172,6 +173,11 @@ class RepoConfig(BaseModel):
     lint: LintSection = Field(default_factory=LintSection)
     render: RenderSection = Field(default_factory=RenderSection)
     sources: dict[Annotated[str, StringConstraints(pattern=SOURCE_NAME)], SourceSpec] = Field(default_factory=dict)
+    services: dict[RoleName, Annotated[int, Field(strict=True, ge=1, le=MAX_PORT)]] = Field(
+        default_factory=dict,
+        description="local services outside the stack that roles reach on loopback (a Mooncake master, Redis): "
+        "name -> TCP port; `dangling-endpoint` counts them as listening",
+    )
 
 
 def plain(value: Any) -> Any:

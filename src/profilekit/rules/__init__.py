@@ -54,6 +54,7 @@ from profilekit.rules import (  # noqa: F401 - they register
     speculative,
     specvllm,
     subconfigs,
+    wiring,
 )
 from profilekit.rules.engine import (
     RULES,
@@ -67,6 +68,8 @@ from profilekit.rules.engine import (
 from profilekit.rules.facts import stack_facts
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from profilekit.compose.model import Stack
     from profilekit.vllm.catalogue import Catalogue
 
@@ -78,9 +81,18 @@ _LAYER_RULES = frozenset({"unknown-option", "invalid-value"})
 Ordered = list[tuple[Finding, "Order | None"]]
 
 
-def evaluate(stack: Stack, *, version: str, catalogue: Catalogue | None, root: Path | None = None) -> Ordered:
-    """Every finding of one stack, each with its place in vLLM's start-up order (None: vLLM does not check it)."""
-    ctx = Context(stack, version, catalogue, root, stack_facts(stack, version, root))
+def evaluate(
+    stack: Stack,
+    *,
+    version: str,
+    catalogue: Catalogue | None,
+    root: Path | None = None,
+    services: Mapping[str, int] | None = None,
+) -> Ordered:
+    """Every finding of one stack, each with its place in vLLM's start-up order (None: vLLM does not check it).
+
+    `services` is profilekit.toml's `[services]`: what listens on loopback besides the stack's roles."""
+    ctx = Context(stack, version, catalogue, root, stack_facts(stack, version, root), services=services or {})
     out = run_rules(ctx)
     if not out:
         return []
@@ -92,9 +104,17 @@ def evaluate(stack: Stack, *, version: str, catalogue: Catalogue | None, root: P
     return redacted
 
 
-def check_stack(stack: Stack, *, version: str, catalogue: Catalogue | None, root: Path | None = None) -> list[Finding]:
+def check_stack(
+    stack: Stack,
+    *,
+    version: str,
+    catalogue: Catalogue | None,
+    root: Path | None = None,
+    services: Mapping[str, int] | None = None,
+) -> list[Finding]:
     """All findings of one stack, sorted by file and line."""
-    findings = [finding for finding, _ in evaluate(stack, version=version, catalogue=catalogue, root=root)]
+    found = evaluate(stack, version=version, catalogue=catalogue, root=root, services=services)
+    findings = [finding for finding, _ in found]
     return sorted(findings, key=lambda f: f.sort_key())
 
 

@@ -12,7 +12,7 @@ vLLM would report, so the two can be compared (tests/oracle/test_verdicts.py).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -60,6 +60,8 @@ class Context:
     catalogue: Catalogue | None
     root: Path | None
     facts: dict[str, RoleFacts]
+    # profilekit.toml's [services]: local services outside the stack (name -> TCP port), rules/wiring.py
+    services: Mapping[str, int] = field(default_factory=dict)
     # what several rules of one run derive alike (e.g. every option problem of the stack), computed once
     memo: dict[str, Any] = field(default_factory=dict)
 

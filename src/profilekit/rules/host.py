@@ -192,7 +192,8 @@ def _side_channel_bind(ctx: Context, role: RoleConfig) -> Bind | None:
     )
 
 
-def _binds(ctx: Context) -> list[Bind]:
+def binds(ctx: Context) -> list[Bind]:
+    """Every TCP port each role of the stack binds (its HTTP server or command's --port, its NIXL side channel)."""
     out: list[Bind] = []
     for role in ctx.stack.roles.values():
         for bind in (_http_bind(ctx, role), _side_channel_bind(ctx, role)):
@@ -215,21 +216,21 @@ def _free_port(used: set[int], start: int) -> int:
     source="the OS refuses a second bind (EADDRINUSE); vllm/entrypoints/openai/api_server.py binds serve.port",
 )
 def host_port_shared(ctx: Context) -> Iterable[Hit]:
-    binds = _binds(ctx)
-    used = {port for bind in binds for port in bind.ports}
+    bound = binds(ctx)
+    used = {port for bind in bound for port in bind.ports}
     clashes: dict[tuple[int, ...], list[int]] = {}  # indices of the clashing binds -> the ports they share
     for group in _groups(list(ctx.stack.roles.values())):
-        members = [i for i, bind in enumerate(binds) if any(bind.role is role for role in group)]
-        for port in sorted({p for i in members for p in binds[i].ports}):
-            on_port = [i for i in members if port in binds[i].ports]
-            clashing = tuple(i for i in on_port if any(j != i and binds[i].overlaps(binds[j]) for j in on_port))
-            if len(clashing) < 2 or all(binds[i].side_channel for i in clashing):
+        members = [i for i, bind in enumerate(bound) if any(bind.role is role for role in group)]
+        for port in sorted({p for i in members for p in bound[i].ports}):
+            on_port = [i for i in members if port in bound[i].ports]
+            clashing = tuple(i for i in on_port if any(j != i and bound[i].overlaps(bound[j]) for j in on_port))
+            if len(clashing) < 2 or all(bound[i].side_channel for i in clashing):
                 continue  # pd-side-channel-port compares side channels, with their data-parallel ranges
             if port not in clashes.setdefault(clashing, []):
                 clashes[clashing].append(port)
     hits: list[Hit] = []
     for indices, ports in clashes.items():
-        clash = [binds[i] for i in indices]
+        clash = [bound[i] for i in indices]
         shown = ", ".join(map(str, ports))
         roles = list(dict.fromkeys(bind.role.name for bind in clash))
         listed = ", ".join(f"{bind.role.name} {bind.what}" for bind in clash)
