@@ -448,7 +448,7 @@ def test_roles_without_a_tcp_port_get_no_service_and_loopback_binds_open(
     assert header.splitlines()[1] == "# Layers, in merge order: edge (profiles/edge.toml)."
     assert header.splitlines()[3:] == [
         "# no Service: the command names no --port",
-        "# localhost:8300 written as edge-local:8300: role local",
+        "# --target http://localhost:8300/v1: localhost written as edge-local, the Service of role local",
         "# the vLLM image runs this command: set images.worker in [render.k8s] for another",
     ]
     _validate_all(tmp_path)

@@ -17,6 +17,8 @@ import pytest
 from tests.conftest import REPO_ROOT, MakeRepo, Run
 from tests.test_k8s import ONE_HOST_LAYERS
 from tests.test_render import HOSTILE, shellcheck
+from tests.test_target_wiring import ENV, PAIR_PROXY
+from tests.test_wiring import PD
 
 CLUSTER = REPO_ROOT / "tools" / "slurm" / "local-cluster.sh"
 SLURM_CONF = Path(os.environ.get("PROFILEKIT_SLURM_DIR", "/var/tmp/profilekit-slurm")) / "slurm.conf"
@@ -172,8 +174,10 @@ def test_the_example_pd_stack_runs_each_role_with_srun(
         assert env["VLLM_LOGGING_LEVEL"] == "INFO"
         assert env["SLURM_GPUS_ON_NODE"] == "1"
         assert env["HF_TOKEN"] == HOSTILE
-    # each vLLM step got one GPU of its own (the layers' CUDA_VISIBLE_DEVICES is SLURM's to set)
-    assert sorted([prefill["env"]["CUDA_VISIBLE_DEVICES"], decode["env"]["CUDA_VISIBLE_DEVICES"]]) == ["0", "1"]
+    # each vLLM step got one GPU of its own (the layers' CUDA_VISIBLE_DEVICES is SLURM's to set; which of the
+    # node's GPUs depends on the jobs that run beside it)
+    gpus = [prefill["env"]["CUDA_VISIBLE_DEVICES"], decode["env"]["CUDA_VISIBLE_DEVICES"]]
+    assert all(gpu.isdigit() for gpu in gpus) and gpus[0] != gpus[1], gpus
     assert "CUDA_VISIBLE_DEVICES" not in proxy["env"]
     assert "VLLM_NIXL_SIDE_CHANNEL_HOST" not in proxy["env"]
     assert proxy["env"]["HF_TOKEN"] == HOSTILE
@@ -264,7 +268,10 @@ def test_values_reach_each_role_exactly_as_composed(
         "#SBATCH --partition=debug",
         "#SBATCH --time=00:05:00",
     ]
-    assert "#   localhost:8300 written as the address of role engine:8300\n" in text
+    assert (
+        "#   --upstream http://localhost:8300/v1: localhost written as the address of the node of role engine, at run time\n"
+        in text
+    )
     secret = "key with 'quotes' and $HOME"
     proc, output, records = _sbatch(job, slurm, stubs, "--nodes=1", env={"API_KEY": secret})
     assert proc.returncode == 0, output
@@ -285,6 +292,37 @@ def test_values_reach_each_role_exactly_as_composed(
     assert engine["env"]["SLURM_GPUS_ON_NODE"] == "2"
     assert not list(tmp_path.rglob("PWNED"))
     assert not (out / "PWNED").exists()
+
+
+def test_vllms_proxy_style_host_and_port_pairs_reach_the_other_nodes(
+    make_repo: MakeRepo, run: Run, tmp_path: Path, slurm: dict[str, str], stubs: Path
+) -> None:
+    """Issue 25: `--prefiller-host 127.0.0.1 --prefiller-port 8100` and an env URL get the node's address too."""
+    repo = make_repo({"pd.toml": PD + f"command = {PAIR_PROXY}\n\n[roles.proxy.env]\n{ENV}\n"})
+    out = tmp_path / "out"
+    result = run("--repo", repo, "render", "pd", "--out", out, "--target", "slurm")
+    assert result.code == 0, result
+    job = out / "job.sbatch"
+    _static_checks(job)
+    proc, output, records = _sbatch(job, slurm, stubs, "--nodes=1", "--gres=gpu:2")
+    assert proc.returncode == 0, output
+    proxy = records["proxy"]
+    assert proxy["argv"][1:] == [
+        "--port",
+        "8192",
+        "--prefiller-host",
+        NODE_ADDRESS,
+        "--prefiller-port",
+        "8100",
+        "--decoder-host",
+        NODE_ADDRESS,
+        "--decoder-port",
+        "8200",
+    ]
+    assert proxy["env"]["DECODE_URL"] == f"http://{NODE_ADDRESS}:8200/v1"
+    text = job.read_text(encoding="utf-8")
+    assert '--decoder-host "${address[1]}"' in text
+    assert 'DECODE_URL=http://"${address[1]}":8200/v1' in text
 
 
 def test_one_host_findings_do_not_stop_the_slurm_target(make_repo: MakeRepo, run: Run, tmp_path: Path) -> None:

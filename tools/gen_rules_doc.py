@@ -24,6 +24,7 @@ FAMILIES = {
     "runner": "Model runner (`rules/runner.py`)",
     "pd": "Prefill/decode pairs (`rules/pd.py`)",
     "host": "One host, one resource (`rules/host.py`)",
+    "wiring": "The wiring between roles (`rules/wiring.py`)",
     "declared": "Declared constraints (`rules/declared.py`)",
     "secrets": "Secrets (`rules/secrets.py`)",
     "env": "The environment (`rules/env.py`)",
@@ -89,6 +90,14 @@ OTHER_CHECKS = [
         "`render/templating.py`",
     ),
     (
+        "loopback-unrewritable",
+        "error",
+        "(render --target k8s/slurm) a role reaches a loopback address that is no other role's port, or the port of "
+        "several that its option cannot tell apart: in a pod or on a node of its own loopback is the role itself; "
+        "nothing is written",
+        "`render/hosts.py`",
+    ),
+    (
         "unknown-layer",
         "error",
         "`extends`, `conflicts`, `requires`, a stack or a `[lint] stacks` entry names no layer",
@@ -104,7 +113,15 @@ OTHER_CHECKS = [
     (
         "unknown-role",
         "error",
-        "a `[roles.X]` table that only adds env, for a role no layer of the stack defines ([docs/ROLES.md](ROLES.md))",
+        "a `[roles.X]` table, reference or `unset` for a role no layer of the repository (sources included) declares, "
+        "or a table for a role an earlier layer of the stack removed ([docs/ROLES.md](ROLES.md))",
+        "`compose/names.py`, `compose/roles.py`",
+    ),
+    (
+        "role-kind-mismatch",
+        "error",
+        "two layers of a stack declare one role with different kinds, a `vllm` role is given a `command`, or a "
+        "`command` role has none ([docs/ROLES.md](ROLES.md))",
         "`compose/roles.py`",
     ),
     (

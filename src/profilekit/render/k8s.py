@@ -6,8 +6,8 @@ Each role runs in its own pod, so what ties a stack to one host in the script ta
   them: tensor x pipeline parallel size, times the prefill context parallel size and the local data-parallel
   ranks when set), so `CUDA_VISIBLE_DEVICES` is left out;
 - a NIXL role advertises its pod's IP as `VLLM_NIXL_SIDE_CHANNEL_HOST` (`fieldRef status.podIP`);
-- a loopback address (`127.0.0.1`, `localhost`, `[::1]`) followed by the port of another role names that role's
-  Service, and a loopback bind (`--host 127.0.0.1`) becomes `0.0.0.0`: in a pod, loopback is the pod itself.
+- every loopback address (`127.0.0.1`, `localhost`, `[::1]`) by which a role reaches another (a URL, `host:port`, the
+  host word of a `--X-host`/`--X-port` pair, an env value) names that role's Service, and a loopback bind (`--host 127.0.0.1`) becomes `0.0.0.0`: in a pod, loopback is the pod itself.
 Secrets are `secretKeyRef`s to one Secret (`[render.k8s]` in profilekit.toml); their values never exist here.
 Every `$` of a value is written `$$`, so the kubelet's `$(NAME)` expansion hands the process the value as composed.
 """
@@ -28,12 +28,13 @@ from profilekit.records import record
 from profilekit.render import team
 from profilekit.render.context import header_layers, health_probe, role_argv, stack_context, template_context
 from profilekit.render.hosts import (
-    LOOPBACK_PORT,
     SIDE_CHANNEL_HOST,
     bind_every_address,
     gpu_count,
-    port_owner,
+    note,
+    rewrites,
     side_channel_ports,
+    spliced,
 )
 from profilekit.render.templating import to_yaml
 from profilekit.rules.host import DEVICES, option_word
@@ -99,6 +100,7 @@ class _Pod:
     scheme: str = "HTTP"
     side_channel: list[int] = field(default_factory=list)  # NIXL side-channel ports (one per data-parallel rank)
     notes: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)  # env values whose loopback addresses name another Service
 
 
 def render_k8s(
@@ -118,7 +120,7 @@ def render_k8s(
     pods = {
         role.name: _pod(stack, role, version=version, catalogue=catalogue, root=root) for role in stack.roles.values()
     }
-    _point_at_services(pods)
+    _point_at_services(stack, pods, version=version, root=root)
     files: dict[str, Rendered] = {}
     for role in chosen:
         pod = pods[role.name]
@@ -232,20 +234,36 @@ def _pod(stack: Stack, role: RoleConfig, *, version: str, catalogue: Catalogue |
     return pod
 
 
-def _point_at_services(pods: dict[str, _Pod]) -> None:
-    """A loopback `host:PORT` in a role's argv, PORT another role's port, becomes that role's Service name."""
-    owner = port_owner(pods.values(), lambda pod: pod.port)
-    for pod in pods.values():
+def _point_at_services(stack: Stack, pods: dict[str, _Pod], *, version: str, root: Path | None) -> None:
+    """Every loopback address a role uses to reach another role (a URL, `host:port`, a `--X-host` word, an env value)
+    names that role's Service instead; each rewrite is a note of the manifest (render/hosts.py `rewrites`)."""
+    items = list(pods.values())
+    plans = rewrites(
+        stack,
+        [pod.role for pod in items],
+        [{*([pod.port] if pod.port is not None else []), *pod.side_channel} for pod in items],
+        [pod.argv for pod in items],
+        target="k8s",
+        version=version,
+        root=root,
+    )
+    for pod, plan in zip(items, plans, strict=True):
 
-        def service(match: re.Match[str], pod: _Pod = pod) -> str:
-            port = int(match.group(2))
-            other = owner(pod, port)
-            if other is None:
-                return match.group(0)
-            pod.notes.append(f"{match.group(0)} written as {other.name}:{port}: role {other.role.name}")
-            return f"{other.name}:{port}"
+        def service(index: int) -> str:
+            return items[index].name
 
-        pod.argv = [LOOPBACK_PORT.sub(service, word) for word in pod.argv]
+        for at, word in enumerate(pod.argv):
+            here = [rewrite for rewrite in plan if not rewrite.endpoint.env and rewrite.endpoint.host_at == at]
+            if here:
+                pod.argv[at] = spliced(word, here, service, str)
+        for name, value in pod.role.env.items():
+            here = [rewrite for rewrite in plan if rewrite.endpoint.env == name]
+            if here and isinstance(value, str):
+                pod.env[name] = spliced(value, here, service, str)
+        pod.notes += [
+            note(rewrite, f"{service(rewrite.index)}, the Service of role {items[rewrite.index].role.name}")
+            for rewrite in plan
+        ]
 
 
 def literal(text: str) -> str:
@@ -262,7 +280,7 @@ def _env(pod: _Pod, secret: str, keys: dict[str, str]) -> list[dict[str, Any]]:
         if isinstance(value, dict):  # { secret = true }
             env.append({"name": name, "valueFrom": {"secretKeyRef": {"name": secret, "key": keys.get(name, name)}}})
         else:
-            env.append({"name": name, "value": literal(value)})
+            env.append({"name": name, "value": literal(pod.env.get(name, value))})
     if pod.side_channel:
         env.append({"name": SIDE_CHANNEL_HOST, "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}})
     return env

@@ -27,12 +27,14 @@ from profilekit.quoting import comment_text, shell_quote
 from profilekit.render import team
 from profilekit.render.context import header_layers, health_probe, role_argv, stack_context
 from profilekit.render.hosts import (
-    LOOPBACK_PORT,
     SIDE_CHANNEL_HOST,
+    Rewrite,
     bind_every_address,
     gpu_count,
-    port_owner,
+    note,
+    rewrites,
     side_channel_ports,
+    spliced,
 )
 from profilekit.rules.host import DEVICES, option_word
 
@@ -130,7 +132,7 @@ def render_slurm(
     """`job.sbatch` for every role of the stack; a team's `slurm.sbatch.j2` (targets/team.py) replaces it."""
     roles = list(stack.roles.values())
     steps = [_Step(index, role, version=version, catalogue=catalogue, root=root) for index, role in enumerate(roles)]
-    _point_at_nodes(steps)
+    _point_at_nodes(stack, steps, version=version, root=root)
     text = _script(stack, steps, version=version, settings=settings)
     if templates is not None and team.team_template(templates, team.SLURM):
         lines = text.splitlines(keepends=True)
@@ -159,7 +161,9 @@ class _Step:
         self.notes: list[str] = []
         self.port: int | None = None
         self.probe = False  # the job waits for its /health before starting the command roles
-        self.side_channel = bool(side_channel_ports(role, version, root))
+        self.side_channel_ports = side_channel_ports(role, version, root)
+        self.side_channel = bool(self.side_channel_ports)
+        self.rewrites: list[Rewrite] = []  # loopback addresses of other roles in its argv and env
         self.gpus = gpu_count(role)
         # each word of the argv as bash pieces: a quoted literal, or a reference to another role's address
         self.words: list[str] = []
@@ -192,32 +196,42 @@ class _Step:
         for name, value in self.role.env.items():
             if isinstance(value, dict) or name == DEVICES or (self.side_channel and name == SIDE_CHANNEL_HOST):
                 continue  # a secret comes from the job's environment
-            words.append(shell_quote(f"{name}={value}"))
+            here = [rewrite for rewrite in self.rewrites if rewrite.endpoint.env == name]
+            if here:
+                words.append(shell_quote(f"{name}=") + spliced(value, here, _address, shell_quote))
+            else:
+                words.append(shell_quote(f"{name}={value}"))
         if self.side_channel:
             words.append(f'{SIDE_CHANNEL_HOST}="${{address[{self.index}]}}"')
         return words
 
 
-def _point_at_nodes(steps: list[_Step]) -> None:
-    """A loopback `host:PORT` in a role's argv, PORT the port of exactly one other role: that role's address."""
-    owner = port_owner(steps, lambda step: step.port)
-    for step in steps:
-        for word in step.argv:
-            pieces: list[str] = []
-            last = 0
-            for match in LOOPBACK_PORT.finditer(word):
-                port = int(match.group(2))
-                other = owner(step, port)
-                if other is None:
-                    continue
-                pieces += [shell_quote(word[last : match.start()]) if match.start() > last else ""]
-                pieces.append(f'"${{address[{other.index}]}}"' + shell_quote(f":{port}"))
-                step.notes.append(f"{match.group(0)} written as the address of role {other.role.name}:{port}")
-                last = match.end()
-            if last == 0:
-                step.words.append(shell_quote(word))
-            else:
-                step.words.append("".join(pieces) + (shell_quote(word[last:]) if last < len(word) else ""))
+def _address(index: int) -> str:
+    return f'"${{address[{index}]}}"'
+
+
+def _point_at_nodes(stack: Stack, steps: list[_Step], *, version: str, root: Path | None) -> None:
+    """Every loopback address a role uses to reach another role (a URL, `host:port`, a `--X-host` word, an env value)
+    becomes that role's node address at run time; each rewrite is a note of the job (render/hosts.py `rewrites`)."""
+    plans = rewrites(
+        stack,
+        [step.role for step in steps],
+        [{*([step.port] if step.port is not None else []), *step.side_channel_ports} for step in steps],
+        [step.argv for step in steps],
+        target="slurm",
+        version=version,
+        root=root,
+    )
+
+    for step, plan in zip(steps, plans, strict=True):
+        step.rewrites = plan
+        for at, word in enumerate(step.argv):
+            here = [rewrite for rewrite in plan if not rewrite.endpoint.env and rewrite.endpoint.host_at == at]
+            step.words.append(spliced(word, here, _address, shell_quote))
+        step.notes += [
+            note(rewrite, f"the address of the node of role {steps[rewrite.index].role.name}, at run time")
+            for rewrite in plan
+        ]
 
 
 def _script(stack: Stack, steps: list[_Step], *, version: str, settings: SlurmSection) -> str:

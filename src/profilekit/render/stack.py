@@ -16,6 +16,7 @@ from profilekit.render.context import (
     ConfigUnwritable,
     builtin_templates,
 )
+from profilekit.render.hosts import LoopbackUnrewritable
 from profilekit.render.script import manifest, script_files
 from profilekit.render.templating import TemplateFailure, environment
 from profilekit.rules.env import ENV_FILE_RULES, env_findings
@@ -82,6 +83,8 @@ def render_stack(
             files = _with_files(files, job, stack, version=version)
     except (TemplateFailure, ConfigUnwritable) as failure:
         return {}, [failure.finding]
+    except LoopbackUnrewritable as failure:
+        return {}, list(failure.findings)
     return files, []
 
 
