@@ -186,3 +186,14 @@ def test_an_env_variable_named_for_decode_is_an_endpoint_with_a_meaning(make_rep
         "error endpoint-role-mismatch role proxy sends its decode requests to DECODE_URL=http://localhost:8100/v1, "
         "which is role prefill (HTTP), not a role that decodes"
     ) in result.out
+
+
+def test_a_role_without_a_kv_connector_is_not_judged_by_its_kv_role(make_repo: MakeRepo, run: Run) -> None:
+    """Two plain vLLM servers behind a router: no kv_role to fit, so no endpoint-role-mismatch (a false reject)."""
+    text = PD.replace('kv_transfer_config = { kv_connector = "NixlConnector", kv_role = "kv_producer" }\n', "")
+    text = text.replace('kv_transfer_config = { kv_connector = "NixlConnector", kv_role = "kv_consumer" }\n', "")
+    command = (
+        '["vllm-router", "--port", "8192", "--prefill", "http://127.0.0.1:8200", "--decode", "http://127.0.0.1:8100"]'
+    )
+    root = make_repo({"pd.toml": text + f"command = {command}\n"}, config='[vllm]\nversion = "0.33.0"\n')
+    assert "endpoint-role-mismatch" not in run("check", "pd", cwd=root).out

@@ -215,6 +215,11 @@ def _fits(ctx: Context, role: RoleConfig, meaning: Meaning) -> bool:
     return connector is not None and connector.role in wanted
 
 
+def _unjudged(ctx: Context, role: RoleConfig) -> bool:
+    facts = ctx.facts.get(role.name)
+    return role.is_vllm and (facts is None or pd_connector(facts) is None)
+
+
 def _suggested(ctx: Context, asker: RoleConfig, meaning: Meaning | None) -> str:
     """A reference to the HTTP port of the role the endpoint is meant for: the fix the issue asks to suggest."""
     candidates = [
@@ -284,7 +289,8 @@ def endpoint_role_mismatch(ctx: Context) -> Iterable[Hit]:
                 continue
             reached = [item for item in by_port[endpoint.port] if item.bind is None or item.bind.role is not role]
             http = [item.bind.role for item in reached if item.bind is not None and not item.bind.side_channel]
-            if any(_fits(ctx, other, endpoint.meaning) for other in http) or not reached:
+            # a vLLM role without a KV connector has no kv_role to judge (kv-connector-missing speaks of it)
+            if not reached or any(_fits(ctx, other, endpoint.meaning) or _unjudged(ctx, other) for other in http):
                 continue
             what = ", ".join(item.what for item in reached)
             side = "prefills" if endpoint.meaning == "prefill" else "decodes"
