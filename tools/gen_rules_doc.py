@@ -25,6 +25,7 @@ FAMILIES = {
     "pd": "Prefill/decode pairs (`rules/pd.py`)",
     "host": "One host, one resource (`rules/host.py`)",
     "declared": "Declared constraints (`rules/declared.py`)",
+    "layering": "The order a stack is written in (`rules/layering.py`)",
     "secrets": "Secrets (`rules/secrets.py`)",
     "env": "The environment (`rules/env.py`)",
     "basic": "The model (`rules/basic.py`)",
