@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from profilekit.cli.common import check_format, open_session, out, redactor, warn
 from profilekit.compose.model import UNSET, Entry
+from profilekit.compose.overrides import override_order_findings
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK, ProfilekitError, UsageError
 from profilekit.records import record
 from profilekit.session import Session
@@ -142,9 +143,10 @@ def explain(*, stack: str, key: str | None, role: str | None, fmt: str) -> int:
     check_format(fmt, ("text", "json"))
     session = open_session()
     composed = session.stack(stack)
-    warn(session.warnings(composed))
     target = resolve_key(key, composed, session.catalogue) if key is not None else Target(())
     role = _chosen_role(session, composed, target, role)
+    # the values this explains that the stack's order loses (`check` reports them as override-order too)
+    warn(session.warnings(composed) + override_order_findings(composed, target.prefix, role))
     rows, defaults = _rows(session, composed, target, role)
     redact = redactor()
     shown = format_key(target.prefix) if target.prefix else ""
