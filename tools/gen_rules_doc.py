@@ -26,6 +26,7 @@ FAMILIES = {
     "host": "One host, one resource (`rules/host.py`)",
     "wiring": "The wiring between roles (`rules/wiring.py`)",
     "declared": "Declared constraints (`rules/declared.py`)",
+    "layering": "The order a stack is written in (`rules/layering.py`)",
     "secrets": "Secrets (`rules/secrets.py`)",
     "env": "The environment (`rules/env.py`)",
     "basic": "The model (`rules/basic.py`)",

@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from profilekit.errors import Finding, Location, Severity
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Container, Iterator
 
-    from profilekit.compose.index import LayerIndex
     from profilekit.load.layers import Layer
 
 
-def linearise(layer_index: LayerIndex, names: list[str]) -> tuple[list[Layer], list[Finding]]:
+class Layers(Protocol):
+    """What `linearise` asks of the layers it orders: a `LayerIndex`, or the layers of a composed stack."""
+
+    @property
+    def files(self) -> Container[str]: ...
+
+    def get(self, name: str) -> tuple[Layer | None, list[Finding]]: ...
+
+    def suggest(self, name: str) -> str: ...
+
+
+def linearise(layer_index: Layers, names: list[str]) -> tuple[list[Layer], list[Finding]]:
     """Each named layer's `extends` ancestors first (depth-first, left to right), then the layer.
 
     Iterative, with an explicit stack: a chain of thousands of `extends` must not exhaust Python's.

@@ -29,6 +29,7 @@ from profilekit.rules import (  # noqa: F401 - they register
     hisparse,
     host,
     kv,
+    layering,
     mamba,
     microbatch,
     modelcfg,

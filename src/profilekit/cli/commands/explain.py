@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from profilekit.cli.common import check_format, open_session, out, redactor, warn
 from profilekit.compose.model import UNSET, Entry, Unapplied
+from profilekit.compose.overrides import override_order_findings
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK, ProfilekitError, UsageError
 from profilekit.records import record
 from profilekit.session import Session
@@ -142,13 +143,14 @@ def explain(*, stack: str, key: str | None, role: str | None, fmt: str) -> int:
     check_format(fmt, ("text", "json"))
     session = open_session()
     composed = session.stack(stack)
-    warn(session.warnings(composed))
     target = resolve_key(key, composed, session.catalogue) if key is not None else Target(())
     unapplied = [u for u in composed.unapplied if (target.role or role) in (None, u.role)]
     if target.role is not None and target.role not in composed.roles and unapplied:
         out("\n".join(_unapplied_lines(composed, unapplied, fmt)))
         return EXIT_OK
     role = _chosen_role(session, composed, target, role)
+    # the values this explains that the stack's order loses (`check` reports them as override-order too)
+    warn(session.warnings(composed) + override_order_findings(composed, target.prefix, role))
     rows, defaults = _rows(session, composed, target, role)
     redact = redactor()
     shown = format_key(target.prefix) if target.prefix else ""
