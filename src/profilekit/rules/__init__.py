@@ -68,6 +68,7 @@ from profilekit.rules.facts import stack_facts
 
 if TYPE_CHECKING:
     from profilekit.compose.model import Stack
+    from profilekit.rules.models import ModelConfigs
     from profilekit.vllm.catalogue import Catalogue
 
 __all__ = ["RULES", "Verdict", "check_stack", "evaluate", "vllm_verdict"]
@@ -78,9 +79,19 @@ _LAYER_RULES = frozenset({"unknown-option", "invalid-value"})
 Ordered = list[tuple[Finding, "Order | None"]]
 
 
-def evaluate(stack: Stack, *, version: str, catalogue: Catalogue | None, root: Path | None = None) -> Ordered:
-    """Every finding of one stack, each with its place in vLLM's start-up order (None: vLLM does not check it)."""
-    ctx = Context(stack, version, catalogue, root, stack_facts(stack, version, root))
+def evaluate(
+    stack: Stack,
+    *,
+    version: str,
+    catalogue: Catalogue | None,
+    root: Path | None = None,
+    models: ModelConfigs | None = None,
+) -> Ordered:
+    """Every finding of one stack, each with its place in vLLM's start-up order (None: vLLM does not check it).
+
+    `models`: the config.json files known by model id (profilekit.toml's `[models]`); the shipped ones always are.
+    """
+    ctx = Context(stack, version, catalogue, root, stack_facts(stack, version, root, models))
     out = run_rules(ctx)
     if not out:
         return []
@@ -92,17 +103,31 @@ def evaluate(stack: Stack, *, version: str, catalogue: Catalogue | None, root: P
     return redacted
 
 
-def check_stack(stack: Stack, *, version: str, catalogue: Catalogue | None, root: Path | None = None) -> list[Finding]:
+def check_stack(
+    stack: Stack,
+    *,
+    version: str,
+    catalogue: Catalogue | None,
+    root: Path | None = None,
+    models: ModelConfigs | None = None,
+) -> list[Finding]:
     """All findings of one stack, sorted by file and line."""
-    findings = [finding for finding, _ in evaluate(stack, version=version, catalogue=catalogue, root=root)]
+    found = evaluate(stack, version=version, catalogue=catalogue, root=root, models=models)
+    findings = [finding for finding, _ in found]
     return sorted(findings, key=lambda f: f.sort_key())
 
 
 def vllm_verdict(
-    stack: Stack, role: str, *, version: str, catalogue: Catalogue | None, root: Path | None = None
+    stack: Stack,
+    role: str,
+    *,
+    version: str,
+    catalogue: Catalogue | None,
+    root: Path | None = None,
+    models: ModelConfigs | None = None,
 ) -> Verdict:
     """What vLLM `version` would do when starting `role`: accept, or the rule id of the first check that fails."""
-    ordered = evaluate(stack, version=version, catalogue=catalogue, root=root)
+    ordered = evaluate(stack, version=version, catalogue=catalogue, root=root, models=models)
     config = stack.roles[role]
     effective = {entry.origin for entry in config.scope.entries.values()}
     argv_order = list(config.serve)  # the rendered argv follows the effective key order
