@@ -200,23 +200,9 @@ def test_an_unchanged_repository_reads_no_layer_again(repo: Path, tmp_path: Path
     """What did not change is not parsed again: a layer made unreadable after the lint is not noticed."""
     cache = tmp_path / "cache"
     lint(repo, cache)
-    env = {**os.environ, "PROFILEKIT_CACHE_DIR": str(cache)}
-    probe = (
-        "import sys, profilekit.load.layers as l\n"
-        "real = l.load_layer\n"
-        "loaded = []\n"
-        "def spy(root, name, *a, **k):\n"
-        "    loaded.append(name); return real(root, name, *a, **k)\n"
-        "l.load_layer = spy\n"
-        "import profilekit.compose as c; c.load_layer = spy\n"
-        "from profilekit.cli.run import run\n"
-        "code = run(['lint'])\n"
-        "print('LOADED', sorted(loaded), file=sys.stderr)\n"
-    )
     deploy = sorted((repo / "profiles/deploy").glob("*.toml"))[0]
     edit(deploy, "max_num_seqs = ", "max_num_seqs = 1")
-    done = subprocess.run([sys.executable, "-c", probe], cwd=repo, env=env, capture_output=True, text=True, check=False)
-    loaded = ast.literal_eval(done.stderr.split("LOADED ")[1].strip())
+    loaded = loaded_by_lint(repo, cache)
     # the edited deployment and its `extends` closure (site, hardware, model, base), not the other 55 files
     assert "deploy/" + deploy.stem in loaded and "base" in loaded and len(loaded) == 5, loaded
 
