@@ -170,6 +170,27 @@ def test_a_models_entry_whose_file_cannot_be_used_is_an_error_at_its_line(
     assert rendered.code == 1 and not (root / "out").exists()
 
 
+def test_a_models_entry_whose_file_lacks_a_key_says_to_add_it_not_to_give_the_file(
+    make_repo: MakeRepo, run: Run
+) -> None:
+    entry = '\n[models."acme/llm-7b"]\nconfig = "models/llm-7b.json"\n'
+    root = with_models(make_repo, entry, '{"architectures": ["LlamaForCausalLM"], "num_attention_heads": 4}')
+    result = run("check", "b", cwd=root)
+    assert (result.code, result.out) == (
+        0,
+        "profiles/base.toml:5:1: warning model-facts-missing vLLM 0.33.0's checks against the config.json of model "
+        "'acme/llm-7b' did not run: the file lacks the keys they read\n"
+        "    in stack b\n"
+        '    profilekit.toml:5:1: models."acme/llm-7b".config\n'
+        "    profiles/base.toml:6:1: serve.max_model_len (layer base)\n"
+        "    not checked: max_model_len = 4096 against the model's positions (the config.json has no "
+        "max_position_embeddings or other length key) (roles decode, prefill)\n"
+        "    fix: add the keys each `not checked` note names to that config.json, as the model's published "
+        "config.json has them, or name a complete one\n"
+        "0 errors, 1 warning\n",
+    )
+
+
 def test_a_models_entry_no_layer_serves_is_named_with_the_id_it_may_mean(make_repo: MakeRepo, run: Run) -> None:
     root = with_models(make_repo, '\n[models."acme/llm7b"]\nconfig = "models/llm-7b.json"\n', THREE_HEADS)
     result = run("lint", cwd=root)

@@ -327,7 +327,7 @@ def model_facts_missing(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             "model-facts-missing",
             f"vLLM {f.version}'s checks against the config.json of {model} did not run: {why}",
             [*f.model.locations, *(loc for u in undecided for loc in u.locations)],
-            config_fix(f.model.model),
+            config_fix(f.model.model) if f.model.config is None else LACKING_FIX,
             role=f.role.name,
             notes=list(dict.fromkeys(f"{NOT_CHECKED}{u.check}" for u in undecided)),
         )
@@ -335,6 +335,11 @@ def model_facts_missing(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
 
 
 NOT_CHECKED = "not checked: "
+# a config.json profilekit has, without the keys a check reads: giving the file again would not help
+LACKING_FIX = (
+    "add the keys each `not checked` note names to that config.json, as the model's published config.json has "
+    "them, or name a complete one"
+)
 
 
 def config_fix(model: str | None) -> str:
