@@ -35,7 +35,7 @@ def test_check_json_contract(run: Run) -> None:
     assert result.code == 1, result
     data = json.loads(result.out)
     assert data["vllm_version"] == "0.33.0"
-    assert data["summary"] == {"errors": 2, "warnings": 0}
+    assert data["summary"] == {"errors": 2, "warnings": 0, "ignored": 0, "ignored_by_rule": {}}
     kv = next(f for f in data["findings"] if f["rule"] == "replayssm-kv-connector")
     assert kv == {
         "rule": "replayssm-kv-connector",
@@ -76,7 +76,11 @@ def test_check_json_contract(run: Run) -> None:
 def test_check_json_of_a_clean_stack(run: Run) -> None:
     result = run("check", "nemotron-replayssm", "--format", "json", cwd=REPO_ROOT)
     assert result.code == 0, result
-    assert json.loads(result.out) == {"vllm_version": "0.33.0", "findings": [], "summary": {"errors": 0, "warnings": 0}}
+    assert json.loads(result.out) == {
+        "vllm_version": "0.33.0",
+        "findings": [],
+        "summary": {"errors": 0, "warnings": 0, "ignored": 0, "ignored_by_rule": {}},
+    }
 
 
 def test_check_github_workflow_commands(run: Run) -> None:

@@ -45,7 +45,8 @@ def test_schema_errors_name_key_and_line_and_are_all_collected(make_repo: MakeRe
         "good  \n"
         "profiles/bad.toml:3:1: error invalid-layer layer.abstract: expected a boolean, got a string\n"
         "profiles/bad.toml:4:1: error invalid-layer layer.colour: unknown key\n"
-        "    fix: [layer] keys are description, extends, group, provides, conflicts, requires, abstract, unset\n"
+        "    fix: [layer] keys are description, extends, group, provides, conflicts, requires, abstract, unset, "
+        "ignore\n"
         "profiles/bad.toml:7:1: error invalid-layer env.TOKEN: expected a string or { secret = true }, got an integer\n"
         '    fix: env values are strings (quote numbers: "1") or { secret = true }\n'
         "profiles/bad.toml:8:11: error invalid-layer env.OTHER.secret: must be `secret = true`\n"

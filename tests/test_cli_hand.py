@@ -138,7 +138,7 @@ def test_check_all_is_every_deployable_layer_and_lint_stack(run: Run, two_apps: 
     )
     data = json.loads(run("check", "--all", "--format", "json", cwd=two_apps).out)
     assert [(f["rule"], f["stack"]) for f in data["findings"]] == [("kv-role-missing", "bad")]
-    assert data["summary"] == {"errors": 1, "warnings": 0}
+    assert data["summary"] == {"errors": 1, "warnings": 0, "ignored": 0, "ignored_by_rule": {}}
 
 
 def test_naming_no_stack_or_both_stacks_and_all_is_a_usage_error(run: Run, two_apps: Path) -> None:

@@ -32,9 +32,9 @@ STACK = "nemotron-replayssm"
 # every option of every hot command, written out: an option added to a typer command must be added here and to
 # cli.fastpath's table (else the fast parser would decline it, or worse, the tables would drift apart unseen)
 HOT_OPTIONS = {
-    "check": ["--all", "--format", "--strict"],
-    "lint": ["--format", "--strict", "--combinations", "--to-release", "--sources"],
-    "render": ["--all", "--out", "--role", "--print", "--target", "--explain"],
+    "check": ["--all", "--format", "--strict", "--select", "--ignore"],
+    "lint": ["--format", "--strict", "--combinations", "--to-release", "--sources", "--select", "--ignore"],
+    "render": ["--all", "--out", "--role", "--print", "--target", "--explain", "--select", "--ignore"],
     "show": ["--all", "--role", "--format"],
     "explain": ["--role", "--format"],
     "list": ["--format"],
@@ -186,6 +186,9 @@ ACCEPTED = [
     ["check", STACK],
     ["check"],
     ["--repo", "r", "check", "a", "b+c", "--strict", "--format=json", "--format", "sarif", "--all"],
+    ["check", STACK, "--ignore", "model-facts-missing", "--ignore=a,b", "--select", "x"],
+    ["lint", "--select=model-facts-missing,undeclared-conflict", "--ignore", "x"],
+    ["render", STACK, "--ignore", "model-facts-missing"],
     ["lint", "--no-cache", "--combinations", "pairs", "--to-release=0.33.0", "--sources", "--vllm-version", "0.30.0"],
     ["render", STACK, "--print", "--target", "script", "--target=env,k8s", "--out", "build/x", "--debug"],
     ["render", "--role", "decode", "a", "--explain", "--repo=."],

@@ -10,7 +10,7 @@ import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from profilekit.load.models import K8sSection, LayerFile, LayerMeta, RepoConfig, Role, SourceSpec
+from profilekit.load.models import K8sSection, LayerFile, LayerMeta, ModelEntry, RepoConfig, Role, SourceSpec
 from tests.conftest import Run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,6 +46,14 @@ def test_the_doc_shows_a_whole_repository() -> None:
     ]
 
 
+def _block(first_line: str) -> str:
+    """The ```toml block of FORMAT.md that starts with `first_line`."""
+    for token in MarkdownIt().parse(FORMAT.read_text(encoding="utf-8")):
+        if token.type == "fence" and token.info == "toml" and token.content.startswith(first_line):
+            return token.content
+    raise AssertionError(f"FORMAT.md has no toml block starting with {first_line!r}")
+
+
 def test_the_annotated_layer_uses_every_table_and_key_of_the_format() -> None:
     import tomllib
 
@@ -55,18 +63,22 @@ def test_the_annotated_layer_uses_every_table_and_key_of_the_format() -> None:
     assert set(layer["layer"]) == set(LayerMeta.model_fields)
     assert {part for role in layer["roles"].values() for part in role} == set(Role.model_fields)
     config = tomllib.loads(files["profilekit.toml"])
-    # [sources.NAME] has its own block (the example repository has no source to lock)
-    # [services] maps names the user chooses to ports: a section whose keys are not fields
-    assert {section: set(keys) for section, keys in config.items() if section != "services"} == {
+    # [sources.NAME], [models."ORG/NAME"] and the rule selection have blocks of their own (the example repository
+    # has no source to lock, no model file, and no warning to leave out); [services] maps names the user chooses
+    # to ports: a section whose keys are not fields
+    selection = tomllib.loads(_block("# in profilekit.toml\n[lint]"))["lint"]
+    shown = {section: set(keys) for section, keys in config.items() if section != "services"}
+    assert shown | {"lint": {*config["lint"], *selection}} == {
         name: set(field.annotation.model_fields)
         for name, field in RepoConfig.model_fields.items()
-        if name not in {"sources", "services"}
+        if name not in ("sources", "models", "services")
     }
     assert RepoConfig.model_validate({"services": config["services"]}).services == {"mooncake-master": 50051}
-    block = FORMAT.read_text(encoding="utf-8").split("# in profilekit.toml: the platform team's layers", 1)[1]
-    sources = tomllib.loads(block.split("\n", 1)[1].split("```", 1)[0])["sources"]
-    RepoConfig.model_validate({"sources": sources})
+    sources = tomllib.loads(_block("# in profilekit.toml: the platform team's layers"))["sources"]
+    models = tomllib.loads(_block("# in profilekit.toml: the model's config.json"))["models"]
+    RepoConfig.model_validate({"sources": sources, "models": models, "lint": selection})
     assert set(sources["platform"]) == set(SourceSpec.model_fields)
+    assert {key for entry in models.values() for key in entry} == set(ModelEntry.model_fields)
     assert set(config["render"]["k8s"]) == set(K8sSection.model_fields)
     text = files["profiles/qwen-pd.toml"]
     assert "${roles.prefill.serve.port}" in text  # references, with their own section of the page

@@ -102,6 +102,12 @@ _meta = {
     "requires": _pick(REFERENCES, 2),
     "abstract": st.booleans(),
     "unset": _pick(["serve.max-model-len", "env.NCCL_DEBUG", "serve.kv-transfer-config.kv_role", "roles.decode"], 2),
+    "ignore": st.dictionaries(
+        _pick(["model-facts-missing", "undeclared-conflict", "no-such-rule", ""]),
+        _pick(["served from a mirror", " x ", "é — 😀", "\tthe checks run on staging"]),
+        min_size=1,
+        max_size=2,
+    ),
 }
 _role = {"serve": _serve, "env": _env, "command": _pick(["python", "-m", "router", "--port=8000", "a b", ""], 3)}
 VALID_LAYERS = st.fixed_dictionaries(
@@ -134,7 +140,12 @@ VALID_CONFIGS = st.fixed_dictionaries(
     {
         "vllm": st.fixed_dictionaries({"version": _pick(["0.8.5", "0.10.1.1", ""])}),
         "lint": st.fixed_dictionaries(
-            {"stacks": _pick(["base+site/h100", "llama-8b", ""], 2), "combinations": _pick(["none", "pairs", "all"])}
+            {
+                "stacks": _pick(["base+site/h100", "llama-8b", ""], 2),
+                "combinations": _pick(["none", "pairs", "all"]),
+                "select": _pick(["model-facts-missing", "undeclared-conflict", ""], 2),
+                "ignore": _pick(["model-facts-missing", "x"], 2),
+            }
         ),
         "render": st.fixed_dictionaries(
             {
@@ -146,11 +157,17 @@ VALID_CONFIGS = st.fixed_dictionaries(
         "sources": st.dictionaries(
             _pick(["platform", "site-configs", "0x", "a_b"]), st.fixed_dictionaries(_source), min_size=1, max_size=2
         ),
+        "models": st.dictionaries(
+            _pick(["Qwen/Qwen3-0.6B", "acme/llm", "", "a b"]),
+            st.fixed_dictionaries({"config": _pick(["models/q/config.json", "models/q", "x"])}),
+            min_size=1,
+            max_size=2,
+        ),
     }
 )
 
 # the tables keyed by a name (a role, an environment variable, a source): their keys are one place, written '*'
-NAMED = frozenset({"env", "roles", "images", "secret_keys", "sources"})
+NAMED = frozenset({"env", "roles", "images", "secret_keys", "sources", "models"})
 # the strings checked beyond their type (pattern, length, literal); a key of a NAMED table is checked too
 CHECKED = {
     ("layer", "extends", "#"),
@@ -165,6 +182,11 @@ CHECKED = {
     ("render", "slurm", "account"),
     ("sources", "*", "git"),
     ("sources", "*", "rev"),
+    ("models", "*", "config"),
+    ("layer", "ignore", "model-facts-missing"),
+    ("layer", "ignore", "undeclared-conflict"),
+    ("layer", "ignore", "no-such-rule"),
+    ("layer", "ignore", ""),
 }
 # a checked string made one step wrong: each crosses the edge of at least one pattern ("\n" only its end: `$`
 # matches before a final newline, fullmatch does not), a length or a literal
@@ -427,6 +449,17 @@ EDGES: list[tuple[str, Any, bool]] = [
     ("config", {"sources": {"platform": {"git": "x"}}}, False),
     ("config", {"sources": {"Platform": {"git": "x", "rev": "v1"}}}, False),
     ("config", {"vllm": {"version": 0.33}}, False),
+    ("layer", {"layer": {"ignore": {"model-facts-missing": "served from a mirror"}}}, True),
+    ("layer", {"layer": {"ignore": ["model-facts-missing"]}}, False),
+    ("layer", {"layer": {"ignore": {"model-facts-missing": ""}}}, False),
+    ("layer", {"layer": {"ignore": {"model-facts-missing": " \t\n"}}}, False),
+    ("layer", {"layer": {"ignore": {"model-facts-missing": True}}}, False),
+    ("config", {"lint": {"select": [], "ignore": ["x"]}}, True),
+    ("config", {"lint": {"select": "model-facts-missing"}}, False),
+    ("config", {"models": {"acme/llm": {"config": "m/config.json"}}}, True),
+    ("config", {"models": {"acme/llm": {"config": ""}}}, False),
+    ("config", {"models": {"acme/llm": {}}}, False),
+    ("config", {"models": {"acme/llm": {"config": "x", "architecture": "X"}}}, False),
 ]
 
 

@@ -73,7 +73,8 @@ def test_every_problem_of_the_repository_in_one_run(make_repo: MakeRepo, run: Ru
         "    fix: write HF_TOKEN = { secret = true } and pass the value from the launching environment; then revoke "
         "the exposed credential\n"
         "profiles/typo.toml:2:1: error invalid-layer layer.extend: unknown key\n"
-        "    fix: [layer] keys are description, extends, group, provides, conflicts, requires, abstract, unset\n"
+        "    fix: [layer] keys are description, extends, group, provides, conflicts, requires, abstract, unset, "
+        "ignore\n"
         "6 errors, 0 warnings\n"
     )
 
@@ -126,7 +127,7 @@ def test_all_subsets_finds_a_conflict_only_three_layers_make(make_repo: MakeRepo
 def test_lint_formats(make_repo: MakeRepo, run: Run) -> None:
     root = make_repo({"nemo.toml": NEMO, "fast.toml": FAST, "offload.toml": OFFLOAD, "bad.toml": "[serve\n"})
     data = json.loads(run("lint", "--format", "json", cwd=root).out)
-    assert data["summary"] == {"errors": 1, "warnings": 1}
+    assert data["summary"] == {"errors": 1, "warnings": 1, "ignored": 0, "ignored_by_rule": {}}
     assert [f["rule"] for f in data["findings"]] == ["toml-syntax", "undeclared-conflict"]
     assert data["findings"][1]["stack"] == "fast+offload"
     github = run("lint", "--format", "github", cwd=root).out.splitlines()

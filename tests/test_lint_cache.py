@@ -134,10 +134,50 @@ def test_a_models_config_json_is_an_input_of_the_lint(repo: Path, tmp_path: Path
     assert "max-model-len-positions" in rules(same_as_without_cache(repo, cache))
 
 
-def test_an_unchanged_repository_reads_no_layer_again(repo: Path, tmp_path: Path) -> None:
-    """What did not change is not parsed again: a layer made unreadable after the lint is not noticed."""
+def test_the_config_json_of_a_models_entry_is_an_input_of_the_lint(repo: Path, tmp_path: Path) -> None:
+    """`[models."ORG/NAME"]` names a file no layer reads: the pack is keyed on it (there, changed, gone, back)."""
     cache = tmp_path / "cache"
-    lint(repo, cache)
+    config = repo / "models/tiny.json"
+    config.parent.mkdir(parents=True)
+    facts = {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "max_position_embeddings": 8192}
+    config.write_text(json.dumps(facts), encoding="utf-8")
+    with (repo / "profilekit.toml").open("a", encoding="utf-8") as toml:
+        toml.write('\n[models."acme/tiny"]\nconfig = "models/tiny.json"\n')
+    local = repo / "profiles/deploy/tiny.toml"
+    local.write_text('[layer]\nextends = ["base"]\n\n[serve]\nmodel = "acme/tiny"\nmax_model_len = 4096\n')
+    for path in (config, local, repo / "profilekit.toml"):
+        os.utime(path, (time.time() - 60,) * 2)
+    assert rules(same_as_without_cache(repo, cache)) == set()
+    facts["max_position_embeddings"] = 1024
+    config.write_text(json.dumps(facts), encoding="utf-8")
+    os.utime(config, (time.time() - 60,) * 2)
+    assert rules(same_as_without_cache(repo, cache)) == {"max-model-len-positions"}
+    config.unlink()
+    assert rules(same_as_without_cache(repo, cache)) == {"model-config", "model-facts-missing"}
+    config.write_text(json.dumps(facts), encoding="utf-8")
+    os.utime(config, (time.time() - 60,) * 2)
+    assert rules(same_as_without_cache(repo, cache)) == {"max-model-len-positions"}
+
+
+def test_a_lint_with_another_selection_reuses_every_unit(repo: Path, tmp_path: Path) -> None:
+    """The units hold every finding: `--ignore` chooses among them, so it reads no layer again and reports what a
+    lint without the cache reports."""
+    cache = tmp_path / "cache"
+    local = repo / "profiles/deploy/unknown.toml"
+    local.write_text('[layer]\nextends = ["base"]\n\n[serve]\nmodel = "acme/unknown"\nmax_model_len = 4096\n')
+    os.utime(local, (time.time() - 60,) * 2)
+    assert rules(same_as_without_cache(repo, cache)) == {"model-facts-missing"}
+    ignored = same_as_without_cache(repo, cache, "--ignore", "model-facts-missing")
+    assert (rules(ignored), ignored["summary"]) == (
+        set(),
+        {"errors": 0, "warnings": 0, "ignored": 1, "ignored_by_rule": {"model-facts-missing": 1}},
+    )
+    assert rules(same_as_without_cache(repo, cache)) == {"model-facts-missing"}
+    assert loaded_by_lint(repo, cache, "--select", "undeclared-conflict") == []
+
+
+def loaded_by_lint(repo: Path, cache: Path, *args: str) -> list[str]:
+    """The layers a lint in a process of its own loads (parses and validates)."""
     env = {**os.environ, "PROFILEKIT_CACHE_DIR": str(cache)}
     probe = (
         "import sys, profilekit.load.layers as l\n"
@@ -148,13 +188,21 @@ def test_an_unchanged_repository_reads_no_layer_again(repo: Path, tmp_path: Path
         "l.load_layer = spy\n"
         "import profilekit.compose as c; c.load_layer = spy\n"
         "from profilekit.cli.run import run\n"
-        "code = run(['lint'])\n"
+        f"code = run(['lint', *{list(args)!r}])\n"
         "print('LOADED', sorted(loaded), file=sys.stderr)\n"
     )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=repo, env=env, capture_output=True, text=True, check=False)
+    found: list[str] = ast.literal_eval(done.stderr.split("LOADED ")[1].strip())
+    return found
+
+
+def test_an_unchanged_repository_reads_no_layer_again(repo: Path, tmp_path: Path) -> None:
+    """What did not change is not parsed again: a layer made unreadable after the lint is not noticed."""
+    cache = tmp_path / "cache"
+    lint(repo, cache)
     deploy = sorted((repo / "profiles/deploy").glob("*.toml"))[0]
     edit(deploy, "max_num_seqs = ", "max_num_seqs = 1")
-    done = subprocess.run([sys.executable, "-c", probe], cwd=repo, env=env, capture_output=True, text=True, check=False)
-    loaded = ast.literal_eval(done.stderr.split("LOADED ")[1].strip())
+    loaded = loaded_by_lint(repo, cache)
     # the edited deployment and its `extends` closure (site, hardware, model, base), not the other 55 files
     assert "deploy/" + deploy.stem in loaded and "base" in loaded and len(loaded) == 5, loaded
 

@@ -13,6 +13,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
 from profilekit.rules import RULES  # noqa: E402
+from profilekit.rules.outside import OUTSIDE_CHECKS  # noqa: E402
 from profilekit.vllm.versions import SUPPORTED  # noqa: E402
 
 DOC = REPO / "docs" / "RULES.md"
@@ -78,133 +79,7 @@ ORDER = [
 ]
 
 # findings made outside the rule engine, by the modules that read files and the flag catalogue
-OTHER_CHECKS = [
-    ("toml-syntax", "error", "a layer or profilekit.toml is not valid TOML", "`tomlio/read.py`"),
-    ("invalid-layer", "error", "a layer does not match the layer schema", "`load/layers.py`, `load/models.py`"),
-    ("invalid-config", "error", "profilekit.toml does not match its schema", "`load/layers.py`"),
-    ("duplicate-option", "error", "one layer writes an option twice (two spellings)", "`load/layers.py`"),
-    (
-        "template-error",
-        "error",
-        "(render) a template fails: bad syntax, an undefined name, an exception, endless recursion, bytes that are "
-        "not UTF-8, or a reach the Jinja sandbox refuses; nothing is written",
-        "`render/templating.py`",
-    ),
-    (
-        "loopback-unrewritable",
-        "error",
-        "(render --target k8s/slurm) a role reaches a loopback address that is no other role's port, or the port of "
-        "several that its option cannot tell apart: in a pod or on a node of its own loopback is the role itself; "
-        "nothing is written",
-        "`render/hosts.py`",
-    ),
-    (
-        "unknown-layer",
-        "error",
-        "`extends`, `conflicts`, `requires`, a stack or a `[lint] stacks` entry names no layer",
-        "`compose/linearise.py`, `compose/names.py`, `lint/repository.py`",
-    ),
-    (
-        "unknown-capability",
-        "error",
-        "a `conflicts` or `requires` entry `@X` names a capability profilekit does not derive and no layer of the "
-        "repository provides",
-        "`compose/names.py`",
-    ),
-    (
-        "unknown-role",
-        "error",
-        "a `[roles.X]` table, reference or `unset` for a role no layer of the repository (sources included) declares, "
-        "or a table for a role an earlier layer of the stack removed ([docs/ROLES.md](ROLES.md))",
-        "`compose/names.py`, `compose/roles.py`",
-    ),
-    (
-        "role-kind-mismatch",
-        "error",
-        "two layers of a stack declare one role with different kinds, a `vllm` role is given a `command`, or a "
-        "`command` role has none ([docs/ROLES.md](ROLES.md))",
-        "`compose/roles.py`",
-    ),
-    (
-        "unset-removes-nothing",
-        "error",
-        "an `unset` entry that names nothing effective at its layer's position",
-        "`compose/unsets.py`, `compose/roles.py`",
-    ),
-    ("extends-cycle", "error", "`extends` forms a cycle", "`compose/linearise.py`"),
-    (
-        "invalid-source",
-        "error",
-        "a `[sources.NAME]` git address that carries credentials or names a transport that runs programs, a bad "
-        "`rev`, or a commit holding a path out of its folder or a symlink where profilekit reads "
-        "([docs/SOURCES.md](SOURCES.md))",
-        "`sources/`",
-    ),
-    (
-        "source-unlocked",
-        "error",
-        "a source has no entry in profilekit.lock (or the lock file cannot be read): run `profilekit lock`",
-        "`sources/__init__.py`",
-    ),
-    (
-        "source-lock-stale",
-        "error",
-        "a source's `git` or `rev` in profilekit.toml is not the one profilekit.lock was written for",
-        "`sources/__init__.py`",
-    ),
-    (
-        "source-unavailable",
-        "error",
-        "a source's locked commit is not in the cache and cannot be fetched, or its `rev` names nothing "
-        "(did-you-mean over its tags and branches)",
-        "`sources/`",
-    ),
-    (
-        "source-tampered",
-        "error",
-        "a source's files in the cache, or as fetched, do not match the digest profilekit.lock records",
-        "`sources/__init__.py`",
-    ),
-    (
-        "source-config-mismatch",
-        "warning",
-        "a source's own profilekit.toml targets another vLLM release or lints other combinations, or has sources "
-        "of its own (not followed)",
-        "`rules/sources.py`",
-    ),
-    (
-        "unknown-reference",
-        "error",
-        "a `${...}` reference in a `serve`, `env` or `command` string names no value of the stack (with did-you-mean)",
-        "`compose/references.py`",
-    ),
-    (
-        "invalid-reference",
-        "error",
-        "a `${...}` that is not a reference: no closing `}`, a table rather than one value, or an array written "
-        "inside a string",
-        "`compose/references.py`",
-    ),
-    ("reference-cycle", "error", "references that name each other in a cycle", "`compose/references.py`"),
-    (
-        "secret-reference-in-argv",
-        "error",
-        "a `serve` or `command` string references a secret: its value would be on the command line",
-        "`compose/references.py`",
-    ),
-    (
-        "secret-reference-in-env",
-        "error",
-        "an `env` value references a secret: its value would be written into the rendered files",
-        "`compose/references.py`",
-    ),
-    (
-        "undeclared-conflict",
-        "warning",
-        "(lint) layers that break a rule together, and nothing declares them exclusive",
-        "`lint/repository.py`",
-    ),
-]
+OTHER_CHECKS = OUTSIDE_CHECKS
 
 PREAMBLE = f"""# profilekit rules
 
@@ -220,6 +95,28 @@ vLLM would report first, and the oracle suite (`tests/oracle/test_verdicts.py`, 
 
 This file is generated by `tools/gen_rules_doc.py` from the rule registry. A minimal failing example of every
 rule id, with its output, is in [RULE-EXAMPLES.md](RULE-EXAMPLES.md).
+
+## Choosing rules
+
+`check`, `lint` and `render` show every rule's findings unless told otherwise, as ruff does:
+
+- `[lint] select = [...]` in profilekit.toml keeps only the warnings of the rules it names; `[lint] ignore =
+  [...]` leaves rules out. On the command line, `--select` and `--ignore` (repeatable, or comma-separated ids)
+  come over profilekit.toml: `--select` starts over with exactly the rules it names (so `--select X` shows X
+  even where profilekit.toml ignores it), `--ignore` adds to what is left out.
+- A layer leaves a rule out for the findings reported at it (whose first location is in that file), with the
+  reason why: `[layer] ignore = {{ "model-facts-missing" = "served from a local mirror the checks cannot read" }}`.
+  An ignore without a reason is an error (`invalid-layer`) whose fix shows the form; `--select` does not undo it.
+- An id that names no rule is an error with a did-you-mean: `unknown-rule` in profilekit.toml or a layer, a
+  usage error (exit 2) on the command line.
+- The warnings left out are counted: `0 errors, 1 warning, 3 ignored` in text, `summary.ignored` and
+  `summary.ignored_by_rule` in JSON, and in SARIF as results with a `suppressions` entry (`inSource` with the
+  layer's reason, or `external`).
+- **Errors are never ignored.** An error is a start-up vLLM refuses, a file profilekit cannot read or compose
+  (`toml-syntax`, `invalid-layer`, `unknown-layer`, ...), or a constraint the layers themselves declare; it is
+  always shown, fails `check` and `lint`, and stops `render`, whatever the selection, so ignoring a refusal never
+  makes a broken deployment render. An error of a rule an ignore names says so in a note (`not ignored: ...`).
+  Select and ignore choose among warnings: with `--strict`, what is left fails the run.
 """
 
 REPLAYSSM_NOTES = """
@@ -264,11 +161,15 @@ LIMITS = """
   that list one GPU are an error only when their `gpu_memory_utilization` adds up to 1 or more.
 - **The model's config.json.** The cross-field rules read the model's shape (heads, KV heads, layers, experts,
   positions, RoPE scaling, dtype) from the config.json of `[model] config` (a file or a folder), or of
-  `serve.model` when that is a local folder, also when `[model] architecture` is declared. A check whose
-  inputs are set but whose model facts are missing does not pass silently: `model-facts-missing` names it
-  (one warning per role; `--strict` fails on it). A key absent from the config.json counts as unknown, not
-  as transformers' default for the model type. profilekit does not read `tokenizer_config.json`, whose
-  `model_max_length` can lower vLLM's derived `max_model_len`.
+  `serve.model` when that is a local folder, also when `[model] architecture` is declared; else from the
+  `[models."ORG/NAME"]` entry of profilekit.toml for the model's id (once for the repository); else from the
+  keys of it profilekit ships for the models of its examples and tests (`rules/model-configs.json`: Qwen3
+  0.6B and 8B, Llama 3.1 8B Instruct, Nemotron-H 8B, each with the file it was transcribed from). A check
+  whose inputs are set but whose model facts are missing does not pass silently: `model-facts-missing` names
+  it, once per model for the whole run, with every check it skipped and the stacks and roles it skipped them
+  for (`--strict` fails on it; `[lint] ignore` or a layer's `[layer] ignore` leaves it out). A key absent from
+  the config.json counts as unknown, not as transformers' default for the model type. profilekit does not read
+  `tokenizer_config.json`, whose `model_max_length` can lower vLLM's derived `max_model_len`.
 - **Scheduler defaults** are those of `vllm serve` on a GPU host whose device cannot be queried
   (`get_batch_defaults`: 2048 batched tokens, 256 sequences): an H100/H200 (8192) or a >= 160 GB device
   (16384 tokens, 1024 sequences) raises them, so a `max_num_seqs` above 2048 without `max_num_batched_tokens`

@@ -93,11 +93,27 @@ class Finding:
             out["role"] = self.role
         out["locations"] = [loc.as_dict() for loc in self.locations]
         out["fix"] = self.fix
+        if self.notes:
+            out["notes"] = list(self.notes)
         return out
 
     def sort_key(self) -> tuple[str, int, int, str, str, str]:
         first = self.locations[0] if self.locations else Location("", 0, 0)
         return (first.file, first.line, first.column, self.rule, self.role or "", self.message)
+
+
+@record(frozen=True, slots=True)
+class Ignored:
+    """A warning a rule selection kept out of the report (docs/RULES.md, "Choosing rules"): counted, not shown.
+
+    `by` says what ignored it: `--ignore`, `--select` (it was not among those chosen), `[lint] ignore` and
+    `[lint] select` of profilekit.toml, or `[layer] ignore` of the layer it is reported at, whose `reason` it
+    carries.
+    """
+
+    finding: Finding
+    by: str
+    reason: str = ""
 
 
 class ProfilekitError(Exception):

@@ -15,11 +15,12 @@ from profilekit.compose.linearise import linearise
 from profilekit.compose.merge import compose_layers, require_deployable
 from profilekit.compose.model import Stack
 from profilekit.compose.names import reference_findings
-from profilekit.errors import Finding, FindingsError, Severity, UsageError
+from profilekit.errors import Finding, FindingsError, Location, Severity, UsageError
 from profilekit.load.layerdata import SOURCE
-from profilekit.load.layers import find_repo, load_repo_config
+from profilekit.load.layers import REPO_MARKER, find_repo, load_repo_config
 from profilekit.records import record
 from profilekit.redact import Redactor
+from profilekit.tomlio.positions import format_key
 from profilekit.vllm.catalogue import load_catalogue
 from profilekit.vllm.versions import resolve_version
 
@@ -28,7 +29,10 @@ if TYPE_CHECKING:
     from profilekit.load.layerdata import RepoConfig
     from profilekit.load.layers import Source
     from profilekit.redact import Redactor
+    from profilekit.rules.models import ModelConfigs
+    from profilekit.rules.selection import Chosen, Selection
     from profilekit.sources.lockfile import Locked
+    from profilekit.tomlio.read import TomlFile
     from profilekit.vllm.catalogue import Catalogue
 
 
@@ -45,6 +49,8 @@ class Session:
     _warnings: dict[str, list[Finding]] = field(default_factory=dict)
     _redactor: tuple[int, Redactor] | None = None
     _lineages: Lineages | None = None
+    config_file: TomlFile | None = None  # profilekit.toml as read: where its keys are
+    _models: ModelConfigs | None = None
 
     @classmethod
     def open(
@@ -77,7 +83,7 @@ class Session:
 
             findings = findings + source_config_findings(root, config, config_file, version, sources)
         layer_index = LayerIndex(root, load_catalogue(version), sources)
-        return cls(root, config, version, layer_index, findings, sources=sources)
+        return cls(root, config, version, layer_index, findings, sources=sources, config_file=config_file)
 
     @property
     def catalogue(self) -> Catalogue | None:
@@ -218,13 +224,78 @@ class Session:
         return self._redactor[1]
 
     def check(self, stack: Stack) -> list[Finding]:
+        """Every finding of a composed stack: its warnings from composing, and its rules'."""
         # the rule modules load only for a command that checks (not show or explain)
         from profilekit.rules import check_stack  # noqa: PLC0415
 
         found = self.warnings(stack) + check_stack(
-            stack, version=self.version, catalogue=self.catalogue, root=self.root, services=self.config.services
+            stack,
+            version=self.version,
+            catalogue=self.catalogue,
+            root=self.root,
+            services=self.config.services,
+            models=self.models(),
         )
         return sorted(found, key=lambda f: f.sort_key())
+
+    def stack_file_problems(self, stacks: list[Stack]) -> list[Finding]:
+        """What is wrong in the files `stacks` read beyond what composing finds, each layer once: `unknown-rule` in
+        a `[layer] ignore`, `model-config` for a `[models]` entry of a model they serve (lint finds both for every
+        file, rules/selection.py and rules/models.py)."""
+        from profilekit.rules.selection import layer_findings  # noqa: PLC0415 - as check_stack
+
+        layers = {layer.name: layer for stack in stacks for layer in stack.layers}
+        found = [f for layer in layers.values() if layer.data.layer.ignore for f in layer_findings(layer)]
+        served = [
+            m for stack in stacks for role in stack.roles.values() if isinstance(m := role.serve.get("model"), str)
+        ]
+        return found + (self.models().problems(served) if self.config.models else [])
+
+    def config_location(self, path: tuple[str | int, ...]) -> Location:
+        """Where key `path` of profilekit.toml is written (line 1 when it is not)."""
+        pos = self.config_file.positions.get(path) if self.config_file is not None else None
+        line, column = (pos.line, pos.column) if pos is not None else (1, 1)
+        return Location(REPO_MARKER, line, column, format_key(path))
+
+    def models(self) -> ModelConfigs:
+        """The config.json files known by model id: `[models]` of profilekit.toml, then the shipped ones."""
+        if self._models is None:
+            from profilekit.rules.models import ModelConfigs, NamedModel  # noqa: PLC0415 - as check_stack
+
+            named = [
+                NamedModel(name, entry.config, self.config_location(("models", name, "config")))
+                for name, entry in self.config.models.items()
+            ]
+            self._models = ModelConfigs(self.root, named)
+        return self._models
+
+    def selection(
+        self, select: list[str] | None = None, ignore: list[str] | None = None
+    ) -> tuple[Selection, list[Finding]]:
+        """The rules whose warnings this run shows (profilekit.toml's `[lint]`, then `--select` and `--ignore`, whose
+        unknown ids are usage errors), and `unknown-rule` for the ids of profilekit.toml that name no rule."""
+        from profilekit.rules import selection  # noqa: PLC0415 - as check_stack
+
+        chosen = selection.resolve(
+            self.config.lint,
+            selection.command_line_ids("--select", select),
+            selection.command_line_ids("--ignore", ignore),
+        )
+        return chosen, selection.config_findings(self.config.lint, self.config_location)
+
+    def report(self, findings: list[Finding], chosen: Selection) -> Chosen:
+        """`findings` as a command shows them: the selection applied (a layer's `[layer] ignore` too), then
+        `model-facts-missing` once per model, each finding once, sorted; and the warnings left out, alike."""
+        from profilekit.rules.selection import report  # noqa: PLC0415 - as check_stack
+
+        return report(findings, chosen, self.layer_ignores, distinct)
+
+    def layer_ignores(self, name: str) -> dict[str, str]:
+        """`[layer] ignore` of layer `name` ({} for a name that is no layer, or a file that does not load)."""
+        if name not in self.layers.files:
+            return {}
+        layer, _problems = self.layers.get(name)
+        return layer.data.layer.ignore if layer is not None else {}
 
 
 # how many candidate stacks the abstract-only hint composes and checks before it gives up looking

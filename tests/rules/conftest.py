@@ -29,3 +29,13 @@ def check(make_repo: MakeRepo) -> Check:
 
 def messages(findings: list[Finding]) -> list[str]:
     return [f.message for f in findings]
+
+
+def no_config(model: str, version: str = "0.33.0") -> str:
+    """`model-facts-missing`'s message for a model whose config.json profilekit does not have."""
+    return f"vLLM {version}'s checks against the config.json of model {model!r} did not run: profilekit does not have that file"
+
+
+def not_checked(findings: list[Finding]) -> list[str]:
+    """The checks `model-facts-missing` findings name as not run (their notes, without the `not checked: `)."""
+    return [note.removeprefix("not checked: ") for f in findings if f.rule == "model-facts-missing" for note in f.notes]

@@ -87,10 +87,13 @@ def test_a_config_json_without_the_keys_is_named(check: Check) -> None:
         )
     )
     assert messages(found) == [
-        "profilekit could not run vLLM 0.33.0's checks of max_model_len = 600 against the model's positions (the "
-        "config.json has no max_position_embeddings or other length key); tensor_parallel_size = 2 against the "
-        "attention heads (the config.json has no num_attention_heads): the config.json of model "
-        "'dummy/LlamaForCausalLM' lacks the keys they read"
+        "vLLM 0.33.0's checks against the config.json of model 'dummy/LlamaForCausalLM' did not run: the file lacks "
+        "the keys they read"
+    ]
+    assert found[0].notes == [
+        "not checked: max_model_len = 600 against the model's positions (the config.json has no "
+        "max_position_embeddings or other length key)",
+        "not checked: tensor_parallel_size = 2 against the attention heads (the config.json has no num_attention_heads)",
     ]
     assert [loc.key for loc in found[0].locations] == [
         "model.config",
@@ -107,9 +110,8 @@ def test_strict_makes_the_missing_facts_an_error(make_repo: MakeRepo, run: Run) 
     root: Path = make_repo(files(with_config=False, max_model_len=4096))
     result = run("check", "s", cwd=root)
     assert result.code == 0
-    assert "warning model-facts-missing profilekit could not run vLLM 0.33.0's checks of max_model_len = 4096" in (
-        result.out
-    )
+    assert "warning model-facts-missing vLLM 0.33.0's checks against the config.json of model" in result.out
+    assert "    not checked: max_model_len = 4096 against the model's positions\n" in result.out
     assert run("check", "s", "--strict", cwd=root).code == 1
     assert run("lint", "--strict", cwd=root).code == 1
 

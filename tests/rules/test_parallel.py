@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.rules.conftest import Check, messages
+from tests.rules.conftest import Check, messages, no_config, not_checked
 from tests.rules.crossfield import files, refuses
 from tests.rules.layers import RELEASES, at_least
 
@@ -195,13 +195,12 @@ def test_expert_parallel_load_balancing(check: Check, serve: dict[str, object], 
 def test_heads_without_a_config_json_are_named_as_not_checked(check: Check) -> None:
     found = check(files(with_config=False, tensor_parallel_size=3))
     assert [(f.rule, f.severity.value) for f in found] == [("model-facts-missing", "warning")]
-    assert found[0].message == (
-        "profilekit could not run vLLM 0.33.0's checks of tensor_parallel_size = 3 against the attention heads: they "
-        "need the config.json of model 'dummy/LlamaForCausalLM', which profilekit does not have"
-    )
+    assert [f.message for f in found] == [no_config("dummy/LlamaForCausalLM")]
+    assert not_checked(found) == ["tensor_parallel_size = 3 against the attention heads"]
     assert found[0].fix == (
-        'give profilekit the model\'s config.json: [model] config = "path/to/config.json" (a file or the model '
-        "folder, relative to the repository root), or serve a local model folder"
+        'give profilekit the model\'s config.json once, in profilekit.toml: [models."dummy/LlamaForCausalLM"] '
+        'config = "path/to/config.json" (relative to the repository root); or in a layer, [model] config = "...", '
+        "or serve a local model folder"
     )
     assert check(files(with_config=False, tensor_parallel_size=1)) == []
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.rules.conftest import Check, messages
+from tests.rules.conftest import Check, messages, no_config, not_checked
 from tests.rules.layers import KIMI, LLAMA, RELEASES, at_least, layer
 
 V1 = {"VLLM_USE_V2_MODEL_RUNNER": "0"}
@@ -66,10 +66,20 @@ def test_architecture_kimi_is_accepted_from_0_29(check: Check, version: str) -> 
 
 @pytest.mark.parametrize("version", RELEASES)
 def test_architecture_from_a_well_known_model_id(check: Check, version: str) -> None:
-    text = '[serve]\nmodel = "meta-llama/Llama-3.1-8B-Instruct"\nuse_replayssm = true\n'
+    text = '[serve]\nmodel = "meta-llama/Llama-3.2-1B"\nuse_replayssm = true\n'
     found = check({"s.toml": text}, version=version, rule="replayssm-architecture")
     assert len(found) == 1
     assert found[0].message.startswith("use_replayssm = true with a LlamaForCausalLM model (well-known id); ")
+
+
+@pytest.mark.parametrize("version", ["0.27.0", "0.33.0"])
+def test_architecture_from_the_config_json_profilekit_ships(check: Check, version: str) -> None:
+    text = '[serve]\nmodel = "meta-llama/Llama-3.1-8B-Instruct"\nuse_replayssm = true\n'
+    found = check({"s.toml": text}, version=version, rule="replayssm-architecture")
+    assert len(found) == 1
+    assert found[0].message.startswith(
+        "use_replayssm = true with a LlamaForCausalLM model (config.json shipped with profilekit); "
+    )
 
 
 # ---- replayssm-kv-connector -------------------------------------------------------------------
@@ -263,11 +273,8 @@ def test_speculative_decoding_on_kimi(check: Check, version: str) -> None:
     found = check({"s.toml": layer(KIMI, use_replayssm=True, env=V2, speculative_config=MTP2)}, version=version)
     if at_least(version, "0.29.0"):
         assert [f.rule for f in found] == [MTP_UNCHECKED]  # the KDA RecoverSSM path
-        assert found[0].message == (
-            f'profilekit could not run vLLM {version}\'s checks of speculative_config.method = "mtp" against the '
-            "model's MTP layers: they need the config.json of model 'org/KimiLinearForCausalLM', which profilekit "
-            "does not have"
-        )
+        assert [f.message for f in found] == [no_config("org/KimiLinearForCausalLM", version)]
+        assert not_checked(found) == ['speculative_config.method = "mtp" against the model\'s MTP layers']
     else:
         assert [f.rule for f in found] == [MTP_UNCHECKED, "replayssm-architecture"]
 

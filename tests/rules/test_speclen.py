@@ -69,7 +69,7 @@ def test_methods_without_a_draft_model_ignore_it(check: Check) -> None:
 def test_without_the_config_json_the_check_is_named_as_not_run(check: Check) -> None:
     found = check(files(with_config=False, speculative_config={**EAGLE, "max_model_len": 1024}))
     assert [f.rule for f in found] == ["model-facts-missing"]
-    assert "speculative_config.max_model_len = 1024 against the target's max_model_len" in found[0].message
+    assert "not checked: speculative_config.max_model_len = 1024 against the target's max_model_len" in found[0].notes
     assert (
         check(
             files(with_config=False, max_model_len=256, speculative_config={**EAGLE, "max_model_len": 1024}), rule=RULE

@@ -20,6 +20,7 @@ from profilekit.errors import (
     EXIT_OK,
     Finding,
     FindingsError,
+    Ignored,
     ProfilekitError,
     UsageError,
 )
@@ -93,28 +94,32 @@ def err(text: str) -> None:
     sys.stderr.write(text if text.endswith("\n") else text + "\n")
 
 
-def print_findings(findings: list[Finding], fmt: str = "text", *, version: str = "") -> None:
+def print_findings(
+    findings: list[Finding], fmt: str = "text", *, version: str = "", ignored: list[Ignored] | None = None
+) -> None:
+    """Findings in `fmt`; `ignored`: the warnings a rule selection left out, counted (SARIF: suppressed results)."""
     # the formats load only when findings are printed
     from profilekit.report.formats import format_github, format_json, format_sarif, format_text, summary_line  # noqa: PLC0415
 
     # redacted before formatting: escaping (JSON, Markdown) must not hide a secret's spelling from the redactor
     findings = redactor().findings(findings)
+    left_out = [Ignored(redactor().finding(item.finding), item.by, item.reason) for item in ignored or []]
     if fmt == "markdown":
         from profilekit.report.markdown import format_lint  # noqa: PLC0415 - only --format markdown loads it
 
         text = format_lint(None, findings, version=version)
     elif fmt == "json":
-        text = format_json(findings, version=version)
+        text = format_json(findings, version=version, ignored=left_out)
     elif fmt == "github":
         text = format_github(findings)
     elif fmt == "sarif":
-        text = format_sarif(findings)
+        text = format_sarif(findings, left_out)
     else:
         text = format_text(findings)
     if text:
         out(text)
-    if fmt == "text" and findings:
-        out(summary_line(findings))
+    if fmt == "text" and (findings or left_out):
+        out(summary_line(findings, len(left_out)))
 
 
 # the formats of the commands that print a report as text or as its JSON (diff, lint --to-release)

@@ -45,6 +45,8 @@ class Command(NamedTuple):
 _STACKS = (("stacks", REST),)
 _ALL = Option(FLAG, "every", False)
 _ROLE = Option(VALUE, "role")
+# the rule selection of the commands that print findings: repeatable, each value maybe comma-separated
+_SELECTION = {"--select": Option(MANY, "select"), "--ignore": Option(MANY, "ignore")}
 
 
 def _format(default: str) -> Option:
@@ -55,7 +57,7 @@ COMMANDS: dict[str, Command] = {
     "check": Command(
         "profilekit.cli.commands.checking",
         "check",
-        {"--all": _ALL, "--format": _format("text"), "--strict": Option(FLAG, "strict", False)},
+        {"--all": _ALL, "--format": _format("text"), "--strict": Option(FLAG, "strict", False), **_SELECTION},
         _STACKS,
     ),
     "lint": Command(
@@ -67,6 +69,7 @@ COMMANDS: dict[str, Command] = {
             "--combinations": Option(VALUE, "combinations"),
             "--to-release": Option(VALUE, "to_release"),
             "--sources": Option(FLAG, "sources", False),
+            **_SELECTION,
         },
     ),
     "render": Command(
@@ -79,6 +82,7 @@ COMMANDS: dict[str, Command] = {
             "--print": Option(FLAG, "print_", False),
             "--target": Option(MANY, "target"),
             "--explain": Option(FLAG, "explain", False),
+            **_SELECTION,
         },
         _STACKS,
     ),

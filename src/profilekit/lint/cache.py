@@ -9,9 +9,14 @@ Units and what they depend on:
 - a **stack** (a deployable layer, a `[lint] stacks` entry, a combination): its findings depend on the bytes of
   every layer in its `extends` closure and on the scope.
 
-Everything also depends on profilekit's code, the target release and profilekit.toml (the pack's key). A file
-a check read besides the layers (a model's config.json) is an input of every unit: if one changed, nothing
-is reused. Findings are stored redacted, as they are printed: no secret value reaches the cache.
+Everything also depends on profilekit's code, the target release, profilekit.toml and the config.json files
+its `[models]` entries name (the pack's key). Any other file a check read besides the layers (a model's
+config.json named by a layer) is an input of every unit: if one changed, nothing is reused. Findings are stored
+redacted, as they are printed: no secret value reaches the cache.
+
+Units hold every finding, before any rule selection: `--select`, `--ignore` and `[lint] select`/`ignore`
+choose among them when the lint reports (lint/repository.py), so a lint with another selection reuses every
+unit and says the same as a lint without the cache. A layer's `[layer] ignore` is one of its facts.
 
 The pack is one cache entry per repository (profilekit.cache: checksummed, written whole), holding only the
 units of the latest lint, so it does not grow with edits.
@@ -48,16 +53,28 @@ def finding_from_json(item: list[Any]) -> Finding:
 
 
 def layer_facts(layer: Layer | None) -> dict[str, Any]:
-    """What lint needs of a file without reading it again."""
+    """What lint needs of a file without reading it again: its `[layer]` facts, and the models it names (the
+    `serve.model` strings, of the top level and of each role)."""
     if layer is None:
-        return {"loaded": False, "abstract": False, "extends": [], "provides": [], "roles": []}
+        return {
+            "loaded": False,
+            "abstract": False,
+            "extends": [],
+            "provides": [],
+            "roles": [],
+            "ignore": {},
+            "models": [],
+        }
     head = layer.data.layer
+    models = [serve.get("model") for serve in (layer.serve, *layer.role_serve.values())]
     return {
         "loaded": True,
         "abstract": head.abstract,
         "extends": list(head.extends),
         "provides": list(head.provides),
         "roles": declared_by(layer),
+        "ignore": dict(head.ignore),
+        "models": [model for model in models if isinstance(model, str)],
     }
 
 
@@ -71,6 +88,10 @@ class LintCache:
         self.session = session
         config = cache.file_digest(str(session.root / "profilekit.toml")) or ""
         parts = [str(session.root), session.version, config, cache.code_stamp()]
+        models = session.models()  # the config.json of each [models] entry: a missing one is keyed as such
+        parts += [
+            f"{entry.model}\0{cache.file_digest(str(models.file(entry))) or ''}" for entry in models.named.values()
+        ]
         self.key = cache.digest("\n".join(parts).encode("utf-8", "surrogateescape"))
         old = cache.read_entry(KIND, self.key) or {}
         self.extra: dict[str, list[Any]] = {}  # path -> [size, sha] of the files checks read besides the layers

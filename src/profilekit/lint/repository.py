@@ -15,13 +15,12 @@ from typing import TYPE_CHECKING, Any
 from profilekit.compose.lineage import cycle_reach
 from profilekit.compose.linearise import linearise
 from profilekit.compose.names import reference_findings
-from profilekit.errors import Finding, Location, Severity
+from profilekit.errors import Finding, Ignored, Severity
 from profilekit.lint.cache import layer_facts
-from profilekit.load.layers import REPO_MARKER
 from profilekit.records import record
 from profilekit.rules.declared import group_clashes, layer_head, named_conflicts
 from profilekit.rules.options import layer_option_findings
-from profilekit.tomlio.positions import locate_keys
+from profilekit.rules.selection import Selection, config_findings, layer_findings, report
 
 if TYPE_CHECKING:
     from profilekit.lint.cache import LintCache
@@ -75,6 +74,7 @@ class LintReport:
     # deployable layers whose `extends` do not close: every pair with one is `broken`, and is not in `pairs`
     # (a 5,000-layer cycle would otherwise hold 12.5 million of them)
     broken: list[str] = field(default_factory=list)
+    ignored: list[Ignored] = field(default_factory=list)  # the warnings the rule selection left out
 
     def pair(self, a: str, b: str) -> Pair | None:
         """What the pair of `a` and `b` gave (in either order), None when it was not checked."""
@@ -131,14 +131,20 @@ class _Checker:
 
 
 def lint_repository(
-    session: Session, *, combinations: str | None = None, units: LintCache | None = None, sources: bool = False
+    session: Session,
+    *,
+    combinations: str | None = None,
+    units: LintCache | None = None,
+    sources: bool = False,
+    selection: Selection | None = None,
 ) -> LintReport:
     """Every finding of the repository of `session`, deduplicated and sorted by file and line.
 
     The layers of its sources count where the repository uses them; with `sources`, each source's own layers
     are linted too (files and deployable layers, against this repository's release).
     With `units` (the cache of the last lint), a file or stack whose inputs did not change is not checked again;
-    the report is the same.
+    the report is the same. The units hold every finding: `selection` (every rule when None) and the layers'
+    `[layer] ignore` choose among them afterwards, so a lint with other `--select`/`--ignore` reuses them.
     """
     layer_index = session.layers
     findings: list[Finding] = list(session.config_findings)
@@ -190,9 +196,21 @@ def lint_repository(
         found, checked = _combinations(checker, closures, deployable, pairs, all_subsets=mode == "all")
         findings += found
 
+    findings += config_findings(session.config.lint, session.config_location)
+    findings += session.models().problems() + session.models().unused(_served(facts))
+
     if units is not None:
         units.save()
-    return LintReport(_dedupe(findings), len(scope), stacks, checked, mode, deployable, pairs, broken)
+    chosen = report(findings, selection or Selection(), lambda name: facts.get(name, {}).get("ignore", {}), _dedupe)
+    return LintReport(
+        chosen.findings, len(scope), stacks, checked, mode, deployable, pairs, broken, ignored=chosen.ignored
+    )
+
+
+def _served(facts: dict[str, dict[str, Any]]) -> list[str] | None:
+    """Every model id a layer serves; None when one is a `${...}` reference, which may name any model."""
+    models = [model for f in facts.values() for model in f.get("models", [])]
+    return None if any("${" in model for model in models) else models
 
 
 # a note names this many of the stacks an extends cycle kept lint from composing, then says how many more
@@ -254,6 +272,7 @@ def _file_findings(session: Session, name: str, facts: dict[str, Any], units: Li
     found = list(found)
     if layer is not None:
         found += reference_findings(session.layers, layer)
+        found += layer_findings(layer) if layer.data.layer.ignore else []
         if session.catalogue is not None:
             found += layer_option_findings(layer, session.catalogue)
     if units is not None:
@@ -264,7 +283,7 @@ def _file_findings(session: Session, name: str, facts: dict[str, Any], units: Li
 def _parse_listed(session: Session, index: int, spec: str) -> tuple[list[str], Finding | None]:
     """A `[lint] stacks` entry: its layer names, or a finding at its place in profilekit.toml."""
     names = [part.strip() for part in spec.split("+")]
-    where = _config_location(session, ("lint", "stacks", index))
+    where = session.config_location(("lint", "stacks", index))
     unknown = [n for n in names if n not in session.layers.files]
     if not spec.strip() or any(not n for n in names):
         return [], Finding(
@@ -293,18 +312,6 @@ def _parse_listed(session: Session, index: int, spec: str) -> tuple[list[str], F
             fix="add a deployable layer to the stack",
         )
     return names, None
-
-
-def _config_location(session: Session, path: tuple[str | int, ...]) -> Location:
-    try:
-        text = (session.root / REPO_MARKER).read_text(encoding="utf-8")
-        pos = locate_keys(text).get(path)
-    except (OSError, UnicodeDecodeError, ValueError):
-        pos = None
-    key = ".".join(str(p) for p in path[:-1]) + f"[{path[-1]}]"
-    if pos is None:
-        return Location(REPO_MARKER, 1, 1, key)
-    return Location(REPO_MARKER, pos.line, pos.column, key)
 
 
 def _errors(findings: list[Finding]) -> set[tuple[str, str | None]]:

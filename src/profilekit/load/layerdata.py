@@ -56,6 +56,8 @@ class LayerMeta:
     requires: list[str] = field(default_factory=list)
     abstract: bool = False
     unset: list[str] = field(default_factory=list)
+    # rule id -> why its warnings do not apply to the findings reported at this layer (docs/FORMAT.md)
+    ignore: dict[str, str] = field(default_factory=dict)
 
 
 @record(frozen=True, slots=True)
@@ -110,6 +112,8 @@ class VllmSection:
 class LintSection:
     stacks: list[str] = field(default_factory=list)
     combinations: Literal["none", "pairs", "all"] = "pairs"
+    select: list[str] | None = None  # the rules whose warnings are reported; None: every rule
+    ignore: list[str] = field(default_factory=list)  # rules whose warnings are not reported
 
 
 @record(frozen=True, slots=True)
@@ -147,6 +151,13 @@ class SourceSpec:
 
 
 @record(frozen=True, slots=True)
+class ModelEntry:
+    """`[models."ORG/NAME"]`: where the config.json of a model the layers name by its id is (docs/FORMAT.md)."""
+
+    config: str
+
+
+@record(frozen=True, slots=True)
 class RepoConfig:
     """profilekit.toml."""
 
@@ -155,6 +166,7 @@ class RepoConfig:
     render: RenderSection = field(default_factory=RenderSection)
     sources: dict[str, SourceSpec] = field(default_factory=dict)
     services: dict[str, int] = field(default_factory=dict)  # local services outside the stack: name -> TCP port
+    models: dict[str, ModelEntry] = field(default_factory=dict)
 
 
 def layer_file(raw: object) -> LayerFile | None:
@@ -262,6 +274,7 @@ _K8S = frozenset(K8sSection.__dataclass_fields__)
 _SLURM = frozenset(SlurmSection.__dataclass_fields__)
 _RENDER = frozenset(RenderSection.__dataclass_fields__)
 _SOURCE = frozenset(SourceSpec.__dataclass_fields__)
+_MODEL = frozenset(ModelEntry.__dataclass_fields__)
 _CONFIG = frozenset(RepoConfig.__dataclass_fields__)
 
 
@@ -282,7 +295,17 @@ def _meta(raw: object) -> LayerMeta:
         requires=_strings(table.get("requires", []), _reference),
         abstract=abstract,
         unset=_strings(table.get("unset", [])),
+        ignore=_reasons(table.get("ignore", {})),
     )
+
+
+def _reasons(value: object) -> dict[str, str]:
+    """`[layer] ignore`: rule ids, each with a reason that is more than white space (models.LayerMeta)."""
+    table = _mapping(value)
+    for reason in table.values():
+        if not _string(reason).strip():
+            raise _Refused
+    return table
 
 
 def _facts(raw: object) -> ModelFacts:
@@ -371,12 +394,27 @@ def _repo_config(raw: object) -> RepoConfig:
     if combinations not in COMBINATIONS:  # a strict literal: only a string equals one of them
         raise _Refused
     sources = table.get("sources", {})
-    if not isinstance(sources, dict):
+    models = table.get("models", {})
+    if not isinstance(sources, dict) or not isinstance(models, dict):
         raise _Refused
+    select = lint.get("select")
     return RepoConfig(
         vllm=VllmSection(_optional(vllm.get("version"))),
-        lint=LintSection(_strings(lint.get("stacks", [])), combinations),
+        lint=LintSection(
+            _strings(lint.get("stacks", [])),
+            combinations,
+            None if select is None else _strings(select),
+            _strings(lint.get("ignore", [])),
+        ),
         render=_render(table["render"]) if "render" in table else RenderSection(),
         sources={_named(name, _source_name): _source(spec) for name, spec in sources.items()},
         services={_named(name, _role_name): _port(port) for name, port in _mapping(table.get("services", {})).items()},
+        models={_string(name): _model(spec) for name, spec in models.items()},
     )
+
+
+def _model(raw: object) -> ModelEntry:
+    table = _table(raw, _MODEL)
+    if "config" not in table or not _string(table["config"]):  # required, min_length=1
+        raise _Refused
+    return ModelEntry(table["config"])

@@ -181,6 +181,8 @@ _TYPE_NAMES = {
 
 def _friendly(err: Any) -> str:
     kind = err["type"]
+    if err["loc"][:2] == ("layer", "ignore"):
+        return _ignore_problem(err)
     if kind == "extra_forbidden":
         return "unknown key"
     if kind == "missing":
@@ -194,9 +196,37 @@ def _friendly(err: Any) -> str:
     if kind.endswith("_type"):
         base = kind.removesuffix("_type")
         return f"expected {with_article(_TYPE_NAMES.get(base, base))}, got {toml_type(err['input'])}"
-    if kind == "too_short":
+    if kind in ("too_short", "string_too_short"):
         return "must not be empty"
     return str(err["msg"])
+
+
+# the form of `[layer] ignore`, shown in the fix of every mistake in it
+IGNORE_FORM = 'ignore = {{ "{rule}" = "why its warnings do not apply to this layer" }}'
+
+
+def _ignore_problem(err: Any) -> str:
+    """A mistake in `[layer] ignore`: the table itself (an array of ids), or a rule without its reason."""
+    if len(err["loc"]) == 2:
+        if isinstance(err["input"], list):
+            return "expected a table of rule ids, each with its reason, got an array"
+        return f"expected a table of rule ids, each with its reason, got {toml_type(err['input'])}"
+    rule = err["loc"][2]
+    if isinstance(err["input"], str):
+        return (
+            f"ignoring {rule!r} needs a reason, and this one is {'empty' if not err['input'] else 'only white space'}"
+        )
+    return f"ignoring {rule!r} needs a reason (a string), got {toml_type(err['input'])}"
+
+
+def _ignore_fix(err: Any, path: KeyPath) -> str:
+    """The `[layer] ignore` form, with the rule the mistake was about (the first of an array of ids)."""
+    rule: Any = path[2] if len(path) > 2 else None
+    given = err["input"] if len(path) == 2 else None
+    items = given if isinstance(given, list) else [given]
+    if rule is None and items and isinstance(items[0], str):
+        rule = items[0]
+    return "write each ignored rule with its reason: " + IGNORE_FORM.format(rule=rule or "model-facts-missing")
 
 
 def _bad_reference(loc: tuple[Any, ...], name: str) -> str:
@@ -225,6 +255,8 @@ def _bad_name(loc: tuple[Any, ...], name: str) -> str:
 
 
 def _schema_fix(err: Any, path: KeyPath) -> str:
+    if path[:2] == ("layer", "ignore") and err["type"] != "extra_forbidden":
+        return _ignore_fix(err, path)
     if err["type"] == "bad_name":
         return (
             "rename the role: it names the output files (ROLE.sh, ROLE.env)"
@@ -236,7 +268,9 @@ def _schema_fix(err: Any, path: KeyPath) -> str:
         if len(path) == 1:
             return "top-level tables are [layer], [model], [serve], [env] and [roles.NAME]"
         if top == "layer":
-            return "[layer] keys are description, extends, group, provides, conflicts, requires, abstract, unset"
+            return (
+                "[layer] keys are description, extends, group, provides, conflicts, requires, abstract, unset, ignore"
+            )
         if top == "roles":
             return "a role table holds serve, env and command"
         return "remove the key or check its spelling"

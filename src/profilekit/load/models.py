@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 from profilekit.load import layerdata
 from profilekit.load.layerdata import (
@@ -36,6 +36,16 @@ Capability = Annotated[str, StringConstraints(pattern=CAPABILITY)]
 # Kubernetes: a Secret's name is a DNS-1123 subdomain, a key in it letters, digits, '-', '_' and '.'
 SecretName = Annotated[str, StringConstraints(max_length=SECRET_MAX_LENGTH, pattern=SECRET_NAME)]
 SecretKey = Annotated[str, StringConstraints(max_length=SECRET_MAX_LENGTH, pattern=SECRET_KEY)]
+
+
+def _written(reason: str) -> str:
+    if not reason.strip():
+        raise ValueError("the reason is only white space")
+    return reason
+
+
+# why a layer ignores a rule: required, and more than white space (layerdata's `_reasons` alike)
+Reason = Annotated[str, StringConstraints(min_length=1), AfterValidator(_written)]
 
 
 class Secret(BaseModel):
@@ -70,6 +80,10 @@ class LayerMeta(BaseModel):
     unset: list[str] = Field(
         default_factory=list,
         description='remove values an earlier layer set ("serve.KEY", "env.NAME", "serve.opt.key", "roles.R")',
+    )
+    ignore: dict[str, Reason] = Field(
+        default_factory=dict,
+        description="rule ids whose warnings reported at this layer are not shown, each with the reason why",
     )
 
     @field_validator("extends")
@@ -125,6 +139,8 @@ class LintSection(BaseModel):
     model_config = _STRICT
     stacks: list[str] = Field(default_factory=list)
     combinations: Literal["none", "pairs", "all"] = "pairs"
+    select: list[str] | None = Field(default=None, description="rule ids whose warnings are reported (default: all)")
+    ignore: list[str] = Field(default_factory=list, description="rule ids whose warnings are not reported")
 
 
 class K8sSection(BaseModel):
@@ -165,6 +181,13 @@ class SourceSpec(BaseModel):
     rev: str = Field(min_length=1, description="a tag, a branch or a commit")
 
 
+class ModelEntry(BaseModel):
+    """`[models."ORG/NAME"]`: where the config.json of a model the layers name by its id is (docs/FORMAT.md)."""
+
+    model_config = _STRICT
+    config: str = Field(min_length=1, description="path to the model's config.json, relative to the repository root")
+
+
 class RepoConfig(BaseModel):
     """profilekit.toml."""
 
@@ -178,6 +201,7 @@ class RepoConfig(BaseModel):
         description="local services outside the stack that roles reach on loopback (a Mooncake master, Redis): "
         "name -> TCP port; `dangling-endpoint` counts them as listening",
     )
+    models: dict[str, ModelEntry] = Field(default_factory=dict)
 
 
 def plain(value: Any) -> Any:

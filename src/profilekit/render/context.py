@@ -119,3 +119,12 @@ class ConfigUnwritable(Exception):
     def __init__(self, finding: Finding) -> None:
         super().__init__(finding.message)
         self.finding = finding
+
+
+class LoopbackUnrewritable(Exception):
+    """Loopback addresses of a stack that a target where each role has a host of its own cannot point anywhere
+    (render/hosts.py `rewrites`): the findings to report instead of the target's files."""
+
+    def __init__(self, findings: list[Finding]) -> None:
+        super().__init__("; ".join(finding.message for finding in findings))
+        self.findings = findings

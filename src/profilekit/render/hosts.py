@@ -9,6 +9,7 @@ from pathlib import Path
 from profilekit.compose.model import RoleConfig, Stack
 from profilekit.errors import Finding, Severity
 from profilekit.records import record
+from profilekit.render.context import LoopbackUnrewritable
 from profilekit.rules.facts import NIXL_CONNECTORS, role_facts
 from profilekit.rules.host import gpu_need
 from profilekit.rules.pd import DEFAULT_SIDE_CHANNEL_PORT, pd_connector
@@ -51,14 +52,6 @@ def bind_every_address(argv: list[str], notes: list[str], why: str) -> None:
 
 LOOPBACK_RULE = "loopback-unrewritable"
 _WANTED: dict[Meaning, tuple[str, ...]] = {"prefill": ("kv_producer", "kv_both"), "decode": ("kv_consumer", "kv_both")}
-
-
-class LoopbackUnrewritable(Exception):
-    """Loopback addresses of a stack that a target where each role has a host of its own cannot point anywhere."""
-
-    def __init__(self, findings: list[Finding]) -> None:
-        super().__init__("; ".join(finding.message for finding in findings))
-        self.findings = findings
 
 
 @record(frozen=True, slots=True)

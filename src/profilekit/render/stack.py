@@ -14,9 +14,9 @@ from profilekit.render.context import (
     POD_TARGETS,
     SEPARATE_HOST_TARGETS,
     ConfigUnwritable,
+    LoopbackUnrewritable,
     builtin_templates,
 )
-from profilekit.render.hosts import LoopbackUnrewritable
 from profilekit.render.script import manifest, script_files
 from profilekit.render.templating import TemplateFailure, environment
 from profilekit.rules.env import ENV_FILE_RULES, env_findings

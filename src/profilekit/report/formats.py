@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from profilekit import __version__
-from profilekit.errors import Finding, Location, Severity, count
+from profilekit.errors import Finding, Ignored, Location, Severity, count
 
 FORMATS = ("text", "json", "github", "sarif", "markdown")
 
@@ -16,9 +16,18 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def summary_line(findings: list[Finding]) -> str:
+def summary_line(findings: list[Finding], ignored: int = 0) -> str:
+    """`1 error, 2 warnings`, and `, 3 ignored` when a rule selection left warnings out."""
     errors, warnings = count(findings)
-    return f"{plural(errors, 'error')}, {plural(warnings, 'warning')}"
+    return f"{plural(errors, 'error')}, {plural(warnings, 'warning')}" + (f", {ignored} ignored" if ignored else "")
+
+
+def ignored_by_rule(ignored: list[Ignored]) -> dict[str, int]:
+    """How many warnings of each rule a selection left out, by rule id."""
+    counts: dict[str, int] = {}
+    for item in sorted(ignored, key=lambda item: item.finding.rule):
+        counts[item.finding.rule] = counts.get(item.finding.rule, 0) + 1
+    return counts
 
 
 def format_text(findings: list[Finding]) -> str:
@@ -43,12 +52,18 @@ def format_text(findings: list[Finding]) -> str:
     return "\n".join(lines)
 
 
-def format_json(findings: list[Finding], *, version: str) -> str:
+def format_json(findings: list[Finding], *, version: str, ignored: list[Ignored] | None = None) -> str:
     errors, warnings = count(findings)
+    left_out = ignored or []
     data = {
         "vllm_version": version,
         "findings": [f.as_dict() for f in findings],
-        "summary": {"errors": errors, "warnings": warnings},
+        "summary": {
+            "errors": errors,
+            "warnings": warnings,
+            "ignored": len(left_out),
+            "ignored_by_rule": ignored_by_rule(left_out),
+        },
     }
     return json.dumps(data, indent=2, ensure_ascii=False)
 
@@ -115,11 +130,20 @@ def _local_first(f: Finding) -> list[Location]:
     return f.locations if shown is None else [shown, *(loc for loc in f.locations if loc is not shown)]
 
 
-def format_sarif(findings: list[Finding]) -> str:
+def _suppression(item: Ignored) -> dict[str, Any]:
+    """A SARIF suppression: `inSource` for a layer's `[layer] ignore` (with its reason), else `external`."""
+    if item.reason:
+        return {"kind": "inSource", "justification": f"{item.by}: {item.reason}"}
+    return {"kind": "external", "justification": item.by}
+
+
+def format_sarif(findings: list[Finding], ignored: list[Ignored] | None = None) -> str:
+    """SARIF 2.1.0; the warnings a rule selection left out are results with a suppression."""
     rules: dict[str, dict[str, Any]] = {}
     results = []
     bases: dict[str, Any] = {}
-    for f in findings:
+    suppressed = {id(item.finding): item for item in ignored or []}
+    for f in [*findings, *(item.finding for item in ignored or [])]:
         rules.setdefault(f.rule, {"id": f.rule, "name": f.rule, "shortDescription": {"text": f.rule}})
         locations = [
             {
@@ -142,6 +166,8 @@ def format_sarif(findings: list[Finding]) -> str:
         props = {k: v for k, v in (("stack", f.stack), ("role", f.role)) if v is not None}
         if props:
             result["properties"] = props
+        if id(f) in suppressed:
+            result["suppressions"] = [_suppression(suppressed[id(f)])]
         results.append(result)
     log = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",

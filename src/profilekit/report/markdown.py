@@ -94,7 +94,12 @@ def _findings_by_file(findings: list[Finding]) -> list[str]:
     return lines
 
 
-def format_check(findings: list[Finding], *, stack: str, version: str) -> str:
+def _ignored(n: int) -> str:
+    """`; 3 ignored` after a summary, when a rule selection left warnings out."""
+    return f"; {n} ignored" if n else ""
+
+
+def format_check(findings: list[Finding], *, stack: str, version: str, ignored: int = 0) -> str:
     """`profilekit check STACK --format markdown`."""
     target = f" (vLLM {version})" if version else ""
     if not findings:
@@ -102,7 +107,7 @@ def format_check(findings: list[Finding], *, stack: str, version: str) -> str:
     else:
         icon = "❌" if count(findings)[0] else "⚠️"
         head = f"{icon} {code(stack, cell=False)}: **{_counts(findings)}**{target}"
-    return "\n".join(["### profilekit check", "", head, *_findings_by_file(findings), ""])
+    return "\n".join(["### profilekit check", "", head + _ignored(ignored), *_findings_by_file(findings), ""])
 
 
 def format_lint(report: LintReport | None, findings: list[Finding], *, version: str) -> str:
@@ -122,7 +127,7 @@ def format_lint(report: LintReport | None, findings: list[Finding], *, version: 
     else:
         icon = "❌" if count(findings)[0] else "⚠️"
         head = f"{icon} **{_counts(findings)}**" + (f": {scope}" if scope else "") + target
-    lines = ["### profilekit lint", "", head]
+    lines = ["### profilekit lint", "", head + _ignored(len(report.ignored) if report is not None else 0)]
     if findings:
         lines += ["", "<details open><summary>Findings by file</summary>", *_findings_by_file(findings)]
         lines += ["", "</details>"]

@@ -72,6 +72,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from profilekit.compose.model import Stack
+    from profilekit.rules.models import ModelConfigs
     from profilekit.vllm.catalogue import Catalogue
 
 __all__ = ["RULES", "Verdict", "check_stack", "evaluate", "vllm_verdict"]
@@ -89,11 +90,15 @@ def evaluate(
     catalogue: Catalogue | None,
     root: Path | None = None,
     services: Mapping[str, int] | None = None,
+    models: ModelConfigs | None = None,
 ) -> Ordered:
     """Every finding of one stack, each with its place in vLLM's start-up order (None: vLLM does not check it).
 
-    `services` is profilekit.toml's `[services]`: what listens on loopback besides the stack's roles."""
-    ctx = Context(stack, version, catalogue, root, stack_facts(stack, version, root), services=services or {})
+    `services` is profilekit.toml's `[services]`: what listens on loopback besides the stack's roles. `models`: the
+    config.json files known by model id (profilekit.toml's `[models]`); the shipped ones always are.
+    """
+    facts = stack_facts(stack, version, root, models)
+    ctx = Context(stack, version, catalogue, root, facts, services=services or {})
     out = run_rules(ctx)
     if not out:
         return []
@@ -112,18 +117,25 @@ def check_stack(
     catalogue: Catalogue | None,
     root: Path | None = None,
     services: Mapping[str, int] | None = None,
+    models: ModelConfigs | None = None,
 ) -> list[Finding]:
     """All findings of one stack, sorted by file and line."""
-    found = evaluate(stack, version=version, catalogue=catalogue, root=root, services=services)
+    found = evaluate(stack, version=version, catalogue=catalogue, root=root, services=services, models=models)
     findings = [finding for finding, _ in found]
     return sorted(findings, key=lambda f: f.sort_key())
 
 
 def vllm_verdict(
-    stack: Stack, role: str, *, version: str, catalogue: Catalogue | None, root: Path | None = None
+    stack: Stack,
+    role: str,
+    *,
+    version: str,
+    catalogue: Catalogue | None,
+    root: Path | None = None,
+    models: ModelConfigs | None = None,
 ) -> Verdict:
     """What vLLM `version` would do when starting `role`: accept, or the rule id of the first check that fails."""
-    ordered = evaluate(stack, version=version, catalogue=catalogue, root=root)
+    ordered = evaluate(stack, version=version, catalogue=catalogue, root=root, models=models)
     config = stack.roles[role]
     effective = {entry.origin for entry in config.scope.entries.values()}
     argv_order = list(config.serve)  # the rendered argv follows the effective key order

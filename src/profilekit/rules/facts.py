@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from profilekit.records import record
-from profilekit.rules.models import ModelFacts, model_facts
+from profilekit.rules.models import ModelConfigs, ModelFacts, model_facts
 from profilekit.rules.runnerfacts import uses_mla, v2_model_runner, v2_unsupported_features
 from profilekit.vllm.constraints import speculative_view
 from profilekit.vllm.versions import version_key
@@ -250,10 +250,10 @@ def _mamba_cache_mode(version: str, model: ModelFacts, prefix_caching: bool | No
     return mode
 
 
-def role_facts(role: RoleConfig, version: str, root: Path | None) -> RoleFacts:
+def role_facts(role: RoleConfig, version: str, root: Path | None, models: ModelConfigs | None = None) -> RoleFacts:
     serve = role.serve
     env = role.env
-    model = model_facts(role, root)
+    model = model_facts(role, root, models)
     explicit, children = _explicit_connector(role, serve)
     implied = _implied_connector(role, serve, env)
     pc_written = serve.get("enable_prefix_caching")
@@ -320,9 +320,11 @@ def _capabilities(facts: RoleFacts) -> set[str]:
     return caps
 
 
-def stack_facts(stack: Stack, version: str, root: Path | None) -> dict[str, RoleFacts]:
-    """Facts of every vLLM role of a stack, by role name."""
-    return {name: role_facts(role, version, root) for name, role in stack.roles.items() if role.is_vllm}
+def stack_facts(
+    stack: Stack, version: str, root: Path | None, models: ModelConfigs | None = None
+) -> dict[str, RoleFacts]:
+    """Facts of every vLLM role of a stack, by role name (`models`: the config.json files known by model id)."""
+    return {name: role_facts(role, version, root, models) for name, role in stack.roles.items() if role.is_vllm}
 
 
 def capability_locations(f: RoleFacts, cap: str) -> list[Location]:

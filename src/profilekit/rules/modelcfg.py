@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from profilekit.errors import Location, Severity
+from profilekit.errors import Finding, Location, Severity
 from profilekit.records import record
 from profilekit.rules import order
 from profilekit.rules.engine import Context, Hit, rule
@@ -308,7 +308,8 @@ def _max_model_len_needs(f: RoleFacts) -> list[Undecided]:
 @rule(
     "model-facts-missing",
     Severity.WARNING,
-    "cross-field checks that need the model's config.json could not run (an error with --strict)",
+    "cross-field checks that need the model's config.json could not run; reported once per model (an error "
+    "with --strict)",
     source="vllm/config/model.py, vllm/config/vllm.py (the checks against the model's config.json)",
 )
 def model_facts_missing(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
@@ -317,17 +318,92 @@ def model_facts_missing(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
         return []
     problem = f" ({f.model.problem})" if f.model.problem else ""
     model = f"model {f.model.model!r}" if f.model.model else "this role's model"
-    checks = "; ".join(u.check for u in undecided)
     if f.model.config is None:
-        why = f"they need the config.json of {model}, which profilekit does not have{problem}"
+        why = f"profilekit does not have that file{problem}"
     else:
-        why = f"the config.json of {model} lacks the keys they read"
+        why = "the file lacks the keys they read"
     return [
         Hit(
             "model-facts-missing",
-            f"profilekit could not run vLLM {f.version}'s checks of {checks}: {why}",
+            f"vLLM {f.version}'s checks against the config.json of {model} did not run: {why}",
             [*f.model.locations, *(loc for u in undecided for loc in u.locations)],
-            CONFIG_FIX,
+            config_fix(f.model.model) if f.model.config is None else LACKING_FIX,
             role=f.role.name,
+            notes=list(dict.fromkeys(f"{NOT_CHECKED}{u.check}" for u in undecided)),
         )
     ]
+
+
+NOT_CHECKED = "not checked: "
+# a config.json profilekit has, without the keys a check reads: giving the file again would not help
+LACKING_FIX = (
+    "add the keys each `not checked` note names to that config.json, as the model's published config.json has "
+    "them, or name a complete one"
+)
+
+
+def config_fix(model: str | None) -> str:
+    """How to give profilekit a model's config.json: once for the repository, in one layer, or as a folder."""
+    if model is None or "/" not in model or model.startswith((".", "/", "~")):
+        return CONFIG_FIX
+    return (
+        f'give profilekit the model\'s config.json once, in profilekit.toml: [models."{model}"] config = '
+        '"path/to/config.json" (relative to the repository root); or in a layer, [model] config = "...", or serve '
+        "a local model folder"
+    )
+
+
+# the stacks a merged `model-facts-missing` note names, then how many more
+_PLACES_SHOWN = 6
+
+
+def once_per_model(findings: list[Finding]) -> list[Finding]:
+    """`model-facts-missing` once per model, however many stacks and roles serve it (check, lint and render).
+
+    The engine finds it per role; the findings about one model (the same message and fix) become one, at every
+    location of theirs, its notes naming each check that did not run and, when they differ, the stacks and
+    roles it did not run for.
+    """
+    groups: dict[tuple[str, str], list[Finding]] = {}
+    kept: list[Finding] = []
+    for finding in findings:
+        if finding.rule == "model-facts-missing":
+            groups.setdefault((finding.message, finding.fix), []).append(finding)
+        else:
+            kept.append(finding)
+    return kept + [_merged(group) for group in groups.values()]
+
+
+def _merged(group: list[Finding]) -> Finding:
+    if len(group) == 1:
+        return group[0]
+    first = group[0]
+    stacks = {f.stack for f in group}
+    roles = {f.role for f in group}
+    stack = first.stack if len(stacks) == 1 else None
+    role = first.role if len(roles) == 1 else None
+    where: dict[str, dict[str | None, list[str]]] = {}  # note -> stack -> roles
+    for f in group:
+        for note in f.notes:
+            roles_of = where.setdefault(note, {}).setdefault(f.stack, [])
+            if f.role is not None and f.role not in roles_of:
+                roles_of.append(f.role)
+    notes = [note + _places(places, stack is None, role is None) for note, places in where.items()]
+    locations = list(dict.fromkeys(loc for f in group for loc in f.locations))
+    return Finding(first.rule, first.severity, first.message, locations, first.fix, stack, role, notes)
+
+
+def _places(places: dict[str | None, list[str]], stacks: bool, roles: bool) -> str:
+    """` (stack a, roles prefill, decode; stack b, role serve)`: what a merged note was found for."""
+    parts: list[str] = []
+    for stack, names in places.items():
+        words = [f"stack {stack}"] if stacks and stack is not None else []
+        if roles and names:
+            words.append(("role " if len(names) == 1 else "roles ") + ", ".join(names))
+        if words:
+            parts.append(", ".join(words))
+    if not parts:
+        return ""
+    more = len(parts) - _PLACES_SHOWN
+    shown = "; ".join(parts[:_PLACES_SHOWN]) + (f"; and {more} more" if more > 0 else "")
+    return f" ({shown})"

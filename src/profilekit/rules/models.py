@@ -1,25 +1,30 @@
-"""Which model a role serves: its architecture, and what vLLM knows about that architecture.
+"""Which model a role serves: its architecture, its config.json, and what vLLM knows about that architecture.
 
-vLLM reads the architecture from the model's `config.json` (`architectures[0]`); profilekit reads it,
-in this order, from `[model] architecture`, from a local `config.json` (`[model] config`, or
-`serve.model` being a folder), or from a shipped table of well-known Hugging Face model ids.
+vLLM reads the model's shape and architecture (`architectures[0]`) from its `config.json`. profilekit reads that
+file, in this order, from `[model] config` of a layer, from `serve.model` when it is a local folder, from the
+`[models."ORG/NAME"]` entry of profilekit.toml for the model's id, or from the keys of it profilekit ships for
+well-known Hugging Face ids (`model-configs.json`, each with its source). The architecture is `[model]
+architecture` when a layer declares it, else the config.json's, else that of a shipped table of well-known ids.
 """
 
 from __future__ import annotations
 
+import difflib
+import functools
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from profilekit.cache.record import probe
+from profilekit.errors import Finding, Location, Severity
 from profilekit.records import record
 from profilekit.vllm.versions import version_key
 
 if TYPE_CHECKING:
     from profilekit.compose.model import RoleConfig
-    from profilekit.errors import Location
 
 
 @record(frozen=True, slots=True)
@@ -169,7 +174,8 @@ class ModelFacts:
 
     model: str | None
     architecture: str | None
-    # how the architecture was found: "declared", "config.json", "well-known id", or "" when unknown
+    # how the architecture was found: "declared", "config.json", "config.json shipped with profilekit" (model-configs.json),
+    # "well-known id", or "" when unknown
     source: str
     locations: tuple[Location, ...] = field(default_factory=tuple)
     problem: str = ""  # why a config.json could not be read
@@ -191,22 +197,25 @@ class ModelFacts:
         return None if info is None else info.hybrid
 
 
-def _read_config(path: Path) -> tuple[str | None, dict[str, Any] | None, str]:
-    """(architecture, the config, why not) of a config.json."""
+def _read_config(path: Path, shown: str = "") -> tuple[str | None, dict[str, Any] | None, str]:
+    """(architecture, the config, why not) of a config.json (named `shown` in the why, else by its path)."""
+    name = shown or str(path)
     try:
         raw: Any = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        return None, None, f"{path} does not exist"
+        return None, None, f"{name} does not exist"
     except (OSError, UnicodeDecodeError) as exc:
-        return None, None, f"{path} cannot be read ({exc})"
+        return None, None, f"{name} cannot be read ({exc})"
     except json.JSONDecodeError as exc:
-        return None, None, f"{path} is not valid JSON ({exc.msg} at line {exc.lineno})"
+        return None, None, f"{name} is not valid JSON ({exc.msg} at line {exc.lineno})"
+    except (ValueError, RecursionError) as exc:  # an integer of more digits than Python converts, deep nesting
+        return None, None, f"{name} is not JSON profilekit can read ({type(exc).__name__}: {exc})"
     if not isinstance(raw, dict):
-        return None, None, f"{path} does not hold a JSON object"
+        return None, None, f"{name} does not hold a JSON object"
     archs = raw.get("architectures")
     if isinstance(archs, list) and archs and isinstance(archs[0], str):
         return archs[0], raw, ""
-    return None, raw, f"{path} has no `architectures` list"
+    return None, raw, f"{name} has no `architectures` list"
 
 
 def _local_path(text: str) -> Path:
@@ -218,13 +227,14 @@ def _local_path(text: str) -> Path:
         return Path(text)
 
 
-def model_facts(role: RoleConfig, root: Path | None) -> ModelFacts:
+def model_facts(role: RoleConfig, root: Path | None, known: ModelConfigs | None = None) -> ModelFacts:
     """Resolve a role's model, its architecture and, when there is one to read, its config.json; never raises.
 
     The config.json comes from `[model] config` (a file or a folder), else from `serve.model` when that is
-    a local folder. The architecture comes from `[model] architecture`, else from that config.json, else
-    from the table of well-known model ids. A declared architecture does not stop profilekit reading the
-    config.json: the cross-field rules need the model's shape (heads, layers, positions, dtype).
+    a local folder, else from `known` (profilekit.toml's `[models]`, then the shipped keys of well-known ids).
+    The architecture comes from `[model] architecture`, else from that config.json, else from the table of
+    well-known model ids. A declared architecture does not stop profilekit reading the config.json: the
+    cross-field rules need the model's shape (heads, layers, positions, dtype).
     """
     model_entry = role.entry("serve", "model")
     model = model_entry.value if model_entry is not None and isinstance(model_entry.value, str) else None
@@ -234,6 +244,7 @@ def model_facts(role: RoleConfig, root: Path | None) -> ModelFacts:
     raw: dict[str, Any] | None = None
     arch: str | None = None
     config_locs: tuple[Location, ...] = ()
+    found = "config.json"
     config = role.entry("model", "config")
     if config is not None and isinstance(config.value, str):
         path = _local_path(config.value)
@@ -254,14 +265,135 @@ def model_facts(role: RoleConfig, root: Path | None) -> ModelFacts:
         if folder.is_dir():
             arch, raw, problem = _read_config(folder / "config.json")
             config_locs = model_locs
+        else:
+            arch, raw, problem, config_locs, found = (known or SHIPPED).lookup(model, model_locs)
 
     declared = role.entry("model", "architecture")
     if declared is not None and isinstance(declared.value, str):
         extra = tuple(loc for loc in config_locs if raw is not None and loc != declared.origin)
         return ModelFacts(model, declared.value, "declared", (declared.origin, *extra), problem, config=raw)
     if arch is not None:
-        return ModelFacts(model, arch, "config.json", config_locs, config=raw)
-    known = WELL_KNOWN_MODELS.get(model.lower()) if model is not None else None
-    if known is not None:
-        return ModelFacts(model, known, "well-known id", model_locs, problem, config=raw)
+        return ModelFacts(model, arch, found, config_locs or model_locs, config=raw)
+    well_known = WELL_KNOWN_MODELS.get(model.lower()) if model is not None else None
+    if well_known is not None:
+        return ModelFacts(model, well_known, "well-known id", model_locs, problem, config=raw)
     return ModelFacts(model, None, "", config_locs or model_locs, problem, config=raw)
+
+
+# ---- the config.json files known by model id: profilekit.toml's [models], then the shipped ones -------------
+
+VENDORED = Path(__file__).with_name("model-configs.json")
+
+
+@functools.cache
+def vendored() -> dict[str, dict[str, Any]]:
+    """The shipped keys of well-known models' config.json, by lowercase model id (aliases included)."""
+    data = json.loads(VENDORED.read_text(encoding="utf-8"))["models"]
+    table: dict[str, dict[str, Any]] = {}
+    for name, entry in data.items():
+        for alias in (name, *entry.get("also", [])):
+            table[alias.lower()] = entry["config"]
+    return table
+
+
+@record(frozen=True, slots=True)
+class NamedModel:
+    """A `[models."ORG/NAME"]` entry of profilekit.toml: the model id, its config path as written, and where."""
+
+    model: str
+    config: str
+    location: Location
+
+
+class ModelConfigs:
+    """The config.json files profilekit knows for model ids: `[models]` of profilekit.toml, else the shipped keys.
+
+    Each file is read once per run, however many roles serve its model.
+    """
+
+    def __init__(self, root: Path | None, named: Iterable[NamedModel] = ()) -> None:
+        self.root = root
+        self.named = {entry.model.lower(): entry for entry in named}
+        self._read: dict[str, tuple[str | None, dict[str, Any] | None, str]] = {}
+
+    def path(self, entry: NamedModel) -> Path:
+        """The file or folder an entry names."""
+        path = _local_path(entry.config)
+        return path if path.is_absolute() or self.root is None else self.root / path
+
+    def file(self, entry: NamedModel) -> Path:
+        """The config.json an entry names (in its folder, for a folder)."""
+        path = self.path(entry)
+        return path / "config.json" if path.is_dir() else path
+
+    def read(self, entry: NamedModel) -> tuple[str | None, dict[str, Any] | None, str]:
+        """(architecture, config, why not) of an entry's file (a folder: its config.json)."""
+        key = entry.model.lower()
+        if key not in self._read:
+            probe(self.path(entry))
+            path = self.file(entry)
+            shown = entry.config if path == self.path(entry) else f"{entry.config.rstrip('/')}/config.json"
+            self._read[key] = _read_config(path, shown)
+        return self._read[key]
+
+    def lookup(
+        self, model: str, model_locs: tuple[Location, ...]
+    ) -> tuple[str | None, dict[str, Any] | None, str, tuple[Location, ...], str]:
+        """(architecture, config, problem, its locations, how it was found) of model id `model`."""
+        entry = self.named.get(model.lower())
+        if entry is not None:
+            arch, raw, problem = self.read(entry)
+            where = f"profilekit.toml [models.{json.dumps(entry.model)}] config: "
+            return arch, raw, where + problem if problem else "", (*model_locs, entry.location), "config.json"
+        shipped = vendored().get(model.lower())
+        if shipped is None:
+            return None, None, "", (), "config.json"
+        # where the model is named is where its facts come from: left out beside a declared architecture
+        return str(shipped["architectures"][0]), dict(shipped), "", (), "config.json shipped with profilekit"
+
+    def problems(self, served: Iterable[str] | None = None) -> list[Finding]:
+        """`model-config` for each entry whose file cannot be used (with `served`: of those models only)."""
+        wanted = None if served is None else {name.lower() for name in served}
+        found: list[Finding] = []
+        for key, entry in self.named.items():
+            if wanted is not None and key not in wanted:
+                continue
+            _arch, raw, problem = self.read(entry)
+            if problem:
+                found.append(
+                    Finding(
+                        "model-config",
+                        Severity.ERROR,
+                        f"models.{json.dumps(entry.model)}.config: {problem}",
+                        [entry.location],
+                        "name the model's config.json (or its folder), relative to the repository root"
+                        if raw is None
+                        else 'name the model class in its "architectures" list, as vLLM reads it',
+                    )
+                )
+        return found
+
+    def unused(self, served: Iterable[str] | None) -> list[Finding]:
+        """`unused-model-config` for each entry naming a model no layer serves (`served`: every model id a layer
+        names; None when one is a reference profilekit cannot follow: then none is reported)."""
+        if served is None:
+            return []
+        names = {name.lower(): name for name in served}
+        found: list[Finding] = []
+        for key, entry in self.named.items():
+            if key not in names:
+                close = difflib.get_close_matches(entry.model, list(names.values()), n=1, cutoff=0.6)
+                found.append(
+                    Finding(
+                        "unused-model-config",
+                        Severity.WARNING,
+                        f"models.{json.dumps(entry.model)}: no layer serves this model",
+                        [entry.location],
+                        f"did you mean {close[0]!r}?" if close else "fix the model id, or remove the entry",
+                    )
+                )
+        return found
+
+
+# the shipped keys alone: for a check run without a repository's profilekit.toml
+SHIPPED = ModelConfigs(None)

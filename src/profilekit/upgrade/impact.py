@@ -74,8 +74,8 @@ def upgrade_stack(
     Without `findings`, the rule engine is not run (lint compares the findings of the whole repository).
     """
     changes = finding_changes(old.check(before), new.check(after), old.version, new.version) if findings else []
-    facts_old = stack_facts(before, old.version, old.root)
-    facts_new = stack_facts(after, new.version, new.root)
+    facts_old = stack_facts(before, old.version, old.root, old.models())
+    facts_new = stack_facts(after, new.version, new.root, new.models())
     out: list[RoleUpgrade] = []
     for name in roles:
         pair = (before.roles.get(name), after.roles.get(name))

@@ -15,33 +15,41 @@ from profilekit.cli.common import (
 )
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK, Finding, FindingsError, UsageError
 from profilekit.report.formats import FORMATS
-from profilekit.session import Session, chosen_stacks, distinct
+from profilekit.session import Session, chosen_stacks
 
 
-def check(*, stacks: list[str] | None, every: bool, fmt: str, strict: bool) -> int:
-    """Run every check on one or more stacks."""
+def check(
+    *,
+    stacks: list[str] | None,
+    every: bool,
+    fmt: str,
+    strict: bool,
+    select: list[str] | None = None,
+    ignore: list[str] | None = None,
+) -> int:
+    """Run every check on one or more stacks; `select` and `ignore` choose the rules whose warnings are shown."""
     check_format(fmt, FORMATS)
     session = open_session()
+    selection, problems = session.selection(select, ignore)
     specs = chosen_stacks(session, stacks or [], every=every)
-    findings: list[Finding] = []
-    clean: list[str] = []
+    checked: list[tuple[str, list[Finding]]] = []
     for spec in specs:
         try:
             composed = session.stack(spec)
-            name, found = composed.spec, session.check(composed)
+            checked.append((composed.spec, session.check(composed) + session.stack_file_problems([composed])))
         except FindingsError as exc:
-            name, found = spec, exc.findings
-        findings += found
-        if not found:
-            clean.append(name)
-    findings = distinct(findings)
+            checked.append((spec, exc.findings))
+    report = session.report([*problems, *(f for _name, found in checked for f in found)], selection)
+    clean = [name for name, found in checked if not session.report(found, selection).findings]
+    findings = report.findings
     if fmt == "markdown":
         from profilekit.report.markdown import format_check  # noqa: PLC0415 - only --format markdown
 
         named = ", ".join(specs)
-        out(format_check(redactor().findings(findings), stack=named, version=session.version))
+        shown = redactor().findings(findings)
+        out(format_check(shown, stack=named, version=session.version, ignored=len(report.ignored)))
         return exit_for(findings, strict=strict)
-    print_findings(findings, fmt, version=session.version)
+    print_findings(findings, fmt, version=session.version, ignored=report.ignored)
     if fmt == "text":
         for spec in clean:
             out(f"{spec}: no problems found (vLLM {session.version})")
@@ -51,7 +59,16 @@ def check(*, stacks: list[str] | None, every: bool, fmt: str, strict: bool) -> i
 # ---- lint ---------------------------------------------------------------------------------------
 
 
-def lint(*, fmt: str, strict: bool, combinations: str | None, to_release: str | None, sources: bool) -> int:
+def lint(
+    *,
+    fmt: str,
+    strict: bool,
+    combinations: str | None,
+    to_release: str | None,
+    sources: bool,
+    select: list[str] | None = None,
+    ignore: list[str] | None = None,
+) -> int:
     """Check the whole repository: every file, every deployable layer, every [lint] stack, layer combinations."""
     from profilekit.lint.repository import lint_repository  # noqa: PLC0415 - lint's own modules: check loads none
 
@@ -59,6 +76,11 @@ def lint(*, fmt: str, strict: bool, combinations: str | None, to_release: str | 
     if combinations is not None and combinations not in ("none", "pairs", "all"):
         raise UsageError(f"unknown --combinations {combinations!r}", hint="choose one of: none, pairs, all")
     if to_release is not None:
+        if select is not None or ignore is not None:
+            raise UsageError(
+                "--to-release reports what changes between releases, and --select and --ignore do not choose among it",
+                hint="drop --select and --ignore, or --to-release",
+            )
         return _lint_to_release(to_release, fmt, strict=strict, combinations=combinations)
     try:
         session = open_session()
@@ -66,18 +88,19 @@ def lint(*, fmt: str, strict: bool, combinations: str | None, to_release: str | 
         findings = sorted(exc.findings, key=lambda f: f.sort_key())
         print_findings(findings, fmt, version="")
         return EXIT_FINDINGS
+    selection, _problems = session.selection(select, ignore)  # lint reports profilekit.toml's unknown ids itself
     units = None
     if not G.no_cache:
         from profilekit.lint.cache import LintCache  # noqa: PLC0415 - lint's own modules: check loads none
 
         units = LintCache(session)
-    report = lint_repository(session, combinations=combinations, units=units, sources=sources)
+    report = lint_repository(session, combinations=combinations, units=units, sources=sources, selection=selection)
     if fmt == "markdown":
         from profilekit.report.markdown import format_lint  # noqa: PLC0415 - only --format markdown
 
         out(format_lint(report, redactor().findings(report.findings), version=session.version))
         return exit_for(report.findings, strict=strict)
-    print_findings(report.findings, fmt, version=session.version)
+    print_findings(report.findings, fmt, version=session.version, ignored=report.ignored)
     if fmt == "text" and not report.findings:
         what = f"{report.files} files, {len(report.stacks)} stacks"
         if report.combinations:

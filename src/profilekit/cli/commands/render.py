@@ -17,6 +17,7 @@ from profilekit.session import chosen_stacks
 if TYPE_CHECKING:
     from profilekit.compose.model import Stack
     from profilekit.output import Rendered
+    from profilekit.rules.selection import Selection
     from profilekit.session import Session
 
 
@@ -49,16 +50,22 @@ def render(
     print_: bool,
     target: list[str] | None,
     explain: bool,
+    select: list[str] | None = None,
+    ignore: list[str] | None = None,
 ) -> int:
-    """Write launch scripts, env files and a manifest for each stack; a stack with errors stops them all."""
+    """Write launch scripts, env files and a manifest for each stack; a stack with errors stops them all.
+
+    `select` and `ignore` choose the rules whose warnings are printed; an error always stops the render.
+    """
     targets = _targets(target)
     session = open_session()
+    selection = session.selection(select, ignore)
     specs = chosen_stacks(session, stacks or [], every=every)
     _refuse_printing(specs, targets, print_=print_, explain=explain, target_given=bool(target))
     composed = [session.stack(spec) for spec in specs]
     _refuse_roles(session, composed, role, targets, print_=print_)
     chosen = ("script",) if print_ else targets
-    if not _checks_pass(session, composed, chosen):
+    if not _checks_pass(session, composed, chosen, selection):
         return EXIT_FINDINGS
     if explain:
         _explain(session, composed[0], role)
@@ -152,13 +159,15 @@ def _explain(session: Session, stack: Stack, role: str | None) -> None:
                 out(f"    set at {origin.provenance()}")
 
 
-def _checks_pass(session: Session, stacks: list[Stack], targets: tuple[str, ...]) -> bool:
+def _checks_pass(
+    session: Session, stacks: list[Stack], targets: tuple[str, ...], selection: tuple[Selection, list[Finding]]
+) -> bool:
     """Check every stack before anything is written: errors in one leave every output folder as it was.
 
     The findings no chosen target needs (`render.waived`: on k8s, roles sharing one host) are named in a note
-    instead.
+    instead. The rule selection (with profilekit.toml's unknown ids, which are errors) chooses the warnings shown.
     """
-    findings = [(stack, session.check(stack)) for stack in stacks]
+    findings = [(stack, session.check(stack) + session.stack_file_problems([stack])) for stack in stacks]
     skipped = [f for _stack, found in findings for f in found if waived(f, targets)]
     findings = [(stack, [f for f in found if not waived(f, targets)]) for stack, found in findings]
     if skipped:
@@ -172,16 +181,21 @@ def _checks_pass(session: Session, stacks: list[Stack], targets: tuple[str, ...]
             f"note: {len(skipped)} finding{'s' if len(skipped) > 1 else ''} ({shown}) not applied to --target "
             f"{','.join(targets)}: {why}; `check` reports them for the script and env targets"
         )
+    chosen, problems = selection  # problems: profilekit.toml's rule ids that name no rule
     failed = [stack.spec for stack, found in findings if any(f.is_error for f in found)]
-    everything = [f for _stack, found in findings for f in found]
-    if failed:
-        print_findings(everything)
-        err(f"nothing rendered: {', '.join(failed)} {'has' if len(failed) == 1 else 'have'} errors")
+    report = session.report([*problems, *(f for _stack, found in findings for f in found)], chosen)
+    if failed or any(f.is_error for f in problems):
+        print_findings(report.findings, ignored=report.ignored)
+        named = ", ".join(failed) or "profilekit.toml"
+        err(f"nothing rendered: {named} {'has' if len(failed) <= 1 else 'have'} errors")
         return False
-    if everything:
-        from profilekit.report.formats import format_text  # noqa: PLC0415 - only a render with warnings prints them
+    if report.findings or report.ignored:
+        from profilekit.report.formats import format_text, summary_line  # noqa: PLC0415 - only a render with warnings prints them
 
-        err(format_text(everything))
+        if report.findings:
+            err(format_text(report.findings))
+        if report.ignored:
+            err(summary_line(report.findings, len(report.ignored)))
     return True
 
 

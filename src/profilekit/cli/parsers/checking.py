@@ -8,6 +8,7 @@ import typer
 
 from profilekit.cli.app import app, command
 from profilekit.cli.candidates import complete_stack
+from profilekit.cli.parsers import IGNORE_HELP, SELECT_HELP
 
 FORMAT_HELP = (
     "text; json; github (workflow annotations); sarif (code scanning); "
@@ -26,19 +27,23 @@ def check(
         list[str] | None,
         typer.Argument(help=STACKS_HELP, show_default=False, metavar="STACK", autocompletion=complete_stack),
     ] = None,
+    *,
     every: Annotated[bool, typer.Option("--all", help=ALL_HELP)] = False,
     fmt: Annotated[str, typer.Option("--format", help=FORMAT_HELP)] = "text",
     strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too.")] = False,
+    select: Annotated[list[str] | None, typer.Option("--select", help=SELECT_HELP, metavar="RULE")] = None,
+    ignore: Annotated[list[str] | None, typer.Option("--ignore", help=IGNORE_HELP, metavar="RULE")] = None,
 ) -> int:
     """Run every check on one or more stacks."""
     from profilekit.cli.commands import checking as body  # noqa: PLC0415 - imported when the command runs, not for --help
 
-    return body.check(stacks=stacks, every=every, fmt=fmt, strict=strict)
+    return body.check(stacks=stacks, every=every, fmt=fmt, strict=strict, select=select, ignore=ignore)
 
 
 @app.command()
 @command
 def lint(
+    *,
     fmt: Annotated[str, typer.Option("--format", help=FORMAT_HELP)] = "text",
     strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too.")] = False,
     combinations: Annotated[
@@ -51,8 +56,18 @@ def lint(
     sources: Annotated[
         bool, typer.Option("--sources", help="Lint the layers of every [sources] entry too, not only those used.")
     ] = False,
+    select: Annotated[list[str] | None, typer.Option("--select", help=SELECT_HELP, metavar="RULE")] = None,
+    ignore: Annotated[list[str] | None, typer.Option("--ignore", help=IGNORE_HELP, metavar="RULE")] = None,
 ) -> int:
     """Check the whole repository: every file, every deployable layer, every [lint] stack, layer combinations."""
     from profilekit.cli.commands import checking as body  # noqa: PLC0415 - imported when the command runs, not for --help
 
-    return body.lint(fmt=fmt, strict=strict, combinations=combinations, to_release=to_release, sources=sources)
+    return body.lint(
+        fmt=fmt,
+        strict=strict,
+        combinations=combinations,
+        to_release=to_release,
+        sources=sources,
+        select=select,
+        ignore=ignore,
+    )

@@ -9,6 +9,7 @@ import typer
 
 from profilekit.cli.app import app, command
 from profilekit.cli.candidates import complete_role, complete_stack
+from profilekit.cli.parsers import IGNORE_HELP, SELECT_HELP
 
 OUT_HELP = "Output folder (default: build/STACK; with several stacks, one folder per stack inside it)."
 TARGET_HELP = "script, env, vllm-config, k8s, slurm: repeatable or comma-separated (default: script and env)"
@@ -39,10 +40,20 @@ def render(
         bool,
         typer.Option("--explain", help="Print where each argument and env entry comes from; write nothing."),
     ] = False,
+    select: Annotated[list[str] | None, typer.Option("--select", help=SELECT_HELP, metavar="RULE")] = None,
+    ignore: Annotated[list[str] | None, typer.Option("--ignore", help=IGNORE_HELP, metavar="RULE")] = None,
 ) -> int:
     """Write launch scripts, env files and a manifest for each stack; a stack with errors stops them all."""
     from profilekit.cli.commands import render as body  # noqa: PLC0415 - imported when the command runs, not for --help
 
     return body.render(
-        stacks=stacks, every=every, out_dir=out_dir, role=role, print_=print_, target=target, explain=explain
+        stacks=stacks,
+        every=every,
+        out_dir=out_dir,
+        role=role,
+        print_=print_,
+        target=target,
+        explain=explain,
+        select=select,
+        ignore=ignore,
     )
