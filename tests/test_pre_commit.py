@@ -22,6 +22,7 @@ from pathlib import Path
 
 import yaml
 
+from profilekit import __version__
 from profilekit.cache import record
 from tests.conftest import REPO_ROOT, Run
 
@@ -237,3 +238,38 @@ def test_the_hook_runs_on_every_file_lint_reads_and_on_nothing_it_does_not(tmp_p
     assert [name for name in read if not pattern.search(name)] == []
     assert not pattern.search("deploy/README.md") and not pattern.search("deploy/team-templates/k8s.yaml.j2")
     assert pattern.search("deploy/profilekit.lock") and pattern.search("profilekit.lock")
+
+
+# every place that shows a team the `rev:` of this hook repository, and the `.pre-commit-config.yaml` init writes
+REV_SHOWN = ("README.md", "docs/GUIDE.md", ".pre-commit-hooks.yaml")
+
+
+def test_the_rev_the_docs_show_is_a_tag_of_this_repository_that_provides_the_hook() -> None:
+    """`rev: v0.1.0` in the docs is the tag of this release (`v` + the package version), and that tag is in this
+    repository's git, at a commit whose .pre-commit-hooks.yaml has the hook: what `pre-commit` checks out.
+
+    It relies on the checkout having its tags: `git clone` (as .ci/run makes its fresh clone) copies them; a
+    shallow CI checkout needs them fetched (actions/checkout: `fetch-depth: 0` or `fetch-tags: true`). A release
+    tags its commit `vX.Y.Z` when pyproject.toml's version becomes X.Y.Z (docs/ARCHITECTURE.md)."""
+    tag = f"v{__version__}"
+    for name in REV_SHOWN:
+        shown = re.findall(r"^[#\s]*rev: (\S+)$", (REPO_ROOT / name).read_text(encoding="utf-8"), flags=re.MULTILINE)
+        assert shown and set(shown) == {tag}, (name, shown)
+    scaffold = (REPO_ROOT / "templates" / "init" / "dot-pre-commit-config.yaml").read_text(encoding="utf-8")
+    assert "    rev: v@PROFILEKIT_VERSION@\n" in scaffold  # init writes the same tag (tests/test_scaffold.py)
+
+    env = _git_env(Path(os.devnull))
+    proc = subprocess.run(
+        ["git", "rev-parse", "--verify", "--quiet", f"refs/tags/{tag}^{{commit}}"],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, (
+        f"the docs show rev: {tag}, but this repository has no tag {tag}: create it (git tag -a {tag}) or fetch "
+        "the tags (git fetch --tags)"
+    )
+    manifest = _git(env, REPO_ROOT, "show", f"{tag}:.pre-commit-hooks.yaml")
+    assert [hook["id"] for hook in yaml.safe_load(manifest)] == ["profilekit-lint"]
