@@ -141,3 +141,14 @@ def test_this_checkout_is_a_work_tree_at_its_root() -> None:
     worktree): its CI paths are unchanged."""
     assert work_tree_root(REPO_ROOT) == REPO_ROOT.resolve()
     assert path_in_work_tree(REPO_ROOT) == ""
+
+
+def test_a_broken_profilekit_toml_in_a_subfolder_is_annotated_there(tmp_path: Path, run: Run) -> None:
+    """No repository opens, and the finding is still placed from the git root."""
+    checkout = tmp_path / "checkout"
+    (checkout / "deploy" / "profiles").mkdir(parents=True)
+    (checkout / "deploy" / "profilekit.toml").write_text("[vllm\n", encoding="utf-8")
+    _git(checkout, "init", "-q")
+    result = run("lint", "--repo", "deploy", "--format", "github", cwd=checkout)
+    assert result.code == 1, result
+    assert result.out.startswith("::error file=deploy/profilekit.toml,line=1,col=6,title=toml-syntax::"), result

@@ -225,6 +225,13 @@ def test_roles_of_one_stack_at_one_place_are_one_result(run: Run) -> None:
     kv = [r for r in _results(log) if r["ruleId"] == "replayssm-kv-connector"]
     assert len(kv) == 1, kv
     assert kv[0]["properties"] == {"stacks": ["nemotron-replayssm+disaggregated"], "roles": ["decode", "prefill"]}
+    # a result says what the text report says under the finding: the notes, then the fix
+    (declared,) = [r for r in _results(log) if r["ruleId"] == "declared-conflict"]
+    assert declared["message"]["text"].splitlines()[1:] == [
+        "in stack nemotron-replayssm+disaggregated",
+        "@kv-connector counts every active connector, including the one kv_offloading_size creates",
+        "fix: remove what brings @kv-connector (see the locations above), or leave 'replayssm' out of the stack",
+    ]
     places = [(r["ruleId"], json.dumps(r["locations"], sort_keys=True)) for r in _results(log)]
     assert len(places) == len(set(places))  # no rule twice at one location
 

@@ -235,6 +235,7 @@ class _Merged:
         context = _context(stacks, roles)
         if context:
             lines.append(context)
+        lines += _distinct([note for f in fs for note in f.notes])
         lines += [f"fix: {fix}" for fix in _distinct([f.fix for f in fs if f.fix])]
         # a location SARIF can hold: a file and a line (never the placeholder of a value written nowhere)
         valid = [loc for loc in self.locations() if loc.file and loc.line >= 1]
