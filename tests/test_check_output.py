@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO_ROOT, MakeRepo, Run
+from tests.test_sarif import assert_valid_sarif
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
@@ -101,7 +102,8 @@ def test_check_github_workflow_commands(run: Run) -> None:
 
 
 def _assert_sarif_2_1_0(log: dict[str, object]) -> None:
-    """The essentials of SARIF 2.1.0 (sarif-schema-2.1.0.json) that code-scanning consumers rely on."""
+    """Valid by the SARIF 2.1.0 schema (tests/data/sarif), and the essentials code-scanning consumers rely on."""
+    assert_valid_sarif(log)
     assert log["version"] == "2.1.0"
     assert str(log["$schema"]).endswith("sarif-2.1.0.json")
     runs = log["runs"]
@@ -134,11 +136,18 @@ def test_check_sarif_structure(run: Run) -> None:
     _assert_sarif_2_1_0(log)
     results = log["runs"][0]["results"]
     kv = [r for r in results if r["ruleId"] == "replayssm-kv-connector"]
-    assert len(kv) == 2  # prefill and decode
+    assert len(kv) == 1  # prefill and decode fail at one place: one result that names both roles
     assert kv[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "profiles/replayssm.toml"
-    related = [r["physicalLocation"]["artifactLocation"]["uri"] for r in kv[0]["relatedLocations"]]
-    assert related == ["profiles/disaggregated.toml", "profiles/disaggregated.toml"]
-    assert {r["properties"]["role"] for r in kv} == {"prefill", "decode"}
+    related = [
+        (r["physicalLocation"]["artifactLocation"]["uri"], r["logicalLocations"][0]["fullyQualifiedName"])
+        for r in kv[0]["relatedLocations"]
+    ]
+    assert related == [
+        ("profiles/disaggregated.toml", f"roles.{role}.serve.kv_transfer_config.{key}")
+        for role in ("decode", "prefill")
+        for key in ("kv_connector", "kv_role")
+    ]
+    assert kv[0]["properties"]["roles"] == ["decode", "prefill"]
 
 
 def test_check_strict_fails_on_warnings(make_repo: MakeRepo, run: Run) -> None:

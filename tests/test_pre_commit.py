@@ -20,7 +20,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import REPO_ROOT
+import yaml
+
+from profilekit import __version__
+from profilekit.cache import record
+from tests.conftest import REPO_ROOT, Run
 
 CONFIG = '[vllm]\nversion = "0.33.0"\n'
 # a deployable ReplaySSM stack on Nemotron-H (ReplaySSM needs Model Runner V1 from vLLM 0.30 on)
@@ -116,16 +120,43 @@ def test_the_hook_passes_a_clean_repository_and_fails_a_staged_kv_connector_unde
     assert clean.returncode == 0, clean.stdout + clean.stderr
     assert any(line.startswith("profilekit lint") and line.endswith("Passed") for line in clean.stdout.splitlines())
 
-    # a commit that touches no layer does not run the hook
-    (sample / "README.md").write_text("# team profiles\n\nSee profiles/.\n", encoding="utf-8")
-    _git(env, sample, "add", "README.md")
-    unrelated = _try_repo(env, hook_repo, sample)
-    assert unrelated.returncode == 0, unrelated.stdout + unrelated.stderr
-    assert any(
-        line.startswith("profilekit lint") and line.endswith("(no files to check)Skipped")
-        for line in unrelated.stdout.splitlines()
-    ), unrelated.stdout
-    _git(env, sample, "commit", "-q", "--no-verify", "-m", "readme")
+    def staged(name: str, text: str) -> subprocess.CompletedProcess[str]:
+        """Stage `name` alone (a new file, or an edit), run the hook on what is staged, then commit it."""
+        path = sample / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        _git(env, sample, "add", name)
+        proc = _try_repo(env, hook_repo, sample)
+        _git(env, sample, "commit", "-q", "--no-verify", "-m", name)
+        return proc
+
+    def hook_line(proc: subprocess.CompletedProcess[str]) -> str:
+        (line,) = [x for x in proc.stdout.splitlines() if x.startswith("profilekit lint")]
+        return line
+
+    # files lint does not read do not run the hook: a README, a team template (render reads those)
+    for name, text in (
+        ("README.md", "# team profiles\n\nSee profiles/.\n"),
+        ("team-templates/k8s.yaml.j2", "{{ header }}{{ yaml }}\n"),
+    ):
+        skipped = staged(name, text)
+        assert skipped.returncode == 0, skipped.stdout + skipped.stderr
+        assert hook_line(skipped).endswith("(no files to check)Skipped"), (name, skipped.stdout)
+
+    # each file lint reads runs it, alone: profilekit.toml (here naming a stack of a layer that is not there) ...
+    wrong = staged("profilekit.toml", CONFIG + '\n[lint]\nstacks = ["nemotrn"]\n')
+    assert wrong.returncode == 1 and hook_line(wrong).endswith("Failed"), wrong.stdout
+    assert "profilekit.toml:5:11: error unknown-layer " in wrong.stdout, wrong.stdout
+    assert "did you mean 'nemotron'?" in wrong.stdout, wrong.stdout
+    # ... and put right, the lock file, a model's config.json
+    for name, text in (
+        ("profilekit.toml", CONFIG + '\n[render]\ntemplates = "team-templates"\n'),
+        ("profilekit.lock", "# no sources yet\n"),
+        ("models/nemotron/config.json", '{"architectures": ["NemotronHForCausalLM"]}\n'),
+    ):
+        ran = staged(name, text)
+        assert ran.returncode == 0, (name, ran.stdout + ran.stderr)
+        assert hook_line(ran).endswith("Passed"), (name, ran.stdout)
 
     # a staged layer that brings a KV connector into the ReplaySSM stack fails the commit, showing why
     (sample / "profiles" / "nemotron-offload.toml").write_text(OFFLOAD, encoding="utf-8")
@@ -166,3 +197,79 @@ def test_the_manifest_and_the_readme_config_pass_pre_commits_own_validation(tmp_
         check=False,
     )
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def _hook_files() -> re.Pattern[str]:
+    (hook,) = yaml.safe_load((REPO_ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    return re.compile(hook["files"])
+
+
+def test_the_hook_runs_on_every_file_lint_reads_and_on_nothing_it_does_not(tmp_path: Path, run: Run) -> None:
+    """What a real lint opens, seen through the audit hook profilekit's run cache records its inputs with, for a
+    profile repository in deploy/ of a git repository: every file of it that lint reads matches `files` (as
+    pre-commit matches it, relative to the git root); the README and the team templates are not read."""
+    checkout = tmp_path / "checkout"
+    deploy = checkout / "deploy"
+    files = {
+        "profilekit.toml": CONFIG + '\n[render]\ntemplates = "team-templates"\n',
+        "profiles/nemotron.toml": NEMOTRON.replace("[serve]", "[serve]\nmax_model_len = 4096\n"),
+        "profiles/qwen.toml": '[model]\nconfig = "models/qwen"\n\n[serve]\nmodel = "Qwen/Qwen3-0.6B"\n',
+        "profiles/local.toml": '[serve]\nmodel = "models/local"\n',
+        "models/qwen/config.json": '{"architectures": ["Qwen3ForCausalLM"], "max_position_embeddings": 40960}\n',
+        "models/local/config.json": '{"architectures": ["LlamaForCausalLM"]}\n',
+        "team-templates/k8s.yaml.j2": "{{ header }}{{ yaml }}\n",
+        "README.md": "# deploy\n",
+    }
+    for name, text in files.items():
+        (deploy / name).parent.mkdir(parents=True, exist_ok=True)
+        (deploy / name).write_text(text, encoding="utf-8")
+    (checkout / ".git").mkdir()
+    (checkout / ".git" / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
+
+    recording = record.start(())
+    try:
+        result = run("--no-cache", "lint", "--repo", deploy, cwd=checkout)
+    finally:
+        record.stop(recording)
+    assert result.code == 0, result
+    read = sorted(Path(p).relative_to(checkout).as_posix() for p in recording.files if Path(p).is_relative_to(deploy))
+    assert read == sorted(f"deploy/{name}" for name in files if name.endswith((".toml", ".json"))), read
+    pattern = _hook_files()
+    assert [name for name in read if not pattern.search(name)] == []
+    assert not pattern.search("deploy/README.md") and not pattern.search("deploy/team-templates/k8s.yaml.j2")
+    assert pattern.search("deploy/profilekit.lock") and pattern.search("profilekit.lock")
+
+
+# every place that shows a team the `rev:` of this hook repository, and the `.pre-commit-config.yaml` init writes
+REV_SHOWN = ("README.md", "docs/GUIDE.md", ".pre-commit-hooks.yaml")
+
+
+def test_the_rev_the_docs_show_is_a_tag_of_this_repository_that_provides_the_hook() -> None:
+    """`rev: v0.1.0` in the docs is the tag of this release (`v` + the package version), and that tag is in this
+    repository's git, at a commit whose .pre-commit-hooks.yaml has the hook: what `pre-commit` checks out.
+
+    It relies on the checkout having its tags: `git clone` (as .ci/run makes its fresh clone) copies them; a
+    shallow CI checkout needs them fetched (actions/checkout: `fetch-depth: 0` or `fetch-tags: true`). A release
+    tags its commit `vX.Y.Z` when pyproject.toml's version becomes X.Y.Z (docs/ARCHITECTURE.md)."""
+    tag = f"v{__version__}"
+    for name in REV_SHOWN:
+        shown = re.findall(r"^[#\s]*rev: (\S+)$", (REPO_ROOT / name).read_text(encoding="utf-8"), flags=re.MULTILINE)
+        assert shown and set(shown) == {tag}, (name, shown)
+    scaffold = (REPO_ROOT / "templates" / "init" / "dot-pre-commit-config.yaml").read_text(encoding="utf-8")
+    assert "    rev: v@PROFILEKIT_VERSION@\n" in scaffold  # init writes the same tag (tests/test_scaffold.py)
+
+    env = _git_env(Path(os.devnull))
+    proc = subprocess.run(
+        ["git", "rev-parse", "--verify", "--quiet", f"refs/tags/{tag}^{{commit}}"],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, (
+        f"the docs show rev: {tag}, but this repository has no tag {tag}: create it (git tag -a {tag}) or fetch "
+        "the tags (git fetch --tags)"
+    )
+    manifest = _git(env, REPO_ROOT, "show", f"{tag}:.pre-commit-hooks.yaml")
+    assert [hook["id"] for hook in yaml.safe_load(manifest)] == ["profilekit-lint"]

@@ -13,56 +13,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
 from profilekit.rules import RULES  # noqa: E402
-from profilekit.rules.outside import OUTSIDE_CHECKS  # noqa: E402
+from profilekit.rules.documented import FAMILIES, OTHER_CHECKS, OTHER_SECTION, family  # noqa: E402
+from profilekit.rules.documented import releases_text as _releases  # noqa: E402
 from profilekit.vllm.versions import SUPPORTED  # noqa: E402
 
 DOC = REPO / "docs" / "RULES.md"
-
-FAMILIES = {
-    "replayssm": "ReplaySSM (`rules/replayssm.py`)",
-    "kv": "KV connectors (`rules/kv.py`)",
-    "mamba": "Mamba cache (`rules/mamba.py`)",
-    "runner": "Model runner (`rules/runner.py`)",
-    "pd": "Prefill/decode pairs (`rules/pd.py`)",
-    "host": "One host, one resource (`rules/host.py`)",
-    "wiring": "The wiring between roles (`rules/wiring.py`)",
-    "declared": "Declared constraints (`rules/declared.py`)",
-    "layering": "The order a stack is written in (`rules/layering.py`)",
-    "secrets": "Secrets (`rules/secrets.py`)",
-    "env": "The environment (`rules/env.py`)",
-    "basic": "The model (`rules/basic.py`)",
-    "options": "Options and values (`rules/options.py`, from the flag catalogue and the config classes' constraints)",
-    "modelcfg": "The model's config.json: positions, and checks it could not run (`rules/modelcfg.py`)",
-    "parallel": "Tensor, pipeline and context parallelism (`rules/parallel.py`)",
-    "microbatch": "Microbatching (`rules/microbatch.py`)",
-    "experts": "Expert parallelism (`rules/experts.py`)",
-    "dataparallel": "Data-parallel launch options (`rules/dataparallel.py`)",
-    "scheduler": "Scheduler budgets (`rules/scheduler.py`)",
-    "scheduling": "Async scheduling, the speculative token budget, CUDA graph capture sizes and Engram microbatching (`rules/scheduling.py`)",
-    "cache": "KV and Mamba cache, CPU offloading (`rules/cache.py`)",
-    "speculative": "Speculative decoding (`rules/speculative.py`)",
-    "specargs": "Speculative decoding, field by field (`rules/specargs.py`)",
-    "specvllm": "Speculative decoding against the engine: watermarking (`rules/specvllm.py`)",
-    "compilation": "The compilation config (`rules/compilation.py`)",
-    "frontend": "The serve front end (`rules/frontend.py`)",
-    "observability": "Observability and structured outputs (`rules/observability.py`)",
-    "outputs": "Sampling outputs, metrics and kernel selections (`rules/outputs.py`)",
-    "exclusive": "A flag and the config key it feeds, both written (`rules/exclusive.py`)",
-    "postinit": "Option pairs `VllmConfig.__post_init__` refuses (`rules/postinit.py`)",
-    "configs": "Profiler, encoder-cache transfer and auxiliary outputs (`rules/configs.py`)",
-    "multimodal": "Multimodal options, for a multimodal model (`rules/multimodal.py`)",
-    "quantpool": "Pooling and online quantization configs (`rules/quantpool.py`)",
-    "subconfigs": "Attention, encoder-cache, LoRA and watermark configs (`rules/subconfigs.py`)",
-    "features": "Features an executor or backend does not support (`rules/features.py`)",
-    "moe_parallel": "Experts, Engram tables, API servers and object storage against the parallel launch (`rules/moe_parallel.py`)",
-    "hisparse": "HiSparse sparse-MLA decode hot-buffering (`rules/hisparse.py`)",
-    "proton": "The Proton profiler beside CUDA graphs (`rules/proton.py`)",
-    "modelfit": "Options refused for the model served: nvfp4 KV cache with MLA, offline data parallelism (`rules/modelfit.py`)",
-    "archsupport": "What the model's architecture supports: Transformers backend, LoRA, MoE backends (`rules/archsupport.py`)",
-    "modelkind": "Options against what the model is: float16, encoder-decoder, multimodal, Inkling LoRA, runner (`rules/modelkind.py`)",
-    "checkpoint": "The checkpoint's own quantization against the options (`rules/checkpoint.py`)",
-    "speclen": "The draft's max_model_len against the target's (`rules/speclen.py`)",
-}
 
 # DESIGN section 6's order for the ReplaySSM family; others keep their registration order
 ORDER = [
@@ -77,9 +32,6 @@ ORDER = [
     "replayssm-pipeline-parallel",
     "replayssm-tensor-parallel-heads",
 ]
-
-# findings made outside the rule engine, by the modules that read files and the flag catalogue
-OTHER_CHECKS = OUTSIDE_CHECKS
 
 PREAMBLE = f"""# profilekit rules
 
@@ -192,22 +144,13 @@ LIMITS = """
 """
 
 
-def _releases(spec: str) -> str:
-    from packaging.specifiers import SpecifierSet
-
-    if not spec:
-        return "all"
-    chosen = [v for v in SUPPORTED if SpecifierSet(spec).contains(v)]
-    return f"{chosen[0]}–{chosen[-1]}" if len(chosen) > 1 else chosen[0]
-
-
 def render() -> str:
-    unlisted = sorted({r.check.__module__.rsplit(".", 1)[-1] for r in RULES.values()} - set(FAMILIES))
+    unlisted = sorted({family(r) for r in RULES.values()} - set(FAMILIES))
     if unlisted:  # a module missing here would silently drop its rules from docs/RULES.md
         raise SystemExit(f"gen_rules_doc: rule modules without a family in FAMILIES: {', '.join(unlisted)}")
     lines = [PREAMBLE]
-    for family, title in FAMILIES.items():
-        rules = [r for r in RULES.values() if r.check.__module__.rsplit(".", 1)[-1] == family]
+    for name, title in FAMILIES.items():
+        rules = [r for r in RULES.values() if family(r) == name]
         rules.sort(key=lambda r: ORDER.index(r.id) if r.id in ORDER else len(ORDER))
         if not rules:
             continue
@@ -219,10 +162,10 @@ def render() -> str:
                 f"| `{r.id}` | {r.severity.value} | {_releases(r.releases)} | {r.summary} | {r.source or '—'} |"
             )
         lines.append("")
-        if family == "replayssm":
+        if name == "replayssm":
             lines.append(REPLAYSSM_NOTES)
     lines.append(LIMITS)
-    lines.append("## Checks outside the rule engine\n")
+    lines.append(f"## {OTHER_SECTION}\n")
     lines.append("| id | severity | what | where |")
     lines.append("| --- | --- | --- | --- |")
     for rule_id, severity, what, where in OTHER_CHECKS:

@@ -111,15 +111,29 @@ def print_findings(
     elif fmt == "json":
         text = format_json(findings, version=version, ignored=left_out)
     elif fmt == "github":
-        text = format_github(findings)
+        text = format_github(findings, prefix=_work_tree_prefix())
     elif fmt == "sarif":
-        text = format_sarif(findings, left_out)
+        text = format_sarif(findings, left_out, prefix=_work_tree_prefix())
     else:
         text = format_text(findings)
     if text:
         out(text)
     if fmt == "text" and (findings or left_out):
         out(summary_line(findings, len(left_out)))
+
+
+def _work_tree_prefix() -> str:
+    """The profile repository's folder in its git work tree (`deploy/`), which GitHub's paths start from; empty
+    at the work tree's root or outside git."""
+    from profilekit.load.layers import find_repo  # noqa: PLC0415 - only the CI formats place the repository in git
+    from profilekit.load.worktree import path_in_work_tree  # noqa: PLC0415 - as find_repo: only the CI formats
+
+    if G.session is not None:
+        return path_in_work_tree(G.session.root)
+    try:  # a lint whose profilekit.toml is broken has no session, and its findings are at that file all the same
+        return path_in_work_tree(find_repo(None, G.repo))
+    except UsageError:
+        return ""
 
 
 # the formats of the commands that print a report as text or as its JSON (diff, lint --to-release)
