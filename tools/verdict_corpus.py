@@ -218,12 +218,13 @@ def _pd_roles(rng: random.Random, serve: dict[str, Any]) -> dict[str, Any]:
     roles: dict[str, Any] = {}
     for role, kv_role, port in (("prefill", "kv_producer", 8100), ("decode", "kv_consumer", 8200)):
         kv: dict[str, Any] = {"kv_connector": name, "kv_role": _pick(rng, {kv_role: 0.85, "kv_both": 0.15})}
-        table: dict[str, Any] = {"serve": {"port": port, "kv_transfer_config": kv}}
+        # each role declared where it is defined (docs/ROLES.md): split_layers keeps a role's table in one layer
+        table: dict[str, Any] = {"kind": "vllm", "serve": {"port": port, "kv_transfer_config": kv}}
         if rng.random() < 0.3:
             table["env"] = {"VLLM_USE_V2_MODEL_RUNNER": rng.choice(["0", "1"])}
         roles[role] = table
     if rng.random() < 0.5:
-        roles["proxy"] = {"command": ["vllm-router", "--port", "8192"]}
+        roles["proxy"] = {"kind": "command", "command": ["vllm-router", "--port", "8192"]}
     return roles
 
 
