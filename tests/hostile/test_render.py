@@ -437,7 +437,8 @@ def test_concurrent_renders_into_one_folder_leave_one_complete_set(tmp_path: Pat
 
 
 def test_a_render_waits_for_the_one_already_writing_the_folder(tmp_path: Path) -> None:
-    """The folder is locked while a render writes it: a second render waits, then writes its whole set."""
+    """The folder is locked while a render writes it (the lock is on the folder that holds it, since the output
+    folder itself is swapped for a new one): a second render waits, then writes its whole set."""
     import fcntl
 
     root = tmp_path / "repo"
@@ -446,7 +447,7 @@ def test_a_render_waits_for_the_one_already_writing_the_folder(tmp_path: Path) -
     (root / "profiles" / "a.toml").write_text('[serve]\nmodel = "m"\n', encoding="utf-8")
     out = tmp_path / "out"
     out.mkdir()
-    fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
+    fd = os.open(out.parent, os.O_RDONLY | os.O_DIRECTORY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # as a render in progress holds it
         proc = _cli(root, "render", "a", "--out", str(out))

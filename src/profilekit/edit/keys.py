@@ -24,6 +24,7 @@ from tomlkit.items import AoT, InlineTable, Item, String, Table
 from profilekit.compose.names import reference_findings
 from profilekit.errors import Finding, FindingsError, UsageError
 from profilekit.load.layers import load_layer
+from profilekit.output import replace_file
 from profilekit.rules.options import layer_option_findings
 from profilekit.tomlio.positions import parse_key
 
@@ -177,18 +178,7 @@ def edit_layer(
 def write_layer_text(path: Path, text: str) -> None:
     """Replace the file whole (a crash leaves the old one), through a symlink to the file it names, keeping its mode."""
     target = Path(os.path.realpath(path))
-    mode = target.stat().st_mode & 0o7777
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    replace_file(target, text, mode=target.stat().st_mode & 0o7777)
 
 
 def _layer_name(session: Session, layer: str) -> str:
