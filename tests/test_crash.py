@@ -313,8 +313,9 @@ def _git(cwd: Path, *args: str) -> str:
 def test_a_killed_lock_leaves_the_old_lock_or_the_new_one(
     tmp_path: Path, sig: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`profilekit update platform` (which rewrites profilekit.lock for a moved branch) killed at each event:
-    the lock is the old one or the new one, whole; the next run leaves no temporary file beside it."""
+    """`profilekit lock` (no lock before) and `profilekit update platform` (which rewrites profilekit.lock for a
+    moved branch) killed at each event: the lock is the old one (or none) or the new one, whole; the next run
+    leaves no temporary file beside it."""
     platform = tmp_path / "platform"
     (platform / "profiles").mkdir(parents=True)
     (platform / "profilekit.toml").write_text('[vllm]\nversion = "0.33.0"\n', encoding="utf-8")
@@ -332,6 +333,17 @@ def test_a_killed_lock_leaves_the_old_lock_or_the_new_one(
     lock = root / "profilekit.lock"
     assert main(["--repo", str(root), "lock"]) == 0
     before = lock.read_bytes()
+    sweep = Sweep(tmp_path, sig)
+
+    def unlocked() -> None:
+        lock.unlink(missing_ok=True)
+
+    def first_lock(point: int) -> None:  # `profilekit lock` of a repository without a lock: none, or all of it
+        assert not lock.exists() or lock.read_bytes() == before, point
+        assert main(["--repo", str(root), "lock"]) == 0
+        assert sorted(p.name for p in root.iterdir()) == ["profilekit.lock", "profilekit.toml", "profiles"], point
+
+    sweep.run(["--repo", str(root), "--no-cache", "lock"], root, unlocked, first_lock)
     (platform / "profiles" / "base.toml").write_text('[serve]\nmodel = "m2"\n', encoding="utf-8")
     _git(platform, "commit", "-qam", "two")
     argv = ["--repo", str(root), "--no-cache", "update", "platform"]
@@ -347,7 +359,6 @@ def test_a_killed_lock_leaves_the_old_lock_or_the_new_one(
         assert main(argv[:2] + argv[3:]) == 0
         assert sorted(p.name for p in root.iterdir()) == ["profilekit.lock", "profilekit.toml", "profiles"], point
 
-    sweep = Sweep(tmp_path, sig)
     sweep.run(argv, root, reset, check)
     assert sweep.points >= 20, sweep.points
 
