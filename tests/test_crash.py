@@ -380,3 +380,27 @@ def test_an_output_folder_that_is_a_symlink_stays_one_and_its_folder_gets_the_re
     assert (real / "notes.txt").read_text(encoding="utf-8") == "mine\n"
     _digests_match(real)
     assert "prefill.sh" in {p.name for p in real.iterdir()}
+
+
+def test_the_next_render_removes_what_killed_renders_left_and_nothing_else(tmp_path: Path) -> None:
+    """What earlier kills left — temporary files of the files written one by one (`.prefill.sh.<hex>.tmp`, mode
+    0755 among them, as profilekit before the swap left them), a staging folder — goes with the next render;
+    look-alike names of the user's (`.prefill.sh.tmp`, `.out.profilekit-old`, a dotfile) stay."""
+    root = _repo(tmp_path / "repo")
+    out = tmp_path / "out"
+    assert main(["--repo", str(root), "render", "pd", "--out", str(out)]) == 0
+    for name, mode in ((".prefill.sh.0123456789ab.tmp", 0o755), (".decode.env.k3j_9x0a.tmp", 0o600)):
+        (out / name).write_text("half", encoding="utf-8")
+        (out / name).chmod(mode)
+    stage = tmp_path / ".out.profilekit-00112233aabb"
+    shutil.copytree(out, stage)  # a previous render swapped out, then killed before it was removed
+    (stage / "notes.txt").write_text("mine\n", encoding="utf-8")  # a file of the user's carried over
+    mine = [out / ".prefill.sh.tmp", out / ".hidden", tmp_path / ".out.profilekit-old"]
+    for path in mine:
+        path.write_text("mine\n", encoding="utf-8")
+    assert main(["--repo", str(root), "render", "pd", "--out", str(out)]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".out.profilekit-old", "out", "repo"]
+    assert all(path.read_text(encoding="utf-8") == "mine\n" for path in mine)
+    assert (out / "notes.txt").read_text(encoding="utf-8") == "mine\n"  # back where it was
+    assert not [p.name for p in out.iterdir() if p.name.endswith(".tmp") and p.name != ".prefill.sh.tmp"]
+    _digests_match(out)
