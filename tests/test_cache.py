@@ -289,6 +289,64 @@ def test_an_entry_another_user_owns_or_could_write_is_not_trusted(repo: Path, ca
     assert "exec evil serve" in pk(repo, cache, "render", "small", "--print").stdout
 
 
+def _forged(entry: Path) -> bytes:
+    """The entry's bytes made to say `exec evil serve`, checksum and key intact: what replaying it would print."""
+    import hashlib
+
+    body = entry.read_bytes().partition(b"\n")[2].replace(b"exec vllm serve", b"exec evil serve")
+    return hashlib.sha256(body).hexdigest().encode() + b"\n" + body
+
+
+def _listing(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_an_entry_that_is_a_symlink_is_not_followed(repo: Path, cache: Path, tmp_path: Path) -> None:
+    """`profilekit render small --print` twice, its entry replaced by a symlink to a well-formed entry of the same
+    key elsewhere (the user's own, mode 0600): the second run is made afresh, the link's target left alone."""
+    first = pk(repo, cache, "render", "small", "--print")
+    [entry] = entries(cache)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    planted = elsewhere / entry.name
+    forged = _forged(entry)
+    planted.write_bytes(forged)
+    planted.chmod(0o600)
+    entry.unlink()
+    entry.symlink_to(planted)
+    assert "exec evil serve" in planted.read_text(encoding="utf-8")
+    again, cached = answered(repo, cache, "render", "small", "--print")
+    assert not cached and (again.returncode, again.stdout) == (0, first.stdout)
+    assert _listing(elsewhere) == {entry.name: forged}  # the target untouched
+    assert not entry.is_symlink()  # the fresh entry replaced the link
+    third, cached = answered(repo, cache, "render", "small", "--print")
+    assert cached and third.stdout == first.stdout
+
+
+@pytest.mark.parametrize("depth", ["runs", "runs/XX"])
+def test_a_cache_folder_that_is_a_symlink_is_neither_read_nor_written_through(
+    repo: Path, cache: Path, tmp_path: Path, depth: str
+) -> None:
+    """`profilekit render small --print` twice, `runs/` or `runs/XX/` (XX: the key's first two characters) of the
+    cache moved elsewhere and a symlink left in its place: a forged entry there is not replayed, and nothing is
+    written there; the link is replaced by a real folder that the next run is answered from."""
+    first = pk(repo, cache, "render", "small", "--print")
+    [entry] = entries(cache)
+    entry.write_bytes(_forged(entry))
+    link = cache / depth.replace("XX", entry.parent.name)
+    elsewhere = tmp_path / "elsewhere"
+    link.rename(elsewhere)
+    link.symlink_to(elsewhere, target_is_directory=True)
+    before = _listing(elsewhere)
+    assert any(b"exec evil serve" in data for data in before.values())
+    again, cached = answered(repo, cache, "render", "small", "--print")
+    assert not cached and (again.returncode, again.stdout) == (0, first.stdout)
+    assert _listing(elsewhere) == before  # nothing written through the link
+    assert not link.is_symlink() and link.is_dir()
+    third, cached = answered(repo, cache, "render", "small", "--print")
+    assert cached and third.stdout == first.stdout
+
+
 @pytest.mark.parametrize("xdg", [None, "", "  ", "/srv/cache"])
 def test_the_default_folder_is_the_one_platformdirs_names(xdg: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
     import platformdirs

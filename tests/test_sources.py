@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -252,6 +253,7 @@ def test_a_stale_lock_is_refused_at_the_line_that_changed(platform: Path, tmp_pa
     assert result.out + result.err == (
         "profilekit.toml:6:1: error source-lock-stale source 'platform' changed since it was locked: rev is "
         "'v1.0.0' in profilekit.toml, 'main' in profilekit.lock\n"
+        "    profilekit.lock:7:1: sources.platform.rev\n"
         "    fix: run `profilekit lock` to lock 'platform' at the new rev\n"
         "1 error, 0 warnings\n"
     )
@@ -262,6 +264,111 @@ def test_a_stale_lock_is_refused_at_the_line_that_changed(platform: Path, tmp_pa
     assert (dropped.code, dropped.out) == (0, "platform: no longer in profilekit.toml, dropped from profilekit.lock\n")
     assert dropped.err == "profilekit.toml has no [sources]: removed profilekit.lock\n"
     assert not (root / "profilekit.lock").exists()
+
+
+WRITE_AGAIN = "    fix: run `profilekit lock` to write it again\n"
+# profilekit.lock as `lock` writes it: two lines of header, `version = 1` on line 3, [sources.platform] on line 5
+# with git, rev, commit and hash on lines 6 to 9; profilekit.toml declares [sources.platform] on line 4
+DAMAGED_LOCKS = {
+    "garbage": (
+        lambda lock: b"garbage\n",
+        "profilekit.lock is not valid TOML: Expected '=' after a key in a key/value pair\n"
+        "    profilekit.lock:1:8:\n" + WRITE_AGAIN,
+    ),
+    "not UTF-8": (
+        lambda lock: lock.replace(b"main", b"ma\xffin"),
+        "profilekit.lock is not valid UTF-8\n    profilekit.lock:7:1:\n" + WRITE_AGAIN,
+    ),
+    "another format": (
+        lambda lock: lock.replace(b"version = 1", b"version = 2"),
+        "profilekit.lock is not a lock file of format 1 (it says version = 2; profilekit writes version = 1)\n"
+        "    profilekit.lock:3:1: version\n" + WRITE_AGAIN,
+    ),
+    "an entry without hash": (
+        lambda lock: b"".join(line for line in lock.splitlines(keepends=True) if not line.startswith(b"hash")),
+        "[sources.platform] of profilekit.lock has no `hash`\n    profilekit.lock:5:1: sources.platform\n"
+        + WRITE_AGAIN,
+    ),
+    "an ill-typed commit": (
+        lambda lock: re.sub(rb'commit = "[0-9a-f]+"', b"commit = 5", lock),
+        "`commit` of [sources.platform] in profilekit.lock is an integer, not a string\n"
+        "    profilekit.lock:8:1: sources.platform.commit\n" + WRITE_AGAIN,
+    ),
+    "a commit that is no commit id": (
+        lambda lock: re.sub(rb'commit = "[0-9a-f]+"', b'commit = "main"', lock),
+        "profilekit.lock locks it at 'main', which is not a commit id\n"
+        "    profilekit.lock:8:1: sources.platform.commit\n" + WRITE_AGAIN,
+    ),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGED_LOCKS), ids=list(DAMAGED_LOCKS))
+def test_a_damaged_lock_is_refused_naming_the_source_its_line_and_the_damage(
+    platform: Path, tmp_path: Path, run: Run, damage: str
+) -> None:
+    """`profilekit check qwen` with profilekit.lock damaged: the source, its line of profilekit.toml, where the
+    damage is in the lock, and a fix that works (`profilekit lock`, then check again). Never a traceback."""
+    root = consumer(tmp_path, "../platform")
+    assert run("--repo", root, "lock").code == 0
+    lock = root / "profilekit.lock"
+    good = lock.read_bytes()
+    spoil, expected = DAMAGED_LOCKS[damage]
+    lock.write_bytes(spoil(good))
+    result = run("--repo", root, "check", "qwen")
+    assert (result.code, result.out + result.err) == (
+        1,
+        "profilekit.toml:4:1: error source-unlocked source 'platform' is not locked: "
+        + expected
+        + "1 error, 0 warnings\n",
+    )
+    assert run("--repo", root, "lock").code == 0
+    assert lock.read_bytes() == good
+    assert run("--repo", root, "check", "qwen").code == 0
+
+
+def test_a_folder_in_place_of_the_lock_is_refused_naming_the_source(platform: Path, tmp_path: Path, run: Run) -> None:
+    """`profilekit check qwen` with a folder named profilekit.lock: the fix says to remove it first (`lock` cannot
+    write over a folder)."""
+    root = consumer(tmp_path, "../platform")
+    (root / "profilekit.lock").mkdir()
+    result = run("--repo", root, "check", "qwen")
+    assert (result.code, result.out + result.err) == (
+        1,
+        "profilekit.toml:4:1: error source-unlocked source 'platform' is not locked: profilekit.lock is a folder, "
+        "not a file\n"
+        "    profilekit.lock:1:1:\n"
+        "    fix: remove the folder profilekit.lock, then run `profilekit lock` to write the file\n"
+        "1 error, 0 warnings\n",
+    )
+    (root / "profilekit.lock").rmdir()
+    assert run("--repo", root, "lock").code == 0 and run("--repo", root, "check", "qwen").code == 0
+
+
+def test_a_lock_entry_for_a_source_profilekit_toml_does_not_declare_is_stale(
+    platform: Path, tmp_path: Path, run: Run
+) -> None:
+    """`profilekit check qwen` with a [sources.old] left in profilekit.lock: refused at its line, until `lock`
+    drops it; the source that is declared is still read."""
+    root = consumer(tmp_path, "../platform")
+    assert run("--repo", root, "lock").code == 0
+    lock = root / "profilekit.lock"
+    good = lock.read_text(encoding="utf-8")
+    lock.write_text(good + "\n" + good.split("\n\n", 1)[1].replace("sources.platform", "sources.old"), encoding="utf-8")
+    result = run("--repo", root, "check", "qwen")
+    assert (result.code, result.out + result.err) == (
+        1,
+        "profilekit.lock:11:1: error source-lock-stale profilekit.lock locks source 'old', which profilekit.toml "
+        "does not declare: the lock was written for another profilekit.toml\n"
+        "    fix: run `profilekit lock` to drop 'old' from profilekit.lock (or declare [sources.old] again)\n"
+        "1 error, 0 warnings\n",
+    )
+    dropped = run("--repo", root, "lock")
+    assert (dropped.code, dropped.out) == (
+        0,
+        f"platform: main stays at {short(platform)}\nold: no longer in profilekit.toml, dropped from profilekit.lock\n",
+    )
+    assert lock.read_text(encoding="utf-8") == good
+    assert run("--repo", root, "check", "qwen").code == 0
 
 
 # ---- offline, and the cache that must not be trusted blindly -------------------------------------

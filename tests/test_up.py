@@ -40,6 +40,10 @@ class Health(http.server.BaseHTTPRequestHandler):
     def address_string(self):
         return "local"
 def stop(*_):
+    if os.environ.get("STUB_TERM_RECORD"):  # its pid, and when SIGTERM reached it (a clock all processes share)
+        fd = os.open(os.environ["STUB_TERM_RECORD"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.write(fd, f"{{os.getpid()}} {{time.monotonic()}}".encode())
+        os.close(fd)
     if os.environ.get("STUB_IGNORE_SIGTERM"):
         os.write(1, b"ignoring SIGTERM\\n")
         return
@@ -382,16 +386,57 @@ def test_health_timeout_stops_everything_with_124_and_sigkill_follows_a_stuck_ro
     assert running.remaining() == []
 
 
+def _ended(pid: int) -> bool:
+    """Whether process `pid` has ended: gone, or a zombie its parent has not reaped yet."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.parametrize("timeout", ["2", "1.5", "2"])
+def test_sigkill_follows_sigterm_after_the_stop_timeout_to_within_a_fifth_of_a_second(
+    make_repo: MakeRepo, run: Run, up: type[Up], tmp_path: Path, timeout: str
+) -> None:
+    """`PROFILEKIT_UP_STOP_TIMEOUT=2 bash up.sh` (and 1.5), then SIGTERM to up.sh: decode ignores SIGTERM and is
+    killed no sooner than the timeout after up.sh got the signal, and no later than 0.2 s past it (bash's SECONDS
+    counts whole seconds: with it, the kill came 1.2 to 2.0 s after SIGTERM). Run three times."""
+    ports = free_ports(3)
+    record = tmp_path / "decode.term"
+    stubborn = f'STUB_IGNORE_SIGTERM = "1"\n        STUB_TERM_RECORD = "{record}"'
+    repo = make_repo({"pd.toml": pd_layer(ports, decode_env=stubborn)})
+    running = up(render(run, repo, "pd", tmp_path / "out"), PROFILEKIT_UP_STOP_TIMEOUT=timeout)
+    running.until_all(started_lines(ports))
+    sent = time.monotonic()
+    running.proc.send_signal(signal.SIGTERM)
+    while not record.exists() or not record.read_text(encoding="ascii"):
+        assert time.monotonic() - sent < 5, "decode never got SIGTERM"
+        time.sleep(0.001)
+    pid, termed = record.read_text(encoding="ascii").split()
+    while not _ended(int(pid)):
+        assert time.monotonic() - sent < float(timeout) + 5, "decode was never killed"
+        time.sleep(0.001)
+    killed = time.monotonic()
+    assert sent <= float(termed) < sent + 0.2  # up.sh passed SIGTERM on at once
+    assert float(timeout) <= killed - sent <= float(timeout) + 0.2, f"killed {killed - sent:.3f} s after SIGTERM"
+    code, lines = running.finish()
+    assert code == 143
+    assert lines[-1] == "up.sh: sending SIGKILL to what is still running of: decode"
+    assert running.remaining() == []
+
+
 def test_bad_settings_and_arguments_are_refused(make_repo: MakeRepo, run: Run, tmp_path: Path, stub_path: str) -> None:
     repo = make_repo({"pd.toml": pd_layer(free_ports(3))})
     script = render(run, repo, "pd", tmp_path / "out")
-    env = {"PATH": stub_path, "PROFILEKIT_UP_STOP_TIMEOUT": "soon"}
-    proc = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, check=False)
-    assert (proc.returncode, proc.stdout, proc.stderr) == (
-        2,
-        "",
-        "up.sh: PROFILEKIT_UP_STOP_TIMEOUT must be a whole number of seconds, not 'soon'\n",
-    )
+    for value in ("soon", "1.", ".5", "-1", "1e3"):
+        env = {"PATH": stub_path, "PROFILEKIT_UP_STOP_TIMEOUT": value}
+        proc = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, check=False)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (
+            2,
+            "",
+            f"up.sh: PROFILEKIT_UP_STOP_TIMEOUT must be a number of seconds (30, or 1.5), not '{value}'\n",
+        )
     proc = subprocess.run(
         ["bash", str(script), "--port", "1"], env={"PATH": stub_path}, capture_output=True, text=True, check=False
     )

@@ -4,7 +4,9 @@ Entries live in the user cache folder (`PROFILEKIT_CACHE_DIR`, else platformdirs
 file each, written whole under a temporary name and renamed into place, so concurrent runs never see half an
 entry. Each file starts with the SHA-256 of the rest and names its own key and format: a damaged, truncated
 or foreign entry is ignored (and removed), and the run derives everything again; so is one that another user
-owns or could have written (a replayed render writes files: its entry must be the user's own). `--no-cache` turns it off.
+owns or could have written (a replayed render writes files: its entry must be the user's own). Below the cache
+folder nothing is reached through a symlink, for reading or writing: an entry that is one is a miss, and a
+folder that is one is replaced by a real folder when an entry is written. `--no-cache` turns it off.
 
 What is cached is derived from the inputs it names (file contents, folder listings, profilekit's own code),
 all checked again before an entry is used. Secrets never reach it: it holds what profilekit printed or
@@ -21,6 +23,7 @@ import json
 import os
 import sys
 import time
+from stat import S_ISLNK, S_ISREG  # loaded by os already
 
 from profilekit import __version__
 from profilekit.cache import record
@@ -129,21 +132,87 @@ def _stat_tree(root: str, parts: list[str]) -> None:
             parts.append(f"{entry.path}:{st.st_size}:{st.st_mtime_ns}")
 
 
-def entry_path(kind: str, key: str) -> str:
-    return os.path.join(cache_dir(), kind, key[:2], key)
+_FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# non-blocking: a FIFO planted as an entry would hold the run at open(); it is no regular file, so not read
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _entry_folder(kind: str, key: str, *, create: bool) -> int:
+    """An open descriptor of the folder `kind/KEY[:2]` of the cache folder; raises OSError.
+
+    Each folder below the cache folder is opened relative to the one above it and never through a symlink: an
+    entry says what to print and what to write where, so one planted elsewhere must not be replayed, and a run
+    must not write entries elsewhere through a planted link. The cache folder itself is reached as the user
+    names it (a home or `PROFILEKIT_CACHE_DIR` that is a symlink is theirs to choose). With `create`, a missing
+    folder is made, and a symlink where a folder belongs is removed (the link, not what it points to) and
+    replaced by a folder.
+    """
+    root = cache_dir()
+    if create:
+        os.makedirs(root, mode=0o700, exist_ok=True)
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for name in (kind, key[:2]):
+            inner = _open_folder(fd, name, create=create)
+            os.close(fd)
+            fd = inner
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _open_folder(parent: int, name: str, *, create: bool) -> int:
+    if create:
+        _make_folder(parent, name)
+    try:
+        return os.open(name, _FOLDER_FLAGS, dir_fd=parent)
+    except NotADirectoryError:  # what O_DIRECTORY | O_NOFOLLOW says of a symlink, or of a file
+        if not create or not S_ISLNK(os.lstat(name, dir_fd=parent).st_mode):
+            raise
+    os.unlink(name, dir_fd=parent)
+    _make_folder(parent, name)
+    return os.open(name, _FOLDER_FLAGS, dir_fd=parent)
+
+
+def _make_folder(parent: int, name: str) -> None:
+    try:
+        os.mkdir(name, 0o700, dir_fd=parent)
+    except FileExistsError:  # made already, or just now by another run
+        return
 
 
 def read_entry(kind: str, key: str) -> dict[str, Any] | None:
     """The entry stored under `key`; None when there is none, or it is damaged or not ours (then removed)."""
-    path = entry_path(kind, key)
     try:
-        with open(path, "rb") as handle:
-            st = os.fstat(handle.fileno())
-            if st.st_uid != os.getuid() or st.st_mode & 0o022:
-                return None  # written by someone else, or writable by others: an entry may say what to write where
-            raw = handle.read()
+        folder = _entry_folder(kind, key, create=False)
     except OSError:
         return None
+    try:
+        raw = _read_own(folder, key)
+        data = None if raw is None else _parsed(raw, key)
+        if raw is not None and data is None:
+            _discard(key, folder)
+        return data
+    finally:
+        os.close(folder)
+
+
+def _read_own(folder: int, name: str) -> bytes | None:
+    """The bytes of the regular file `name` in `folder` when this user owns it and nobody else could write it."""
+    try:
+        with open(os.open(name, _READ_FLAGS, dir_fd=folder), "rb") as handle:  # a symlink is refused (ELOOP)
+            st = os.fstat(handle.fileno())
+            if not S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
+                return None  # written by someone else, or writable by others: an entry may say what to write where
+            return handle.read()
+    except OSError:
+        return None
+
+
+def _parsed(raw: bytes, key: str) -> dict[str, Any] | None:
+    """The entry in `raw` when its checksum holds and it names `key` and this format; else None."""
     head, _, body = raw.partition(b"\n")
     try:
         if head.decode("ascii") != digest(body):
@@ -152,7 +221,6 @@ def read_entry(kind: str, key: str) -> dict[str, Any] | None:
         if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("key") != key:
             raise ValueError("foreign")
     except ValueError:  # UnicodeDecodeError and json's errors are ValueErrors
-        _discard(path)
         return None
     return data
 
@@ -162,41 +230,47 @@ def write_entry(kind: str, key: str, data: dict[str, Any]) -> None:
     body = json.dumps({**data, "format": FORMAT, "key": key}, ensure_ascii=False, separators=(",", ":")).encode(
         "utf-8", "surrogateescape"
     )
-    path = entry_path(kind, key)
     try:
-        folder = os.path.dirname(path)
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        fd, tmp = new_temp(folder, ".entry.")
+        folder = _entry_folder(kind, key, create=True)
+    except OSError:
+        return
+    try:
+        fd, tmp = _new_temp(".entry.", "", dir_fd=folder)
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(digest(body).encode("ascii") + b"\n" + body)
-            os.replace(tmp, path)
+            os.replace(tmp, key, src_dir_fd=folder, dst_dir_fd=folder)  # replaces a symlink there, never follows it
         except BaseException:
-            _discard(tmp)
+            _discard(tmp, folder)
             raise
     except OSError:
         return
-
-
-_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    finally:
+        os.close(folder)
 
 
 def new_temp(folder: str, prefix: str, suffix: str = "") -> tuple[int, str]:
     """A new file of mode 0600 in `folder` under a name nobody else uses, open for writing, as tempfile.mkstemp
     makes one (created exclusively, never through a symlink) without importing tempfile, which brings shutil,
     bz2, lzma and random into every first run."""
+    return _new_temp(prefix, suffix, folder=folder)
+
+
+def _new_temp(prefix: str, suffix: str, *, folder: str = "", dir_fd: int | None = None) -> tuple[int, str]:
+    """new_temp in `folder`, or in the folder open as `dir_fd` (then the name returned is relative to it)."""
     for _attempt in range(100):
-        path = os.path.join(folder, f"{prefix}{os.urandom(6).hex()}{suffix}")
+        name = f"{prefix}{os.urandom(6).hex()}{suffix}"
+        path = os.path.join(folder, name) if folder else name
         try:
-            return os.open(path, _TEMP_FLAGS, 0o600), path
+            return os.open(path, _TEMP_FLAGS, 0o600, dir_fd=dir_fd), path
         except FileExistsError:
             continue
-    raise FileExistsError(errno.EEXIST, "no unused temporary file name", folder)
+    raise FileExistsError(errno.EEXIST, "no unused temporary file name", folder or str(dir_fd))
 
 
-def _discard(path: str) -> None:
+def _discard(name: str, folder: int) -> None:
     try:
-        os.unlink(path)
+        os.unlink(name, dir_fd=folder)
     except OSError:
         return
 

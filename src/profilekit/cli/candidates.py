@@ -45,7 +45,8 @@ def _layer_names(ctx: typer.Context) -> list[str]:
         # --help loads every declaration; a candidate loads the pipeline only when a shell asks
         from profilekit.sources.lockfile import read_lock  # noqa: PLC0415
 
-        for source, entry in (read_lock(root) or {}).items():
+        lock = read_lock(root)
+        for source, entry in (lock.usable() if lock is not None else {}).items():
             tree = tree_path(entry.commit)
             names += list(source_layers(source, tree)) if tree.is_dir() else []
         return names

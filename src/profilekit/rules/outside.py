@@ -73,13 +73,14 @@ OUTSIDE_CHECKS: tuple[tuple[str, str, str, str], ...] = (
     (
         "source-unlocked",
         "error",
-        "a source has no entry in profilekit.lock (or the lock file cannot be read): run `profilekit lock`",
+        "a source has no usable entry in profilekit.lock (or the lock file cannot be read): run `profilekit lock`",
         "`sources/__init__.py`",
     ),
     (
         "source-lock-stale",
         "error",
-        "a source's `git` or `rev` in profilekit.toml is not the one profilekit.lock was written for",
+        "a source's `git` or `rev` in profilekit.toml is not the one profilekit.lock was written for, or the "
+        "lock has a source profilekit.toml does not declare",
         "`sources/__init__.py`",
     ),
     (

@@ -17,7 +17,16 @@ from profilekit.errors import Finding, Location, Severity
 from profilekit.load.layers import Source, discover_layers, source_label
 from profilekit.sources import gitio
 from profilekit.sources.gitio import rev_problem, url_problem
-from profilekit.sources.lockfile import LOCK_FILE, Locked, LockError, read_lock, tree_hash
+from profilekit.sources.lockfile import (
+    LOCK_FILE,
+    WRITE_AGAIN,
+    Damage,
+    Lock,
+    Locked,
+    LockError,
+    read_lock,
+    tree_hash,
+)
 
 if TYPE_CHECKING:
     from profilekit.load.layerdata import RepoConfig, SourceSpec
@@ -87,25 +96,18 @@ def open_sources(
     `locked` replaces profilekit.lock (`update` checks a lock before it writes it); without `fetch` a commit not
     in the cache is a finding (shell completion never reaches the network).
     """
-    if not config.sources:
-        return [], []
-    if locked is None:
+    lock: Lock | None
+    if locked is not None:
+        lock = Lock(dict[str, Locked | Damage](locked), {})
+    else:
         try:
-            locked = read_lock(root)
-        except LockError as exc:
-            finding = Finding(
-                "source-unlocked",
-                Severity.ERROR,
-                str(exc),
-                [Location(LOCK_FILE, 1, 1)],
-                fix="run `profilekit lock` to write it again",
-            )
-            return [], [finding]
+            lock = read_lock(root)
+        except LockError as exc:  # every source is unlocked, each named where profilekit.toml declares it
+            return [], [_unlocked(name, exc.damage, config_file) for name in config.sources]
     found: list[Source] = []
-    problems: list[Finding] = []
+    problems = _undeclared(lock, config) if locked is None and lock is not None else []
     for name, spec in config.sources.items():
-        entry = (locked or {}).get(name)
-        source, problem = _open_one(root, name, spec, entry, config_file, missing=locked is None, fetch=fetch)
+        source, problem = _open_one(root, name, spec, lock, config_file, fetch=fetch)
         if problem is not None:
             problems.append(problem)
         elif source is not None:
@@ -113,14 +115,46 @@ def open_sources(
     return found, problems
 
 
+def _unlocked(name: str, damage: Damage, config_file: TomlFile | None) -> Finding:
+    """`source-unlocked` for source `name` of a lock (or lock entry) that cannot be used: at the source's line
+    of profilekit.toml, then where the damage is in the lock."""
+    return Finding(
+        "source-unlocked",
+        Severity.ERROR,
+        f"source {name!r} is not locked: {damage.why}",
+        [config_location(config_file, name), Location(LOCK_FILE, damage.line, damage.column, damage.key)],
+        fix=damage.fix,
+    )
+
+
+def _undeclared(lock: Lock, config: RepoConfig) -> list[Finding]:
+    """`source-lock-stale` for each source the lock has and profilekit.toml no longer declares."""
+    return [
+        Finding(
+            "source-lock-stale",
+            Severity.ERROR,
+            f"{LOCK_FILE} locks source {name!r}, which profilekit.toml does not declare: the lock was written for "
+            "another profilekit.toml",
+            [Location(LOCK_FILE, *lock.at("sources", name), f"sources.{name}")],
+            fix=f"run `profilekit lock` to drop {name!r} from {LOCK_FILE} (or declare [sources.{name}] again)",
+        )
+        for name in lock.entries
+        if name not in config.sources
+    ]
+
+
+def _in_lock(lock: Lock | None, name: str, key: str) -> Location:
+    line, column = lock.at("sources", name, key) if lock is not None else (1, 1)
+    return Location(LOCK_FILE, line, column, f"sources.{name}.{key}")
+
+
 def _open_one(
     root: Path,
     name: str,
     spec: SourceSpec,
-    entry: Locked | None,
+    lock: Lock | None,
     config_file: TomlFile | None,
     *,
-    missing: bool,
     fetch: bool,
 ) -> tuple[Source | None, Finding | None]:
     key, problem = spec_problem(spec)
@@ -128,8 +162,11 @@ def _open_one(
         return None, Finding(
             "invalid-source", Severity.ERROR, f"source {name!r}: {problem}", [config_location(config_file, name, key)]
         )
+    entry = lock.entries.get(name) if lock is not None else None
+    if isinstance(entry, Damage):
+        return None, _unlocked(name, entry, config_file)
     if entry is None:
-        why = f"there is no {LOCK_FILE}" if missing else f"{LOCK_FILE} has no entry for it"
+        why = f"there is no {LOCK_FILE}" if lock is None else f"{LOCK_FILE} has no entry for it"
         return None, Finding(
             "source-unlocked",
             Severity.ERROR,
@@ -144,9 +181,17 @@ def _open_one(
                 Severity.ERROR,
                 f"source {name!r} changed since it was locked: {key} is {now!r} in profilekit.toml, "
                 f"{then!r} in {LOCK_FILE}",
-                [config_location(config_file, name, key)],
+                [config_location(config_file, name, key), _in_lock(lock, name, key)],
                 fix=f"run `profilekit lock` to lock {name!r} at the new {key}",
             )
+    if not gitio.is_commit(entry.commit):
+        return None, Finding(
+            "source-unlocked",
+            Severity.ERROR,
+            f"source {name!r} is not locked: {LOCK_FILE} locks it at {entry.commit!r}, which is not a commit id",
+            [config_location(config_file, name), _in_lock(lock, name, "commit")],
+            fix=WRITE_AGAIN,
+        )
     return _materialise(root, name, spec, entry, config_file, fetch=fetch)
 
 
@@ -155,14 +200,6 @@ def _materialise(
 ) -> tuple[Source | None, Finding | None]:
     source = Source(name, spec.git, spec.rev, entry.commit, entry.hash, tree_path(entry.commit))
     where = [config_location(config_file, name)]
-    if not gitio.is_commit(entry.commit):
-        return None, Finding(
-            "source-unlocked",
-            Severity.ERROR,
-            f"{LOCK_FILE} locks source {name!r} at {entry.commit!r}, which is not a commit id",
-            where,
-            fix="run `profilekit lock` to write it again",
-        )
     if not source.tree.is_dir() and not fetch:
         why = f"source {name!r}: commit {entry.commit[:7]} is not in the cache (not fetched here)"
         return None, Finding("source-unavailable", Severity.ERROR, why, where)

@@ -11,6 +11,10 @@ import tomli
 
 from profilekit.output import replace_file
 from profilekit.records import record
+from profilekit.tomlio.guards import syntax_error_position
+from profilekit.tomlio.positions import Path as KeyPath
+from profilekit.tomlio.positions import Pos, locate_keys
+from profilekit.tomlio.read import toml_type
 
 LOCK_FILE = "profilekit.lock"
 FORMAT = 1
@@ -28,35 +32,96 @@ class Locked:
     hash: str
 
 
+WRITE_AGAIN = "run `profilekit lock` to write it again"
+FIELDS = ("git", "rev", "commit", "hash")
+
+
+@record(frozen=True, slots=True)
+class Damage:
+    """Why profilekit.lock, or its entry for one source, cannot be used: the reason, where in the lock, the fix."""
+
+    why: str
+    line: int = 1
+    column: int = 1
+    key: str = ""  # the key of the lock at that position (`sources.platform.commit`), if there is one
+    fix: str = WRITE_AGAIN
+
+
 class LockError(Exception):
-    """profilekit.lock cannot be read; the message says why."""
+    """profilekit.lock as a whole cannot be read; `damage` says why and where."""
+
+    def __init__(self, damage: Damage) -> None:
+        super().__init__(damage.why)
+        self.damage = damage
 
 
-def read_lock(root: Path) -> dict[str, Locked] | None:
-    """The locked sources, or None when there is no lock file; a damaged one raises LockError."""
+@record(slots=True)
+class Lock:
+    """profilekit.lock as read: each entry, or why it cannot be used, and where each key of the lock is."""
+
+    entries: dict[str, Locked | Damage]
+    positions: dict[KeyPath, Pos]
+
+    def usable(self) -> dict[str, Locked]:
+        return {name: entry for name, entry in self.entries.items() if isinstance(entry, Locked)}
+
+    def at(self, *path: str) -> tuple[int, int]:
+        """The line and column of `path` in the lock, or of its nearest written ancestor (1, 1 if none)."""
+        for depth in range(len(path), 0, -1):
+            found = self.positions.get(path[:depth])
+            if found is not None:
+                return found.line, found.column
+        return 1, 1
+
+
+def read_lock(root: Path) -> Lock | None:
+    """The lock, or None when there is no lock file; one that cannot be read as a whole raises LockError."""
     path = root / LOCK_FILE
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LockError(f"cannot read {LOCK_FILE}: {exc}") from None
+    except IsADirectoryError:
+        fix = f"remove the folder {LOCK_FILE}, then run `profilekit lock` to write the file"
+        raise LockError(Damage(f"{LOCK_FILE} is a folder, not a file", fix=fix)) from None
+    except OSError as exc:
+        raise LockError(Damage(f"{LOCK_FILE} cannot be read: {exc.strerror or exc}")) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise LockError(Damage(f"{LOCK_FILE} is not valid UTF-8", raw[: exc.start].count(b"\n") + 1)) from None
     try:
         data = tomli.loads(text)
     except tomli.TOMLDecodeError as exc:
-        raise LockError(f"{LOCK_FILE} is not valid TOML: {exc}") from None
+        line, column, why = syntax_error_position(text, str(exc))
+        raise LockError(Damage(f"{LOCK_FILE} is not valid TOML: {why}", line, column)) from None
+    lock = Lock({}, locate_keys(text))
     if data.get("version") != FORMAT:
-        raise LockError(f"{LOCK_FILE} is not a lock file of format {FORMAT} (version = {FORMAT})")
+        said = f"it says version = {data['version']!r}" if "version" in data else "it has no `version`"
+        why = f"{LOCK_FILE} is not a lock file of format {FORMAT} ({said}; profilekit writes version = {FORMAT})"
+        raise LockError(Damage(why, *lock.at("version"), "version" if "version" in data else ""))
     sources = data.get("sources", {})
     if not isinstance(sources, dict):
-        raise LockError(f"{LOCK_FILE}: `sources` is not a table")
-    found: dict[str, Locked] = {}
+        raise LockError(
+            Damage(f"`sources` in {LOCK_FILE} is {toml_type(sources)}, not a table", *lock.at("sources"), "sources")
+        )
     for name, entry in sources.items():
-        fields = ("git", "rev", "commit", "hash")
-        if not isinstance(entry, dict) or any(not isinstance(entry.get(k), str) for k in fields):
-            raise LockError(f"{LOCK_FILE}: [sources.{name}] needs the strings {', '.join(fields)}")
-        found[name] = Locked(entry["git"], entry["rev"], entry["commit"], entry["hash"])
-    return found
+        lock.entries[name] = _entry(lock, name, entry)
+    return lock
+
+
+def _entry(lock: Lock, name: str, entry: object) -> Locked | Damage:
+    """The entry of source `name`, or what is wrong with it, at its place in the lock."""
+    table = f"sources.{name}"
+    if not isinstance(entry, dict):
+        return Damage(f"[{table}] of {LOCK_FILE} is {toml_type(entry)}, not a table", *lock.at("sources", name), table)
+    for key in FIELDS:
+        if key not in entry:
+            return Damage(f"[{table}] of {LOCK_FILE} has no `{key}`", *lock.at("sources", name), table)
+        if not isinstance(entry[key], str):
+            why = f"`{key}` of [{table}] in {LOCK_FILE} is {toml_type(entry[key])}, not a string"
+            return Damage(why, *lock.at("sources", name, key), f"{table}.{key}")
+    return Locked(entry["git"], entry["rev"], entry["commit"], entry["hash"])
 
 
 def lock_text(locked: dict[str, Locked]) -> str:

@@ -32,9 +32,11 @@ def _repository() -> tuple[Path, RepoConfig, dict[str, Locked], TomlFile | None]
     if findings:
         raise FindingsError(findings)
     try:
-        previous = read_lock(root) or {}
+        lock = read_lock(root)
     except LockError:
-        previous = {}  # `lock` writes it again from profilekit.toml
+        lock = None  # `lock` writes it again from profilekit.toml
+    # an entry that cannot be read is locked afresh; the others keep their commits
+    previous = lock.usable() if lock is not None else {}
     return root, config, previous, config_file
 
 
