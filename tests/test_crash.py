@@ -71,20 +71,23 @@ def _repo(root: Path) -> Path:
 
 def _fork(argv: list[str], cwd: Path, point: int, sig: int, log: Path) -> tuple[int, int]:
     """Run `profilekit ARGV` (cache as in the environment) in a forked child, signalled at file-system event
-    `point` (never, if 0). Returns (how it ended: exit code, or -signal; the events it raised)."""
+    `point` (never, if 0). Returns (how it ended: exit code, or -signal; the events it raised). What it printed
+    is in `log` (stderr) and `log` with the suffix .out (stdout)."""
     count_file = log.with_suffix(".count")
     pid = os.fork()
     if pid == 0:  # the child: never returns into pytest
         code = 99
         try:
             os.chdir(cwd)
-            fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-            os.dup2(fd, 1)
-            os.dup2(fd, 2)
+            for fd, path in ((1, log.with_suffix(".out")), (2, log)):
+                os.dup2(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), fd)
+            # pytest's capture put its own objects in sys.stdout and sys.stderr: the child writes to its fds
+            sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115 - the child's whole life
+            sys.stderr = open(2, "w", encoding="utf-8", closefd=False)  # noqa: SIM115 - as stdout
             seen = [0]
 
             def hook(event: str, _args: tuple[object, ...]) -> None:
-                if event in EVENTS:
+                if event in EVENTS and seen[0] >= 0:
                     seen[0] += 1
                     if seen[0] == point:
                         os.kill(os.getpid(), sig)
@@ -94,7 +97,10 @@ def _fork(argv: list[str], cwd: Path, point: int, sig: int, log: Path) -> tuple[
             code = main()
             sys.stdout.flush()
             sys.stderr.flush()
-            os.write(os.open(count_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), str(seen[0]).encode())
+            # the command is over: what this harness does next is no kill point (a run shorter than the sweep's
+            # first one, as a replay after the recording run, never sees its later points)
+            raised, seen[0] = str(seen[0]).encode(), -1
+            os.write(os.open(count_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), raised)
         except BaseException:  # what escapes profilekit is a failure the test reports
             import traceback
 
@@ -143,20 +149,31 @@ class Sweep:
         self.sig = sig
         self.points = 0
 
-    def run(self, argv: list[str], cwd: Path, reset: Callable[[], None], check: Callable[[int], None]) -> None:
+    def run(
+        self,
+        argv: list[str],
+        cwd: Path,
+        reset: Callable[[], None],
+        check: Callable[[int], None],
+        *,
+        expect: int = 0,
+        stride: int = 1,
+    ) -> None:
+        """`expect`: how the command ends when nothing stops it (lint with findings: 1); `stride`: kill at every
+        event (1), or at every n-th, for a command whose events repeat one step many times."""
         reset()
         ended, events = _fork(argv, cwd, 0, 0, self.tmp / "full.log")
-        assert ended == 0, (self.tmp / "full.log").read_text()
+        assert ended == expect, (self.tmp / "full.log").read_text()
         assert events > 10, events  # the hook sees the command's file-system steps
-        for point in range(1, events + 1):
+        for point in range(1, events + 1, stride):
             reset()
             log = self.tmp / "kill.log"
             ended, _ = _fork(argv, cwd, point, SIGNALS[self.sig], log)
             said = log.read_text(encoding="utf-8", errors="replace")
             # killed before it finished, or finished before the signal was handled (an event after the last write)
-            assert ended in (*ENDINGS[self.sig], 0), (point, ended, said)
+            assert ended in (*ENDINGS[self.sig], expect), (point, ended, said)
             assert "Traceback" not in said, (point, said)
-            if ended != 0:
+            if ended != expect:
                 assert said == "", (point, said)  # quietly
             check(point)
             self.points += 1
@@ -361,6 +378,43 @@ def test_a_killed_lock_leaves_the_old_lock_or_the_new_one(
 
     sweep.run(argv, root, reset, check)
     assert sweep.points >= 20, sweep.points
+
+
+@pytest.mark.parametrize("sig", list(SIGNALS))
+def test_a_lint_stopped_at_any_point_ends_quietly_and_leaves_the_cache_usable(
+    tmp_path: Path, sig: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`profilekit lint` killed at each file-system event, answered from the cache (Ctrl-C printed a traceback
+    from the cache's reads: issue 26, item 2), recording into an empty cache, and uncached: it ends with the
+    signal's status and nothing printed, and the next lint prints the same report as before."""
+    root = _repo(tmp_path / "repo")
+    (root / "profiles" / "single.toml").write_text(SINGLE + "[serve.nope]\n", encoding="utf-8")  # a finding
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("PROFILEKIT_CACHE_DIR", str(cache))
+    log = tmp_path / "whole.log"
+    assert _fork(["--repo", str(root), "lint"], tmp_path, 0, 0, log)[0] == 1
+    report = log.with_suffix(".out").read_text(encoding="utf-8")
+    assert "error unknown-option serve.nope" in report
+    sweep = Sweep(tmp_path, sig)
+    # a replay at every event; a first run (hashing profilekit's ~200 files for the cache key, reading the layers
+    # and the catalogue) at every 5th, a cold run's events being one read after another of the same kind
+    for state, argv, stride in (
+        ("replayed", ["--repo", str(root), "lint"], 1),
+        ("recorded", ["--repo", str(root), "lint"], 5),
+        ("uncached", ["--repo", str(root), "--no-cache", "lint"], 5),
+    ):
+
+        def reset(state: str = state) -> None:
+            if state == "recorded":
+                shutil.rmtree(cache, ignore_errors=True)
+
+        def check(point: int) -> None:
+            again = tmp_path / "again.log"
+            assert _fork(["--repo", str(root), "lint"], tmp_path, 0, 0, again)[0] == 1, point
+            assert again.with_suffix(".out").read_text(encoding="utf-8") == report, point
+
+        sweep.run(argv, tmp_path, reset, check, expect=1, stride=stride)
+    assert sweep.points >= 100, sweep.points
 
 
 def test_an_output_folder_that_is_a_symlink_stays_one_and_its_folder_gets_the_render(tmp_path: Path) -> None:

@@ -13,6 +13,15 @@ import os
 import sys
 
 from profilekit import __version__
+from profilekit.cli.ending import (
+    EXIT_BROKEN_PIPE,
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
+    Terminated,
+    handle_sigterm,
+    silence_stdout,
+    write_all,
+)
 from profilekit.cli.run import EXIT_OK, run, typer_app
 
 # not `typing.TYPE_CHECKING`: importing typing (and re with it) is a fifth of a warm run; mypy knows this name
@@ -33,8 +42,26 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the `profilekit` command and `python -m profilekit`.
 
     A run from the command line (`argv` None) may be answered from the cache; a call with `argv` (tests,
-    embedding programs) neither reads nor writes it, as with `--no-cache`.
+    embedding programs) neither reads nor writes it, as with `--no-cache`. However the run is stopped from
+    outside, it ends here, quietly (`cli.ending`): Ctrl-C 130, SIGTERM 143 (handled only for a command-line
+    run: a program that embeds profilekit keeps its own handlers), a closed pipe 141.
     """
+    try:
+        if argv is None:
+            handle_sigterm()
+        code = _main(argv)
+        sys.stdout.flush()  # here, not at exit: a reader gone before the last bytes is a closed pipe, 141
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except Terminated:
+        return EXIT_TERMINATED
+    except BrokenPipeError:
+        silence_stdout()
+        return EXIT_BROKEN_PIPE
+    return code
+
+
+def _main(argv: list[str] | None) -> int:
     if argv is not None:
         return run(["--no-cache", *argv] if argv else [])
     instruction = os.environ.get("_PROFILEKIT_COMPLETE")
@@ -51,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
 
         text = static_help()
         if text is not None:
-            sys.stdout.write(text)
+            write_all(sys.stdout, text)
             return EXIT_OK
     from profilekit.cli.replay import cached_run  # noqa: PLC0415 - not for --version, --help or completion
 

@@ -5,14 +5,13 @@ adapters it builds for each parameter are a third of a cold `check`). `cli.app` 
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from profilekit.cli.ending import EXIT_INTERRUPTED, silence_stdout, write_all
 from profilekit.errors import (
     EXIT_BROKEN_PIPE,
     EXIT_FINDINGS,
@@ -32,9 +31,6 @@ if TYPE_CHECKING:
 # global options a user may also write after the command (`profilekit check STACK --repo R`)
 GLOBAL_VALUED = ("--repo", "--vllm-version")
 GLOBAL_FLAGS = ("--debug", "--no-cache")
-
-# what typer exits with when a command is interrupted (Ctrl-C): 128 + SIGINT, no message
-EXIT_INTERRUPTED = 130
 
 
 def hoist_global_options(args: list[str]) -> list[str]:
@@ -86,12 +82,12 @@ def redactor() -> Redactor:
 def out(text: str) -> None:
     """Print to stdout; like everything profilekit prints, without a secret value in it."""
     text = redactor().text(text)
-    sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
+    write_all(sys.stdout, text if text.endswith("\n") or not text else text + "\n")
 
 
 def err(text: str) -> None:
     text = redactor().text(text)
-    sys.stderr.write(text if text.endswith("\n") else text + "\n")
+    write_all(sys.stderr, text if text.endswith("\n") else text + "\n")
 
 
 def print_findings(
@@ -182,7 +178,7 @@ def run_command(body: Callable[..., int | None], /, *args: Any, **kwargs: Any) -
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         # the reader went away (`profilekit lint | head -1`): stop quietly, as a tool that SIGPIPE ends does
-        _silence_stdout()
+        silence_stdout()
         return EXIT_BROKEN_PIPE
     except Exception as exc:
         if G.debug:
@@ -190,12 +186,6 @@ def run_command(body: Callable[..., int | None], /, *args: Any, **kwargs: Any) -
         err(f"profilekit: internal error: {type(exc).__name__}: {exc} (run with --debug for a traceback)")
         return EXIT_INTERNAL
     return code or EXIT_OK
-
-
-def _silence_stdout() -> None:
-    """Point stdout at /dev/null, so that the flush at exit does not fail on the closed pipe again."""
-    with contextlib.suppress(OSError, ValueError):  # no real stdout (captured in tests): nothing to redirect
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def open_session() -> Session:

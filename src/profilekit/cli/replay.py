@@ -21,6 +21,7 @@ import time
 
 from profilekit import cache
 from profilekit.cache import record
+from profilekit.cli.ending import EXIT_BROKEN_PIPE, silence_stdout, write_all
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see profilekit.cli.run)
 if TYPE_CHECKING:
@@ -135,23 +136,13 @@ def _replay(entry: dict[str, Any]) -> int | None:
     streams = {"out": sys.stdout, "err": sys.stderr}
     try:
         for stream, text in entry["printed"]:
-            streams[stream].write(text)
+            write_all(streams[stream], text)
         sys.stdout.flush()
     except BrokenPipeError:
-        # the error classes (dataclasses, enum) only when a write is refused
-        from profilekit.errors import EXIT_BROKEN_PIPE  # noqa: PLC0415
-
-        _silence_stdout()
+        silence_stdout()
         return EXIT_BROKEN_PIPE
     code = entry["code"]
     return code if isinstance(code, int) else None
-
-
-def _silence_stdout() -> None:
-    import contextlib  # noqa: PLC0415 - only when the reader closed the pipe
-
-    with contextlib.suppress(OSError, ValueError):
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 # ---- recording
@@ -166,7 +157,8 @@ class _Tee:
         self._printed = printed
 
     def write(self, text: str) -> int:
-        written = self._stream.write(text)
+        write_all(self._stream, text)
+        written = len(text)
         if self._printed and self._printed[-1][0] == self._name:
             self._printed[-1][1] += text
         else:

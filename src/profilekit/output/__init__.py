@@ -271,6 +271,5 @@ def replace_file(path: Path, text: str, *, mode: int = 0o644) -> None:
                 tmp.unlink(missing_ok=True)
                 raise
     except OSError as exc:
-        raise UsageError(
-            f"cannot write {path}: {exc.strerror or exc}; it was left as it was", hint="choose another file"
-        ) from None
+        kept = "; it was left as it was" if os.path.lexists(path) else ""  # a missing folder has nothing to keep
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}{kept}", hint="choose another file") from None
