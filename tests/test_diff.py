@@ -42,6 +42,8 @@ def test_moving_from_h100_to_gb200_json(run: Run) -> None:
         "env.CUDA_DEVICE_ORDER",
         "env.NCCL_CUMEM_ENABLE",
         "env.NCCL_MNNVL_ENABLE",
+        "hardware.gpu",
+        "hardware.gpus_per_node",
     ]
 
 

@@ -10,7 +10,17 @@ import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from profilekit.load.models import K8sSection, LayerFile, LayerMeta, ModelEntry, RepoConfig, Role, SourceSpec
+from profilekit.load.models import (
+    GpuEntry,
+    Hardware,
+    K8sSection,
+    LayerFile,
+    LayerMeta,
+    ModelEntry,
+    RepoConfig,
+    Role,
+    SourceSpec,
+)
 from tests.conftest import Run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -71,7 +81,7 @@ def test_the_annotated_layer_uses_every_table_and_key_of_the_format() -> None:
     assert shown | {"lint": {*config["lint"], *selection}} == {
         name: set(field.annotation.model_fields)
         for name, field in RepoConfig.model_fields.items()
-        if name not in ("sources", "models", "services")
+        if name not in ("sources", "models", "services", "gpus")
     }
     assert RepoConfig.model_validate({"services": config["services"]}).services == {"mooncake-master": 50051}
     sources = tomllib.loads(_block("# in profilekit.toml: the platform team's layers"))["sources"]
@@ -79,6 +89,10 @@ def test_the_annotated_layer_uses_every_table_and_key_of_the_format() -> None:
     RepoConfig.model_validate({"sources": sources, "models": models, "lint": selection})
     assert set(sources["platform"]) == set(SourceSpec.model_fields)
     assert {key for entry in models.values() for key in entry} == set(ModelEntry.model_fields)
+    gpus = tomllib.loads(_block("# in profilekit.toml: a GPU of the repository's own"))["gpus"]
+    assert {key for entry in gpus.values() for key in entry} == set(GpuEntry.model_fields)
+    assert set(layer["hardware"]) == set(Hardware.model_fields)
+    RepoConfig.model_validate({"gpus": gpus})
     assert set(config["render"]["k8s"]) == set(K8sSection.model_fields)
     text = files["profiles/qwen-pd.toml"]
     assert "${roles.prefill.serve.port}" in text  # references, with their own section of the page

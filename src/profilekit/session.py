@@ -16,6 +16,7 @@ from profilekit.compose.merge import compose_layers, require_deployable
 from profilekit.compose.model import Stack
 from profilekit.compose.names import reference_findings
 from profilekit.errors import Finding, FindingsError, Location, Severity, UsageError
+from profilekit.hardware import CATALOGUE, repository_gpu
 from profilekit.load.layerdata import SOURCE
 from profilekit.load.layers import REPO_MARKER, find_repo, load_repo_config
 from profilekit.records import record
@@ -26,6 +27,7 @@ from profilekit.vllm.versions import resolve_version
 
 if TYPE_CHECKING:
     from profilekit.compose.lineage import Lineages
+    from profilekit.hardware import Gpu
     from profilekit.load.layerdata import RepoConfig
     from profilekit.load.layers import Source
     from profilekit.redact import Redactor
@@ -82,7 +84,9 @@ class Session:
             from profilekit.rules.sources import source_config_findings  # noqa: PLC0415
 
             findings = findings + source_config_findings(root, config, config_file, version, sources)
-        layer_index = LayerIndex(root, load_catalogue(version), sources)
+        gpus, problems = _repository_gpus(config, config_file)
+        layer_index = LayerIndex(root, load_catalogue(version), sources, gpus)
+        findings = findings + problems
         return cls(root, config, version, layer_index, findings, sources=sources, config_file=config_file)
 
     @property
@@ -378,3 +382,35 @@ def working_stack_hint(session: Session, spec: str, names: list[str]) -> str:
         f"abstract layers are mixins, never deployed alone: compose them with a deployable layer, e.g. {example} "
         f"(no such stack checks clean yet: `profilekit check {example}` says why)"
     )
+
+
+def _repository_gpus(config: RepoConfig, config_file: TomlFile | None) -> tuple[dict[str, Gpu], list[Finding]]:
+    """profilekit.toml's `[gpus.NAME]` entries; one that takes a name of profilekit's catalogue is `unknown-gpu`
+    (a name means one GPU in every repository: the catalogue's figures and sources are what it says)."""
+    gpus: dict[str, Gpu] = {}
+    findings: list[Finding] = []
+    for name, entry in config.gpus.items():
+        if name in CATALOGUE:
+            pos = config_file.positions.get(("gpus", name)) if config_file is not None else None
+            line, column = (pos.line, pos.column) if pos is not None else (1, 1)
+            where = Location(REPO_MARKER, line, column, format_key(("gpus", name)))
+            findings.append(
+                Finding(
+                    "unknown-gpu",
+                    Severity.ERROR,
+                    f"[gpus.{name}] takes the name of a GPU of profilekit's catalogue: {CATALOGUE[name].describe()}",
+                    [where],
+                    fix=f"give the repository's GPU a name of its own (for example {name}-site), and declare that",
+                )
+            )
+            continue
+        gpus[name] = repository_gpu(
+            name,
+            platform=entry.platform,
+            capability=entry.capability,
+            memory_mib=entry.memory_mib,
+            device_name=entry.device_name,
+            arch=entry.arch,
+            source=entry.source,
+        )
+    return gpus, findings

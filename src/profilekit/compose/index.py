@@ -8,11 +8,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from profilekit.errors import Finding, Location, Severity, UsageError
+from profilekit.hardware import CATALOGUE
 from profilekit.load.layers import PROFILES_DIR, Layer, discover_layers, load_layer
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
+    from profilekit.hardware import Gpu
     from profilekit.load.layers import Source
     from profilekit.vllm.catalogue import Catalogue
 
@@ -20,8 +22,16 @@ if TYPE_CHECKING:
 class LayerIndex:
     """Lazily loaded layers of one repository; each file is read at most once."""
 
-    def __init__(self, root: Path, catalogue: Catalogue | None = None, sources: Sequence[Source] = ()) -> None:
+    def __init__(
+        self,
+        root: Path,
+        catalogue: Catalogue | None = None,
+        sources: Sequence[Source] = (),
+        gpus: Mapping[str, Gpu] | None = None,
+    ) -> None:
         self.root = root
+        # the GPUs a `[hardware] gpu` may name: profilekit's catalogue and profilekit.toml's [gpus]
+        self.gpus: dict[str, Gpu] = {**CATALOGUE, **(gpus or {})}
         self.files = discover_layers(root)
         # the repository's own layers; the layers of its sources (`NAME:LAYER`) follow them in `files`
         self.local = list(self.files)

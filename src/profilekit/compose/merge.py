@@ -16,21 +16,23 @@ if TYPE_CHECKING:
     from profilekit.load.layers import Layer
 
 
-def _top_tables(layer: Layer) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A layer's `env` and `model` tables as the scope merges them (once per layer: lint composes it often)."""
-    known: tuple[dict[str, Any], dict[str, Any]] | None = layer.memo.get("top")
+def _top_tables(layer: Layer) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """A layer's `env`, `model` and `hardware` tables as the scope merges them (once per layer: lint composes it
+    often)."""
+    known: tuple[dict[str, Any], dict[str, Any], dict[str, Any]] | None = layer.memo.get("top")
     if known is None:
         env = {k: env_value(v) for k, v in layer.data.env.items()}
-        known = layer.memo["top"] = (env, layer.data.model.written())
+        known = layer.memo["top"] = (env, layer.data.model.written(), layer.data.hardware.written())
     return known
 
 
 def merge_top_layer(top: Scope, layer: Layer, layer_unsets: list[Unset], missed: Missed) -> None:
-    """Merge one layer's top-level `serve`, `env` and `model` into `top`, then apply its unsets."""
+    """Merge one layer's top-level `serve`, `env`, `model` and `hardware` into `top`, then apply its unsets."""
     top.merge(("serve",), layer.serve, layer.location)
-    env, model = _top_tables(layer)
+    env, model, hardware = _top_tables(layer)
     top.merge(("env",), env, layer.location)
     top.merge(("model",), model, layer.location)
+    top.merge(("hardware",), hardware, layer.location)
     for unset in layer_unsets:
         if unset.path[0] not in SCOPES:
             continue
@@ -39,7 +41,7 @@ def merge_top_layer(top: Scope, layer: Layer, layer_unsets: list[Unset], missed:
 
 
 def _merge_top(layers: list[Layer], unsets: list[list[Unset]]) -> tuple[Scope, list[Finding]]:
-    """The top-level `serve`, `env` and `model` of every layer, merged in order with their unsets."""
+    """The top-level `serve`, `env`, `model` and `hardware` of every layer, merged in order with their unsets."""
     top = Scope()
     missed: Missed = []
     for layer, layer_unsets in zip(layers, unsets, strict=True):

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 DEFAULT_ROLE = "serve"
 
 
-SCOPES = ("serve", "env", "model")
+SCOPES = ("serve", "env", "model", "hardware")
 
 
 class _Unset:
@@ -157,7 +157,7 @@ class Scope:
         return bool(hit)
 
     def tree(self, scope: str) -> dict[str, Any]:
-        """The nested effective table of one scope (`serve`, `env`, `model`)."""
+        """The nested effective table of one scope (`serve`, `env`, `model`, `hardware`)."""
         out: dict[str, Any] = {}
         for path, entry in self.entries.items():
             if path[0] != scope:
@@ -205,6 +205,11 @@ class RoleConfig:
     @property
     def model(self) -> dict[str, Any]:
         return self.scope.tree("model")
+
+    @property
+    def hardware(self) -> dict[str, Any]:
+        """`gpu` and `gpus_per_node` as declared for this role (`[hardware]`, `[roles.R.hardware]`)."""
+        return self.scope.tree("hardware")
 
     def entry(self, *path: str) -> Entry | None:
         return self.scope.entries.get(tuple(path))

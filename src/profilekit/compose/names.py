@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from profilekit.compose.model import DEFAULT_ROLE
 from profilekit.errors import Finding, Location, Severity
+from profilekit.hardware import close_names
 from profilekit.tomlio.positions import format_key
 
 if TYPE_CHECKING:
@@ -37,7 +38,34 @@ def reference_findings(layer_index: LayerIndex, layer: Layer) -> list[Finding]:
             if cap in DERIVED_CAPABILITIES or cap in own or cap in layer_index.provided():
                 continue
             findings.append(_unknown_capability(layer_index, field_name, index, ref, loc))
-    return findings + role_findings(layer_index, layer)
+    return findings + role_findings(layer_index, layer) + hardware_findings(layer_index, layer)
+
+
+def hardware_findings(layer_index: LayerIndex, layer: Layer) -> list[Finding]:
+    """`unknown-gpu`: a `[hardware] gpu` (or `[roles.R.hardware] gpu`) that names no GPU of profilekit's catalogue
+    or of profilekit.toml's [gpus]: every verdict that depends on the GPU would be made for the wrong one."""
+    written: list[tuple[tuple[str, ...], str | None]] = [(("hardware", "gpu"), layer.data.hardware.gpu)]
+    written += [(("roles", role, "hardware", "gpu"), spec.hardware.gpu) for role, spec in layer.data.roles.items()]
+    findings: list[Finding] = []
+    for path, gpu in written:
+        if gpu is None or gpu in layer_index.gpus:
+            continue
+        close = close_names(gpu, list(layer_index.gpus))
+        fix = (
+            f"did you mean {' or '.join(repr(c) for c in close[:2])}?"
+            if close
+            else f"the GPUs profilekit knows are {', '.join(layer_index.gpus)}."
+        )
+        findings.append(
+            Finding(
+                "unknown-gpu",
+                Severity.ERROR,
+                f"{format_key(path)} = {gpu!r} names no GPU of profilekit's catalogue or of profilekit.toml's [gpus]",
+                [layer.location(path)],
+                fix=f"{fix} A GPU of your own goes in profilekit.toml as [gpus.NAME] (docs/HARDWARE.md)",
+            )
+        )
+    return findings
 
 
 def role_findings(layer_index: LayerIndex, layer: Layer) -> list[Finding]:

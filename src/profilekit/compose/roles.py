@@ -184,6 +184,7 @@ def _compose_role(
         if not command:
             scope.merge(("serve",), table["serve"], locate)
         scope.merge(("env",), table["env"], locate)
+        scope.merge(("hardware",), table["hardware"], locate)
         for unset in layer_unsets:
             if unset.path[0] != "roles" or unset.path[1] != role:
                 continue
@@ -201,10 +202,11 @@ def _compose_role(
 def _role_table(layer: Layer, role: str) -> dict[str, Any]:
     spec = layer.data.roles.get(role)
     if spec is None:
-        return {"serve": {}, "env": {}}
+        return {"serve": {}, "env": {}, "hardware": {}}
     return {
         "serve": layer.role_serve.get(role, {}),
         "env": {k: env_value(v) for k, v in spec.env.items()},
+        "hardware": spec.hardware.written(),
     }
 
 

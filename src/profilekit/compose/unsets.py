@@ -38,7 +38,7 @@ def unset_paths(layer: Layer, position: int) -> tuple[list[Unset], list[Finding]
             (len(path) >= 2 and path[0] in SCOPES)
             or (len(path) == 2 and path[0] == "roles")
             or (len(path) == 3 and path[0] == "roles" and path[2] == "command")
-            or (len(path) >= 4 and path[0] == "roles" and path[2] in ("serve", "env"))
+            or (len(path) >= 4 and path[0] == "roles" and path[2] in ("serve", "env", "hardware"))
         )
         if not valid:
             findings.append(
@@ -47,7 +47,7 @@ def unset_paths(layer: Layer, position: int) -> tuple[list[Unset], list[Finding]
                     Severity.ERROR,
                     f"layer.unset[{index}]: {text!r} is not a path that can be unset",
                     [loc],
-                    fix="unset serve.KEY, env.NAME, model.KEY, roles.NAME, or roles.NAME.serve/env.KEY",
+                    fix="unset serve.KEY, env.NAME, model.KEY, hardware.KEY, roles.NAME, or roles.NAME.serve/env/hardware.KEY",
                 )
             )
             continue

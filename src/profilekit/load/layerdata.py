@@ -35,6 +35,10 @@ SECRET_MAX_LENGTH = 253
 # what an `#SBATCH --option=value` line carries unquoted: sbatch splits it at spaces
 SBATCH_WORD = r"^[A-Za-z0-9_.,:+-]+$"
 COMBINATIONS = ("none", "pairs", "all")
+GPU_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"  # a [gpus.NAME] entry of profilekit.toml
+GPU_CAPABILITY = r"^[0-9]+\.[0-9]+$"  # "9.0"
+MAX_GPUS_PER_NODE = 1024
+GPU_PLATFORMS = ("cuda", "rocm")
 
 
 @record(frozen=True, slots=True)
@@ -77,6 +81,23 @@ class ModelFacts:
         return table
 
 
+@record(frozen=True, slots=True)
+class Hardware:
+    """The `[hardware]` table (and `[roles.R.hardware]`): what a role runs on (docs/HARDWARE.md)."""
+
+    gpu: str | None = None
+    gpus_per_node: int | None = None
+
+    def written(self) -> dict[str, str | int]:
+        """The values that are set, as a table (pydantic's `model_dump(exclude_none=True)`)."""
+        table: dict[str, str | int] = {}
+        if self.gpu is not None:
+            table["gpu"] = self.gpu
+        if self.gpus_per_node is not None:
+            table["gpus_per_node"] = self.gpus_per_node
+        return table
+
+
 # what a role runs: a vLLM server, or a plain command (its argv in `command`)
 RoleKind = Literal["vllm", "command"]
 ROLE_KINDS: tuple[RoleKind, ...] = ("vllm", "command")
@@ -90,6 +111,7 @@ class Role:
     env: dict[str, str | Secret] = field(default_factory=dict)
     command: list[str] | None = None
     kind: RoleKind | None = None
+    hardware: Hardware = field(default_factory=Hardware)
 
 
 @record(frozen=True, slots=True)
@@ -101,6 +123,7 @@ class LayerFile:
     serve: dict[str, Any] = field(default_factory=dict)
     env: dict[str, str | Secret] = field(default_factory=dict)
     roles: dict[str, Role] = field(default_factory=dict)
+    hardware: Hardware = field(default_factory=Hardware)
 
 
 @record(frozen=True, slots=True)
@@ -158,6 +181,18 @@ class ModelEntry:
 
 
 @record(frozen=True, slots=True)
+class GpuEntry:
+    """`[gpus.NAME]`: a GPU of the repository's own, beside profilekit's catalogue (docs/HARDWARE.md)."""
+
+    platform: str
+    capability: str
+    memory_mib: int
+    device_name: str
+    arch: str | None = None
+    source: str | None = None
+
+
+@record(frozen=True, slots=True)
 class RepoConfig:
     """profilekit.toml."""
 
@@ -167,6 +202,7 @@ class RepoConfig:
     sources: dict[str, SourceSpec] = field(default_factory=dict)
     services: dict[str, int] = field(default_factory=dict)  # local services outside the stack: name -> TCP port
     models: dict[str, ModelEntry] = field(default_factory=dict)
+    gpus: dict[str, GpuEntry] = field(default_factory=dict)
 
 
 def layer_file(raw: object) -> LayerFile | None:
@@ -200,6 +236,8 @@ _capability = re.compile(CAPABILITY).fullmatch
 _secret_name = re.compile(SECRET_NAME).fullmatch
 _secret_key = re.compile(SECRET_KEY).fullmatch
 _sbatch_word = re.compile(SBATCH_WORD).fullmatch
+_gpu_name = re.compile(GPU_NAME).fullmatch
+_gpu_capability = re.compile(GPU_CAPABILITY).fullmatch
 
 
 def _table(raw: object, keys: frozenset[str]) -> dict[str, Any]:
@@ -276,6 +314,8 @@ _RENDER = frozenset(RenderSection.__dataclass_fields__)
 _SOURCE = frozenset(SourceSpec.__dataclass_fields__)
 _MODEL = frozenset(ModelEntry.__dataclass_fields__)
 _CONFIG = frozenset(RepoConfig.__dataclass_fields__)
+_HARDWARE = frozenset(Hardware.__dataclass_fields__)
+_GPU = frozenset(GpuEntry.__dataclass_fields__)
 
 
 def _meta(raw: object) -> LayerMeta:
@@ -313,6 +353,17 @@ def _facts(raw: object) -> ModelFacts:
     return ModelFacts(_optional(table.get("architecture")), _optional(table.get("config")))
 
 
+def _hardware(raw: object) -> Hardware:
+    table = _table(raw, _HARDWARE)
+    gpu = table.get("gpu")
+    if gpu is not None and not _string(gpu):  # min_length=1
+        raise _Refused
+    count = table.get("gpus_per_node")
+    if count is not None and (type(count) is not int or not 1 <= count <= MAX_GPUS_PER_NODE):
+        raise _Refused
+    return Hardware(gpu, count)
+
+
 def _role(raw: object) -> Role:
     table = _table(raw, _ROLE)
     command = table.get("command")
@@ -323,7 +374,8 @@ def _role(raw: object) -> Role:
     kind = table.get("kind")
     if kind is not None and (type(kind) is not str or kind not in ROLE_KINDS):
         raise _Refused
-    return Role(_mapping(table.get("serve", {})), _env(table.get("env", {})), command, kind)
+    hardware = _hardware(table["hardware"]) if "hardware" in table else Hardware()
+    return Role(_mapping(table.get("serve", {})), _env(table.get("env", {})), command, kind, hardware)
 
 
 def _layer_file(raw: object) -> LayerFile:
@@ -337,6 +389,7 @@ def _layer_file(raw: object) -> LayerFile:
         serve=_mapping(table.get("serve", {})),
         env=_env(table.get("env", {})),
         roles={_named(name, _role_name): _role(spec) for name, spec in roles.items()},
+        hardware=_hardware(table["hardware"]) if "hardware" in table else Hardware(),
     )
 
 
@@ -395,7 +448,8 @@ def _repo_config(raw: object) -> RepoConfig:
         raise _Refused
     sources = table.get("sources", {})
     models = table.get("models", {})
-    if not isinstance(sources, dict) or not isinstance(models, dict):
+    gpus = table.get("gpus", {})
+    if not isinstance(sources, dict) or not isinstance(models, dict) or not isinstance(gpus, dict):
         raise _Refused
     select = lint.get("select")
     return RepoConfig(
@@ -410,7 +464,24 @@ def _repo_config(raw: object) -> RepoConfig:
         sources={_named(name, _source_name): _source(spec) for name, spec in sources.items()},
         services={_named(name, _role_name): _port(port) for name, port in _mapping(table.get("services", {})).items()},
         models={_string(name): _model(spec) for name, spec in models.items()},
+        gpus={_named(name, _gpu_name): _gpu(spec) for name, spec in gpus.items()},
     )
+
+
+def _gpu(raw: object) -> GpuEntry:
+    table = _table(raw, _GPU)
+    if not {"platform", "capability", "memory_mib", "device_name"}.issubset(table):  # required
+        raise _Refused
+    platform, memory = table["platform"], table["memory_mib"]
+    if type(platform) is not str or platform not in GPU_PLATFORMS:
+        raise _Refused
+    if type(memory) is not int or memory < 1:
+        raise _Refused
+    device_name = _string(table["device_name"])
+    arch, source = _optional(table.get("arch")), _optional(table.get("source"))
+    if not device_name or arch == "" or source == "":  # min_length=1
+        raise _Refused
+    return GpuEntry(platform, _named(table["capability"], _gpu_capability), memory, device_name, arch, source)
 
 
 def _model(raw: object) -> ModelEntry:

@@ -15,6 +15,9 @@ from profilekit.load import layerdata
 from profilekit.load.layerdata import (
     CAPABILITY,
     ENV_NAME,
+    GPU_CAPABILITY,
+    GPU_NAME,
+    MAX_GPUS_PER_NODE,
     MAX_PORT,
     REFERENCE,
     ROLE_NAME,
@@ -103,6 +106,21 @@ class ModelFacts(BaseModel):
     config: str | None = Field(default=None, description="path to a local config.json (relative to the repo)")
 
 
+class Hardware(BaseModel):
+    """The `[hardware]` table (and `[roles.R.hardware]`): what a role runs on (docs/HARDWARE.md)."""
+
+    model_config = _STRICT
+    gpu: str | None = Field(
+        default=None,
+        min_length=1,
+        description="the GPU model every process of the role runs on: a name of profilekit's catalogue "
+        "(docs/HARDWARE.md) or of profilekit.toml's [gpus]",
+    )
+    gpus_per_node: int | None = Field(
+        default=None, strict=True, ge=1, le=MAX_GPUS_PER_NODE, description="how many of them one node has"
+    )
+
+
 class Role(BaseModel):
     """One `[roles.<name>]` table: per-role overrides, or a plain command."""
 
@@ -117,6 +135,7 @@ class Role(BaseModel):
         description="declares the role: `vllm` (a vLLM server) or `command` (a process of its own `command`); "
         "a role exists only in the stacks of a layer that declares it",
     )
+    hardware: Hardware = Field(default_factory=Hardware, description="what this role runs on")
 
 
 class LayerFile(BaseModel):
@@ -128,6 +147,7 @@ class LayerFile(BaseModel):
     serve: dict[str, Any] = Field(default_factory=dict)
     env: dict[EnvName, EnvValue] = Field(default_factory=dict)
     roles: dict[RoleName, Role] = Field(default_factory=dict)
+    hardware: Hardware = Field(default_factory=Hardware, description="what every vLLM role runs on")
 
 
 class VllmSection(BaseModel):
@@ -188,6 +208,20 @@ class ModelEntry(BaseModel):
     config: str = Field(min_length=1, description="path to the model's config.json, relative to the repository root")
 
 
+class GpuEntry(BaseModel):
+    """`[gpus.NAME]`: a GPU of the repository's own, beside profilekit's catalogue (docs/HARDWARE.md)."""
+
+    model_config = _STRICT
+    platform: Literal["cuda", "rocm"] = Field(description="the vLLM platform that drives it")
+    capability: Annotated[str, StringConstraints(pattern=GPU_CAPABILITY)] = Field(
+        description='the compute capability torch reports, "MAJOR.MINOR" (on ROCm what torch maps the gfx target to)'
+    )
+    memory_mib: int = Field(strict=True, ge=1, description="total device memory as the device reports it, in MiB")
+    device_name: str = Field(min_length=1, description="the device name vLLM sees (torch.cuda.get_device_name())")
+    arch: str | None = Field(default=None, min_length=1, description='the gfx architecture on ROCm ("gfx942")')
+    source: str | None = Field(default=None, min_length=1, description="where the figures come from")
+
+
 class RepoConfig(BaseModel):
     """profilekit.toml."""
 
@@ -202,6 +236,9 @@ class RepoConfig(BaseModel):
         "name -> TCP port; `dangling-endpoint` counts them as listening",
     )
     models: dict[str, ModelEntry] = Field(default_factory=dict)
+    gpus: dict[Annotated[str, StringConstraints(pattern=GPU_NAME)], GpuEntry] = Field(
+        default_factory=dict, description="GPUs of the repository's own, beside profilekit's catalogue"
+    )
 
 
 def plain(value: Any) -> Any:

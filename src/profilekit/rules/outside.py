@@ -49,6 +49,13 @@ OUTSIDE_CHECKS: tuple[tuple[str, str, str, str], ...] = (
         "`compose/names.py`, `compose/roles.py`",
     ),
     (
+        "unknown-gpu",
+        "error",
+        "a `[hardware] gpu` names no GPU of profilekit's catalogue or of profilekit.toml's `[gpus]` (with "
+        "did-you-mean), or a `[gpus.NAME]` entry takes a name the catalogue has ([docs/HARDWARE.md](HARDWARE.md))",
+        "`compose/names.py`, `session.py`",
+    ),
+    (
         "role-kind-mismatch",
         "error",
         "two layers of a stack declare one role with different kinds, a `vllm` role is given a `command`, or a "

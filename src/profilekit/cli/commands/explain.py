@@ -108,7 +108,7 @@ def resolve_key(key: str, stack: Stack, catalogue: Catalogue | None) -> Target:
     if parts[0] == "roles" and len(parts) >= 3:
         role, parts = str(parts[1]), parts[2:]
     head = str(parts[0])
-    if head in ("serve", "env", "model", "command"):
+    if head in ("serve", "env", "model", "hardware", "command"):
         if head != "serve" or len(parts) < 2 or catalogue is None:
             return Target(parts, role)
         flag = catalogue.resolve(str(parts[1]))
@@ -251,6 +251,9 @@ def _print_rows(
         out(f"    {verb} {entry.origin.provenance()}")
         for line in _resolution_lines(entry, redact):
             out(line)
+        gpu = session.layers.gpus.get(entry.value) if k == "hardware.gpu" and isinstance(entry.value, str) else None
+        if gpu is not None:  # what vLLM's platform sees on it, and where each figure comes from
+            out(f"    is {gpu.describe()}; source: {', '.join(gpu.sources)}")
         for old in reversed(entry.overridden):
             what = "unset" if _is_unset(old.value) else _value_text(old.value, redact)
             out(f"    overrides {what} from {old.origin.provenance()}")

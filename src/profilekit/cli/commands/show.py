@@ -26,6 +26,9 @@ def _role_view(stack: Stack, names: list[str]) -> dict[str, Any]:
         model = role.model
         if model:
             view["model"] = model
+        hardware = role.hardware
+        if hardware:
+            view["hardware"] = hardware
         roles[name] = redactor().value(view)  # a secret value written in a layer is never shown
     return roles
 
