@@ -32,6 +32,7 @@ def releases_knowing(name: str) -> list[str]:
     return [v for v in SUPPORTED if name in (known_env_names(v) or frozenset())]
 
 
+@cache  # lint asks once per stack a layer is in: a layer's misspelling is looked up once a run
 def closest_env_name(name: str, version: str) -> str | None:
     """The `VLLM_*` variable of `version` spelled most like `name` (compared without the shared prefix)."""
     names = [n for n in known_env_names(version) or () if n.startswith(PREFIX)]
