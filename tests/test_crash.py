@@ -389,19 +389,24 @@ def test_a_lint_stopped_at_any_point_ends_quietly_and_leaves_the_cache_usable(
     signal's status and nothing printed, and the next lint prints the same report as before."""
     root = _repo(tmp_path / "repo")
     (root / "profiles" / "single.toml").write_text(SINGLE + "[serve.nope]\n", encoding="utf-8")  # a finding
+    for index in range(6):  # a few more layers: more steps to stop a lint at
+        (root / "profiles" / f"more{index}.toml").write_text(f'[serve]\nmodel = "m{index}"\n', encoding="utf-8")
     cache = tmp_path / "cache"
     monkeypatch.setenv("PROFILEKIT_CACHE_DIR", str(cache))
+    # in this process first: the modules a lint imports are imported here before the sweep, as the render sweeps
+    # do, so its kill points are the command's own steps whatever tests ran before (not Python's imports)
+    assert main(["--repo", str(root), "lint"]) == 1
     log = tmp_path / "whole.log"
     assert _fork(["--repo", str(root), "lint"], tmp_path, 0, 0, log)[0] == 1
     report = log.with_suffix(".out").read_text(encoding="utf-8")
     assert "error unknown-option serve.nope" in report
     sweep = Sweep(tmp_path, sig)
-    # a replay at every event; a first run (hashing profilekit's ~200 files for the cache key, reading the layers
-    # and the catalogue) at every 5th, a cold run's events being one read after another of the same kind
+    # a replay and an uncached run at every event; a recording run (which also hashes profilekit's files for the
+    # cache key, one read after another of the same kind) at every 2nd
     for state, argv, stride in (
         ("replayed", ["--repo", str(root), "lint"], 1),
-        ("recorded", ["--repo", str(root), "lint"], 5),
-        ("uncached", ["--repo", str(root), "--no-cache", "lint"], 5),
+        ("recorded", ["--repo", str(root), "lint"], 2),
+        ("uncached", ["--repo", str(root), "--no-cache", "lint"], 1),
     ):
 
         def reset(state: str = state) -> None:
@@ -414,7 +419,7 @@ def test_a_lint_stopped_at_any_point_ends_quietly_and_leaves_the_cache_usable(
             assert again.with_suffix(".out").read_text(encoding="utf-8") == report, point
 
         sweep.run(argv, tmp_path, reset, check, expect=1, stride=stride)
-    assert sweep.points >= 100, sweep.points
+    assert sweep.points >= 70, sweep.points
 
 
 def test_an_output_folder_that_is_a_symlink_stays_one_and_its_folder_gets_the_render(tmp_path: Path) -> None:
