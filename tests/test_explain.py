@@ -95,10 +95,16 @@ def test_vllm_default_where_no_layer_sets_the_option(repo: Path, run: Run) -> No
     )
     older = run("--repo", repo, "--vllm-version", "0.27.0", "explain", "qwen-pd", "enforce_eager")
     assert older.out == "serve.enforce_eager is not set by any layer of qwen-pd; vLLM 0.27.0's default is false\n"
-    derived = run("--repo", repo, "explain", "qwen-pd", "max_num_batched_tokens")
+    derived = run("--repo", repo, "explain", "qwen-pd", "max_num_batched_tokens")  # vLLM picks it by GPU
     assert derived.out == (
-        "serve.max_num_batched_tokens is not set by any layer of qwen-pd; vLLM 0.33.0's default is None "
-        "(vLLM decides at start-up)\n"
+        "serve.max_num_batched_tokens is not set by any layer of qwen-pd; vLLM 0.33.0's default depends on the GPU, "
+        "and no layer declares one ([hardware] gpu): 2048 below 70 GiB or on an A100 or a GB10, 8192 from 70 GiB, "
+        "16384 from 160 GiB\n"
+    )
+    other = run("--repo", repo, "explain", "qwen-pd", "max_model_len")  # decided at start-up, whatever the GPU
+    assert other.out == (
+        "serve.max_model_len is not set by any layer of qwen-pd; vLLM 0.33.0's default is None (vLLM decides at "
+        "start-up)\n"
     )
 
 

@@ -197,3 +197,68 @@ def test_an_unset_removes_a_declared_gpu(make_repo: MakeRepo, run: Run) -> None:
     result = run("--repo", root, "show", "cpu-decode", "--format", "json")
     assert result.code == 0, result
     assert json.loads(result.out)["roles"]["decode"]["hardware"] == {"gpus_per_node": 8}
+
+
+def _single(gpu: str | None, seqs: int) -> str:
+    hardware = f'\n[hardware]\ngpu = "{gpu}"\n' if gpu else ""
+    return f'[serve]\nmodel = "Qwen/Qwen3-0.6B"\nmax_num_seqs = {seqs}\n{hardware}'
+
+
+def test_the_batch_defaults_follow_the_declared_gpu(make_repo: MakeRepo, run: Run) -> None:
+    """Issue 27's cases, `profilekit check s` with vLLM's own message: max_num_seqs = 5000 is refused on an L40S
+    (2048) and starts on an H100 (8192); 10000 is refused on an H100 and starts on a B200 (16384)."""
+    cases = {
+        (
+            "L40S",
+            5000,
+        ): "max_num_batched_tokens 2048 (vLLM's default on L40S) is below max_num_seqs = 5000; vLLM 0.33.0 "
+        'refuses to start: "max_num_batched_tokens (2048) must be greater than or equal to max_num_seqs (5000)."',
+        ("H100-SXM-80GB", 5000): None,
+        ("H100-SXM-80GB", 10000): "max_num_batched_tokens 8192 (vLLM's default on H100-SXM-80GB) is below "
+        'max_num_seqs = 10000; vLLM 0.33.0 refuses to start: "max_num_batched_tokens (8192) must be greater than or '
+        'equal to max_num_seqs (10000)."',
+        ("B200", 10000): None,
+    }
+    for (gpu, seqs), message in cases.items():
+        root = make_repo({"s.toml": _single(gpu, seqs)})
+        result = run("--repo", root, "check", "s")
+        if message is None:
+            assert (result.code, result.out) == (0, "s: no problems found (vLLM 0.33.0)\n"), (gpu, seqs, result)
+        else:
+            assert result.code == 1
+            assert result.out.startswith(f"profiles/s.toml:3:1: error max-num-batched-tokens-seqs {message}\n"), result
+
+
+def test_without_a_gpu_a_verdict_the_gpu_would_change_is_hardware_unknown(make_repo: MakeRepo, run: Run) -> None:
+    root = make_repo({"s.toml": _single(None, 5000)})
+    result = run("--repo", root, "check", "s")
+    assert result.code == 1
+    assert result.out.splitlines()[0] == (
+        "profiles/s.toml:3:1: warning hardware-unknown no layer declares the GPU, and vLLM 0.33.0's defaults for "
+        "max_num_batched_tokens and max_num_seqs depend on it: it refuses to start (max-num-batched-tokens-seqs) on "
+        "V100-SXM2-32GB, T4, A10G, L4, L40S, A100-SXM4-40GB, A100-SXM4-80GB, RTX-4090, RTX-5090, MI250X and starts on "
+        "H100-PCIe-80GB, H100-SXM-80GB, H20, H200, GH200, B200, GB200, B300, MI300X, MI325X, MI355X (profilekit judges "
+        "as vLLM does where the device cannot be queried)"
+    )
+    # a value that every GPU judges alike says nothing of hardware
+    root = make_repo({"s.toml": _single(None, 100)})
+    assert run("--repo", root, "check", "s").out == "s: no problems found (vLLM 0.33.0)\n"
+
+
+def test_explain_shows_the_default_on_the_declared_gpu_and_the_tiers(run: Run) -> None:
+    result = run("explain", "nemotron-replayssm+site/h100", "max_num_batched_tokens", cwd=REPO_ROOT)
+    assert result.out == (
+        "serve.max_num_batched_tokens is not set by any layer of nemotron-replayssm+site/h100; vLLM 0.33.0's default "
+        "on H100-SXM-80GB: 8192 (2048 below 70 GiB or on an A100 or a GB10, 8192 from 70 GiB, 16384 from 160 GiB)\n"
+    )
+    result = run(
+        "explain", "nemotron-replayssm+site/gb200", "max_num_batched_tokens", "--vllm-version", "0.27.0", cwd=REPO_ROOT
+    )
+    assert result.out.endswith(
+        "vLLM 0.27.0's default on GB200: 8192 (2048 below 70 GiB or on an A100, 8192 from 70 GiB)\n"
+    )
+    result = run("explain", "nemotron-replayssm", "max_num_batched_tokens", cwd=REPO_ROOT)
+    assert result.out.endswith(
+        "vLLM 0.33.0's default depends on the GPU, and no layer declares one ([hardware] gpu): "
+        "2048 below 70 GiB or on an A100 or a GB10, 8192 from 70 GiB, 16384 from 160 GiB\n"
+    )

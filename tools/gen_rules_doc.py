@@ -122,10 +122,11 @@ LIMITS = """
   for (`--strict` fails on it; `[lint] ignore` or a layer's `[layer] ignore` leaves it out). A key absent from
   the config.json counts as unknown, not as transformers' default for the model type. profilekit does not read
   `tokenizer_config.json`, whose `model_max_length` can lower vLLM's derived `max_model_len`.
-- **Scheduler defaults** are those of `vllm serve` on a GPU host whose device cannot be queried
-  (`get_batch_defaults`: 2048 batched tokens, 256 sequences): an H100/H200 (8192) or a >= 160 GB device
-  (16384 tokens, 1024 sequences) raises them, so a `max_num_seqs` above 2048 without `max_num_batched_tokens`
-  is judged as refused.
+- **Scheduler defaults** are those `get_batch_defaults` picks for `vllm serve` on the GPU the role declares
+  (`[hardware] gpu`, [HARDWARE.md](HARDWARE.md#defaults-by-gpu)): 2048 batched tokens and 256 sequences, 8192 and
+  1024 from 70 GiB (not an A100), 16384 and 1024 from 160 GiB (0.28.0 on). With no GPU declared, those of a
+  device vLLM cannot query (2048, 256: its own fallback), and `hardware-unknown` names the GPUs on which the
+  verdict would differ.
 - **Not modelled yet**: speculative methods per architecture (`mtp` needs MTP layers in the model's config;
   draft models are read over the network), LoRA support of the architecture, and the multimodal and
   encoder-decoder adjustments of chunked prefill. More pipeline stages than hidden layers is only checked by

@@ -174,7 +174,7 @@ def overlay(stack: Stack, environ: Mapping[str, str], names: list[str]) -> Stack
             if role.entry("env", name) is None:
                 scope.assign(("env", name), environ[name], Location(SHELL, 0, 0, key=f"env.{name}"))
         roles[role_name] = RoleConfig(role.name, scope, role.command)
-    return Stack(stack.spec, stack.layers, roles, stack.findings)
+    return Stack(stack.spec, stack.layers, roles, stack.findings, gpus=stack.gpus)
 
 
 def _key(finding: Finding) -> tuple[str, str | None, str, str]:

@@ -154,7 +154,7 @@ class Session:
         references = [f for layer in layers for f in reference_findings(self.layers, layer)]
         if problems:  # a layer that did not load, or a cycle: the stack cannot be composed faithfully
             return None, problems + references
-        stack = compose_layers(spec, layers, [])
+        stack = compose_layers(spec, layers, [], self.layers.gpus)
         return stack, references + stack.findings
 
     def lineages(self) -> Lineages:

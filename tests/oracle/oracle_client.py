@@ -87,9 +87,14 @@ class OracleWorker:
         argv: list[str],
         env: dict[str, str | None] | None = None,
         config_json: dict[str, Any] | None = None,
+        gpu: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """Parse, validate and build the engine config as ``vllm serve`` would."""
-        return self.request({"op": "validate", "argv": argv, "env": env or {}, "config_json": config_json})
+        """Parse, validate and build the engine config as ``vllm serve`` would (``gpu``: the device vLLM's batch
+        defaults query, tools/oracle/worker.py)."""
+        request = {"op": "validate", "argv": argv, "env": env or {}, "config_json": config_json}
+        if gpu is not None:
+            request["gpu"] = gpu
+        return self.request(request)
 
     def catalogue(self) -> list[dict[str, Any]]:
         answer = self.request({"op": "catalogue"})

@@ -12,7 +12,7 @@ one vLLM release and answers, one line per request:
     Config objects given on the command line (``json:<Config>`` options) come
     back as the JSON dict that was passed; config objects left at their
     default come back as ``"<ClassName>()"``; enums as their value.
-``{"op": "validate", "argv": [...], "env": {...}, "config_json": {...}}``
+``{"op": "validate", "argv": [...], "env": {...}, "config_json": {...}, "gpu": {...}}``
     The ``vllm serve`` path up to the engine config: parse,
     ``validate_parsed_serve_args``, ``model = model_tag`` (a temporary folder
     holding ``config_json`` as ``config.json`` when given),
@@ -20,7 +20,9 @@ one vLLM release and answers, one line per request:
     ``skip_tokenizer_init``. ``env`` is applied only for this case (a value of
     ``null`` unsets a variable). Answer ``{"ok": true}`` or ``{"ok": false,
     "error_type": "ValueError", "error": "<message>"}``, plus ``"undecidable":
-    "<reason>"`` where a CPU-only oracle cannot decide (vllm-facts.md 5.1a, 8).
+    "<reason>"`` where a CPU-only oracle cannot decide (vllm-facts.md 5.1a, 8). ``gpu`` (optional:
+    ``device_name``, ``memory_bytes``, ``capability`` [major, minor]) is the device
+    ``EngineArgs.get_batch_defaults`` queries; without it, a device that cannot be queried.
 ``{"op": "catalogue"}``
     The flag catalogue of this release (the format of
     ``vllm-0.33.0-flags.json``).
@@ -289,6 +291,39 @@ def _as_unknown_gpu(platform_cls: Any) -> Iterator[None]:
                 delattr(platform_cls, name)
 
 
+# the GPU the current `validate` request declares (its "gpu"): the device get_batch_defaults queries; None: a device
+# that cannot be queried, as before GPUs could be declared
+_DECLARED: dict[str, Any] = {"gpu": None}
+
+
+@contextlib.contextmanager
+def _as_declared_gpu(platform_cls: Any) -> Iterator[None]:
+    """For one call: not a CPU, and the declared GPU's total memory, name and capability (the three queries of
+    `EngineArgs.get_batch_defaults`); with no GPU declared, a device that cannot be queried."""
+    gpu = _DECLARED["gpu"]
+    if gpu is None:
+        with _as_unknown_gpu(platform_cls):
+            yield
+        return
+    from vllm.platforms.interface import DeviceCapability
+
+    names = ("is_cpu", "get_device_total_memory", "get_device_name", "get_device_capability")
+    saved = {name: platform_cls.__dict__[name] for name in names if name in platform_cls.__dict__}
+    major, minor = gpu["capability"]
+    platform_cls.is_cpu = lambda self: False
+    platform_cls.get_device_total_memory = classmethod(lambda cls, device_id=0: int(gpu["memory_bytes"]))
+    platform_cls.get_device_name = classmethod(lambda cls, device_id=0: str(gpu["device_name"]))
+    platform_cls.get_device_capability = classmethod(lambda cls, device_id=0: DeviceCapability(major, minor))
+    try:
+        yield
+    finally:
+        for name in names:
+            if name in saved:
+                setattr(platform_cls, name, saved[name])
+            else:
+                delattr(platform_cls, name)
+
+
 class _CudaAlike:
     """The platform as `vllm/config/parallel.py` sees it: CUDA-alike, everything else the real platform's answer.
 
@@ -366,14 +401,15 @@ def judge_as_gpu_host() -> list[str]:
         kind, original = static
 
         def get_batch_defaults(*args: Any, **kwargs: Any) -> Any:
-            with _as_unknown_gpu(platform_cls):
+            with _as_declared_gpu(platform_cls):
                 return original(*args, **kwargs)
 
         patched: Any = kind(get_batch_defaults) if kind else get_batch_defaults
         EngineArgs.get_batch_defaults = patched  # type: ignore[method-assign]
         done.append(
-            "EngineArgs.get_batch_defaults -> a GPU host's defaults for a device whose name and memory are unknown"
-            " (not the CPU's 2048 x world size batched tokens and 128 x world size sequences)"
+            "EngineArgs.get_batch_defaults -> a GPU host's defaults: for the GPU a request declares (its total"
+            " memory, name and capability), else for a device whose name and memory are unknown (not the CPU's"
+            " 2048 x world size batched tokens and 128 x world size sequences)"
         )
     return done
 
@@ -648,12 +684,14 @@ class Oracle:
         if not isinstance(env, dict):
             raise TypeError("env must be an object of strings")
         config_json = request.get("config_json")
+        _DECLARED["gpu"] = request.get("gpu")
         with scoped_environ({str(k): None if v is None else str(v) for k, v in env.items()}):
             model_dir = tempfile.mkdtemp(prefix="profilekit-oracle-model-")
             try:
                 return self._validate(argv, config_json, model_dir)
             finally:
                 shutil.rmtree(model_dir, ignore_errors=True)
+                _DECLARED["gpu"] = None
 
     def _validate(self, argv: list[str], config_json: Any, model_dir: str) -> dict[str, Any]:
         stderr = io.StringIO()

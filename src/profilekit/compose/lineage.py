@@ -274,7 +274,7 @@ class Lineages:
         layers = node.layers()
         references = _fresh(node.references)
         if node.top is None:
-            stack = compose_layers(spec, layers, [])
+            stack = compose_layers(spec, layers, [], self.layer_index.gpus)
             return stack, references + stack.findings
         findings = _fresh(node.problems) + missed_findings(node.top, list(node.missed), layers)
         roles, problems, unapplied = compose_roles(
@@ -283,7 +283,8 @@ class Lineages:
         findings += problems
         findings += resolve_references(roles, layers)
         traits = {trait: list(having) for trait, having in node.traits.items()}
-        return Stack(spec, layers, roles, findings, traits, unapplied), references + findings
+        stack = Stack(spec, layers, roles, findings, traits, unapplied, self.layer_index.gpus)
+        return stack, references + findings
 
 
 def _joined(before: tuple[T, ...], own: list[T]) -> tuple[T, ...]:

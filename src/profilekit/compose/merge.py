@@ -12,7 +12,10 @@ from profilekit.compose.unsets import Missed, effective_keys, missed_findings, u
 from profilekit.errors import Finding, UsageError
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from profilekit.compose.index import LayerIndex
+    from profilekit.hardware import Gpu
     from profilekit.load.layers import Layer
 
 
@@ -49,7 +52,9 @@ def _merge_top(layers: list[Layer], unsets: list[list[Unset]]) -> tuple[Scope, l
     return top, missed_findings(top, missed, layers)
 
 
-def compose_layers(spec: str, layers: list[Layer], findings: list[Finding]) -> Stack:
+def compose_layers(
+    spec: str, layers: list[Layer], findings: list[Finding], gpus: Mapping[str, Gpu] | None = None
+) -> Stack:
     """Merge linearised layers (DESIGN section 5 steps 2-4a): the top level, each role (roles.py), references."""
     unsets: list[list[Unset]] = []
     for position, layer in enumerate(layers):
@@ -61,7 +66,10 @@ def compose_layers(spec: str, layers: list[Layer], findings: list[Finding]) -> S
     roles, problems, unapplied = compose_roles(layers, unsets, top)
     findings.extend(problems)
     findings.extend(resolve_references(roles, layers))
-    return Stack(spec, layers, roles, findings, unapplied=unapplied)
+    stack = Stack(spec, layers, roles, findings, unapplied=unapplied)
+    if gpus is not None:  # the repository's own [gpus] besides the catalogue
+        stack.gpus = gpus
+    return stack
 
 
 def compose(layer_index: LayerIndex, spec: str) -> Stack:
@@ -70,7 +78,7 @@ def compose(layer_index: LayerIndex, spec: str) -> Stack:
     layers, findings = linearise(layer_index, names)
     if not findings:
         require_deployable(layer_index, spec, names, layers)
-    return compose_layers(spec, layers, findings)
+    return compose_layers(spec, layers, findings, layer_index.gpus)
 
 
 def require_deployable(layer_index: LayerIndex, spec: str, names: list[str], layers: list[Layer]) -> None:

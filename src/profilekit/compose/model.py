@@ -6,14 +6,16 @@ from __future__ import annotations
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
+from profilekit.hardware import CATALOGUE
 from profilekit.load.layerdata import Secret
 from profilekit.records import record
 from profilekit.tomlio.positions import parse_key
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable, Iterator, Mapping
 
     from profilekit.errors import Finding, Location
+    from profilekit.hardware import Gpu
     from profilekit.load.layers import Layer
     from profilekit.tomlio.positions import Path as KeyPath
 
@@ -261,6 +263,13 @@ class Stack:
     traits: dict[str, list[Layer]] = field(default_factory=dict)
     # role tables of roles this stack does not declare (declared by other stacks' layers): shown, never applied
     unapplied: list[Unapplied] = field(default_factory=list)
+    # the GPUs a `[hardware] gpu` may name: profilekit's catalogue and the repository's [gpus] (LayerIndex.gpus)
+    gpus: Mapping[str, Gpu] = field(default_factory=lambda: CATALOGUE)
+
+    def gpu(self, role: str) -> Gpu | None:
+        """The GPU role `role` declares (`[hardware] gpu`), None when it declares none (or one that names none)."""
+        name = self.roles[role].hardware.get("gpu")
+        return self.gpus.get(name) if isinstance(name, str) else None
 
     @property
     def layer_names(self) -> list[str]:

@@ -344,6 +344,47 @@ CATALOGUE: dict[str, Gpu] = {
 }
 
 
+@record(frozen=True, slots=True)
+class BatchDefaults:
+    """`get_batch_defaults` for `vllm serve` (OPENAI_API_SERVER): max_num_batched_tokens and max_num_seqs."""
+
+    tokens: int
+    seqs: int
+
+
+SMALL = BatchDefaults(2048, 256)  # below 70 GiB, an A100, a GB10, or a device that cannot be queried
+LARGE = BatchDefaults(8192, 1024)  # 70 GiB or more
+LARGEST = BatchDefaults(16384, 1024)  # 160 GiB or more, from 0.28.0
+
+
+def batch_defaults(version: str, gpu: Gpu | None) -> BatchDefaults:
+    """What `EngineArgs.get_batch_defaults` of `version` picks on `gpu` (None: a device it cannot query)."""
+    if gpu is None:
+        return SMALL
+    if _at_least(version, "0.28.0") and gpu.memory_bytes >= 160 * GIB:
+        return LARGEST
+    gb10 = _at_least(version, "0.33.0") and gpu.capability == (12, 1)
+    if gpu.memory_bytes >= 70 * GIB and "a100" not in gpu.device_name.lower() and not gb10:
+        return LARGE
+    return SMALL
+
+
+def tiers_text(version: str, key: str) -> str:
+    """How `version` picks the default of `key` by GPU: "2048 below 70 GiB ..., 8192 from 70 GiB, 16384 from 160 GiB"."""
+    tokens = key == "max_num_batched_tokens"
+    small, large, largest = ((d.tokens if tokens else d.seqs) for d in (SMALL, LARGE, LARGEST))
+    parts = [f"{small} below 70 GiB or on an A100{' or a GB10' if _at_least(version, '0.33.0') else ''}"]
+    parts.append(f"{large} from 70 GiB")
+    if _at_least(version, "0.28.0") and largest != large:  # max_num_seqs is 1024 in both
+        parts.append(f"{largest} from 160 GiB")
+    return ", ".join(parts)
+
+
+def _at_least(version: str, floor: str) -> bool:
+    """`version` is `floor` or newer (releases are "X.Y.Z")."""
+    return tuple(int(part) for part in version.split(".")[:3]) >= tuple(int(part) for part in floor.split("."))
+
+
 def repository_gpu(
     name: str,
     *,

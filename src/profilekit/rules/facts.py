@@ -10,6 +10,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from profilekit.hardware import CATALOGUE
 from profilekit.records import record
 from profilekit.rules.models import ModelConfigs, ModelFacts, model_facts
 from profilekit.rules.runnerfacts import uses_mla, v2_model_runner, v2_unsupported_features
@@ -17,8 +18,11 @@ from profilekit.vllm.constraints import speculative_view
 from profilekit.vllm.versions import version_key
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from profilekit.compose.model import RoleConfig, Stack
     from profilekit.errors import Location
+    from profilekit.hardware import Gpu
 
 KV_ROLES = ("kv_producer", "kv_consumer", "kv_both")
 
@@ -92,6 +96,7 @@ class RoleFacts:
     v2_unsupported: list[str] = field(default_factory=list)  # features that keep vLLM off Model Runner V2
     capabilities: set[str] = field(default_factory=set)
     memo: dict[str, Any] = field(default_factory=dict)  # results a rule family computes once per role
+    gpu: Gpu | None = None  # the GPU the role declares ([hardware] gpu); None: none declared (or unknown-gpu)
 
     @property
     def ktc(self) -> dict[str, Any]:
@@ -250,7 +255,13 @@ def _mamba_cache_mode(version: str, model: ModelFacts, prefix_caching: bool | No
     return mode
 
 
-def role_facts(role: RoleConfig, version: str, root: Path | None, models: ModelConfigs | None = None) -> RoleFacts:
+def role_facts(
+    role: RoleConfig,
+    version: str,
+    root: Path | None,
+    models: ModelConfigs | None = None,
+    gpus: Mapping[str, Gpu] | None = None,
+) -> RoleFacts:
     serve = role.serve
     env = role.env
     model = model_facts(role, root, models)
@@ -295,6 +306,8 @@ def role_facts(role: RoleConfig, version: str, root: Path | None, models: ModelC
         version, serve, env, model, spec_method=method, unsupported=facts.v2_unsupported
     )
     facts.capabilities = _capabilities(facts)
+    declared = role.hardware.get("gpu")
+    facts.gpu = (gpus or CATALOGUE).get(declared) if isinstance(declared, str) else None
     return facts
 
 
@@ -324,7 +337,9 @@ def stack_facts(
     stack: Stack, version: str, root: Path | None, models: ModelConfigs | None = None
 ) -> dict[str, RoleFacts]:
     """Facts of every vLLM role of a stack, by role name (`models`: the config.json files known by model id)."""
-    return {name: role_facts(role, version, root, models) for name, role in stack.roles.items() if role.is_vllm}
+    return {
+        name: role_facts(role, version, root, models, stack.gpus) for name, role in stack.roles.items() if role.is_vllm
+    }
 
 
 def capability_locations(f: RoleFacts, cap: str) -> list[Location]:

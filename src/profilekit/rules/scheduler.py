@@ -5,14 +5,19 @@ Sources: `vllm/engine/arg_utils.py` `EngineArgs._set_default_max_num_seqs_and_ba
 `get_batch_defaults` (the defaults, identical in every release 0.27.0-0.33.0), then
 `vllm/config/scheduler.py` `SchedulerConfig.verify_max_model_len` (max_num_active_seqs from 0.31.0).
 
-Defaults are those of a GPU host whose device cannot be queried (tools/oracle/README.md): 2048 batched
-tokens and 256 sequences for `vllm serve`, doubled by `performance_mode = "throughput"`; with chunked
-prefill off the token budget is raised to max_model_len; both are capped as vLLM caps them.
+Defaults are those `get_batch_defaults` picks for `vllm serve` on the GPU the role declares (`[hardware] gpu`,
+docs/HARDWARE.md): 2048 batched tokens and 256 sequences; 8192 and 1024 on a device of 70 GiB or more whose name
+has no "a100" (and, from 0.33.0, that is not a GB10, capability 12.1); 16384 and 1024 from 160 GiB (0.28.0 on).
+Where no GPU is declared, those of a device that cannot be queried (vLLM's own fallback, 2048 and 256), and a
+verdict that another GPU would change is `hardware-unknown`. All are doubled by `performance_mode =
+"throughput"`; with chunked prefill off the token budget is raised to max_model_len; both are capped as vLLM caps
+them.
 """
 
 from __future__ import annotations
 
 from profilekit.errors import Location, Severity
+from profilekit.hardware import CATALOGUE, BatchDefaults, batch_defaults
 from profilekit.records import record
 from profilekit.rules import order
 from profilekit.rules.engine import Hit, family_check, rule
@@ -28,9 +33,8 @@ from profilekit.rules.modelcfg import (
 )
 
 SOURCE = "vllm/config/scheduler.py SchedulerConfig.verify_max_model_len"
-DEFAULT_BATCHED_TOKENS = 2048  # get_batch_defaults, OPENAI_API_SERVER, device memory unknown
+DEFAULTS_SOURCE = "vllm/engine/arg_utils.py EngineArgs.get_batch_defaults"
 DEFAULT_BATCHED_TOKENS_BATCHED_DP = 256  # SchedulerConfig.DEFAULT_MAX_NUM_BATCHED_TOKENS_FOR_BATCHED_DP
-DEFAULT_SEQS = 256
 POOLING = frozenset({"pooling", "embed", "classify", "score", "reward"})
 
 
@@ -67,8 +71,10 @@ def _batched_dp_moe(f: RoleFacts) -> bool:
     )
 
 
-def budget(f: RoleFacts) -> Budget | None:
-    """`_set_default_max_num_seqs_and_batched_tokens_args`; None when an input is unknown or not an integer."""
+def budget(f: RoleFacts, defaults: BatchDefaults | None = None) -> Budget | None:
+    """`_set_default_max_num_seqs_and_batched_tokens_args`, with the defaults of the role's GPU (or `defaults`);
+    None when an input is unknown or not an integer."""
+    defaults = defaults if defaults is not None else batch_defaults(f.version, f.gpu)
     mml = derived_max_model_len(f)
     chunked = _chunked_prefill(f)
     written_tokens = serve_int(f, "max_num_batched_tokens")
@@ -88,8 +94,8 @@ def budget(f: RoleFacts) -> Budget | None:
     throughput = f.serve.get("performance_mode") == "throughput"
     tokens = written_tokens
     if tokens is None:
-        tokens = DEFAULT_BATCHED_TOKENS_BATCHED_DP if _batched_dp_moe(f) else DEFAULT_BATCHED_TOKENS
-    seqs = written_seqs if written_seqs is not None else DEFAULT_SEQS
+        tokens = DEFAULT_BATCHED_TOKENS_BATCHED_DP if _batched_dp_moe(f) else defaults.tokens
+    seqs = written_seqs if written_seqs is not None else defaults.seqs
     if throughput:
         tokens *= 1 if written_tokens is not None else 2
         seqs *= 1 if written_seqs is not None else 2
@@ -103,7 +109,9 @@ def budget(f: RoleFacts) -> Budget | None:
 
 
 def _shown(f: RoleFacts, key: str, value: int, written: bool) -> str:
-    return f"{key} = {value}" if written else f"{key} {value} (vLLM's default)"
+    if written:
+        return f"{key} = {value}"
+    return f"{key} {value} (vLLM's default on {f.gpu.name})" if f.gpu is not None else f"{key} {value} (vLLM's default)"
 
 
 def _mml(f: RoleFacts, b: Budget) -> str:
@@ -112,8 +120,8 @@ def _mml(f: RoleFacts, b: Budget) -> str:
     return f"max_model_len {b.max_model_len} (from the model's config.json)"
 
 
-def _failures(f: RoleFacts) -> list[Hit]:
-    b = budget(f)
+def _failures(f: RoleFacts, defaults: BatchDefaults | None = None) -> list[Hit]:
+    b = budget(f, defaults)
     if b is None:
         return []
     v = f.version
@@ -183,9 +191,43 @@ def _failures(f: RoleFacts) -> list[Hit]:
 
 def failures(f: RoleFacts) -> list[Hit]:
     if "scheduler" not in f.memo:
-        f.memo["scheduler"] = _failures(f)
+        f.memo["scheduler"] = _failures(f) + _hardware_unknown(f)
     hits: list[Hit] = f.memo["scheduler"]
     return hits
+
+
+def _hardware_unknown(f: RoleFacts) -> list[Hit]:
+    """`hardware-unknown`: no GPU is declared, and vLLM's defaults on another GPU give another verdict than the
+    ones profilekit judges with (those of a device vLLM cannot query, as its own fallback)."""
+    if f.gpu is not None or f.role.hardware.get("gpu") is not None:  # declared (an unknown name: unknown-gpu)
+        return []
+    by_tier: dict[BatchDefaults, list[str]] = {}
+    for gpu in CATALOGUE.values():
+        by_tier.setdefault(batch_defaults(f.version, gpu), []).append(gpu.name)
+    verdicts = {tier: sorted({hit.rule for hit in _failures(f, tier)}) for tier in by_tier}
+    if len({tuple(v) for v in verdicts.values()}) < 2:
+        return []
+    refused = [name for tier, names in by_tier.items() if verdicts[tier] for name in names]
+    started = [name for tier, names in by_tier.items() if not verdicts[tier] for name in names]
+    rules = sorted({rule for v in verdicts.values() for rule in v})
+    locs = [
+        *f.loc("serve", "max_num_seqs"),
+        *f.loc("serve", "max_num_batched_tokens"),
+        *f.loc("serve", "max_num_active_seqs"),
+        *f.loc("serve", "performance_mode"),
+    ]
+    return [
+        Hit(
+            "hardware-unknown",
+            f"no layer declares the GPU, and vLLM {f.version}'s defaults for max_num_batched_tokens and max_num_seqs "
+            f"depend on it: it refuses to start ({', '.join(rules)}) on {', '.join(refused)}"
+            + (f" and starts on {', '.join(started)}" if started else "")
+            + " (profilekit judges as vLLM does where the device cannot be queried)",
+            locs,
+            'declare what the role runs on: [hardware] gpu = "NAME" (docs/HARDWARE.md), or write both values',
+            role=f.role.name,
+        )
+    ]
 
 
 rule(
@@ -200,6 +242,12 @@ rule(
     "max_num_batched_tokens below max_num_seqs (written or vLLM's defaults)",
     source=SOURCE + "; vllm/engine/arg_utils.py _set_default_max_num_seqs_and_batched_tokens_args",
 )(family_check("max-num-batched-tokens-seqs", failures))
+rule(
+    "hardware-unknown",
+    Severity.WARNING,
+    "no GPU is declared, and vLLM's GPU-dependent defaults (batch sizes) would change the verdict on another GPU",
+    source=DEFAULTS_SOURCE,
+)(family_check("hardware-unknown", failures))
 rule(
     "max-num-active-seqs",
     Severity.ERROR,
@@ -226,7 +274,9 @@ def _scheduler_needs(f: RoleFacts) -> list[Undecided]:
     tokens = serve_int(f, "max_num_batched_tokens")
     seqs = serve_int(f, "max_num_seqs")
     chunked = _chunked_prefill(f)
-    if chunked is False and (tokens is not None or (seqs is not None and seqs > DEFAULT_BATCHED_TOKENS)):
+    if chunked is False and (
+        tokens is not None or (seqs is not None and seqs > batch_defaults(f.version, f.gpu).tokens)
+    ):
         out.append(
             Undecided(
                 f"the scheduler budget (max_num_batched_tokens, max_num_seqs) with chunked prefill off against the "

@@ -10,9 +10,13 @@ from profilekit.cli.common import check_format, open_session, out, redactor, war
 from profilekit.compose.model import UNSET, Entry, Unapplied
 from profilekit.compose.overrides import override_order_findings
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK, ProfilekitError, UsageError
+from profilekit.hardware import batch_defaults, tiers_text
 from profilekit.records import record
 from profilekit.session import Session
 from profilekit.tomlio.positions import format_key, parse_key
+
+# the options whose default vLLM picks by GPU (EngineArgs.get_batch_defaults)
+BATCH_KEYS = ("max_num_batched_tokens", "max_num_seqs")
 
 if TYPE_CHECKING:
     from profilekit.compose.model import Stack
@@ -162,7 +166,7 @@ def explain(*, stack: str, key: str | None, role: str | None, fmt: str) -> int:
     elif not rows:
         out(_nothing_set(session, composed, target, key, shown))
     else:
-        _print_rows(session, target, rows=rows, defaults=defaults, redact=redact, shown=shown)
+        _print_rows(session, composed, target, rows=rows, defaults=defaults, redact=redact, shown=shown)
     if fmt != "json" and unapplied and target.role is None:
         out("\n".join(_unapplied_lines(composed, unapplied, fmt)))
     return EXIT_OK
@@ -238,11 +242,43 @@ def _nothing_set(session: Session, composed: Stack, target: Target, key: str | N
         if target.prefix[:1] == ("env",)
         else "vLLM's default applies"
     )
+    if target.flag is not None and target.flag.dest in BATCH_KEYS:  # a default vLLM picks by GPU, role by role
+        texts = {
+            name: _gpu_default_text(composed, name, target.flag.dest, session.version) or tail
+            for name, role in composed.roles.items()
+            if role.is_vllm
+        }
+        distinct = set(texts.values())
+        if len(distinct) == 1:
+            tail = distinct.pop()
+        elif distinct:
+            tail = "; ".join(f"[{name}] {text}" for name, text in texts.items())
     return f"{what} not set by any layer of {composed.spec}; {tail}"
 
 
+def _gpu_default_text(composed: Stack, role: str, dest: str, version: str) -> str | None:
+    """vLLM's default of an option it picks by GPU (`get_batch_defaults`), on the GPU the role declares; None for
+    an option whose default does not depend on the GPU."""
+    if dest not in BATCH_KEYS:
+        return None
+    tiers = tiers_text(version, dest)
+    gpu = composed.gpu(role)
+    if gpu is None:
+        return f"vLLM {version}'s default depends on the GPU, and no layer declares one ([hardware] gpu): {tiers}"
+    defaults = batch_defaults(version, gpu)
+    value = defaults.tokens if dest == "max_num_batched_tokens" else defaults.seqs
+    return f"vLLM {version}'s default on {gpu.name}: {value} ({tiers})"
+
+
 def _print_rows(
-    session: Session, target: Target, *, rows: list[Row], defaults: list[str], redact: Redactor, shown: str
+    session: Session,
+    composed: Stack,
+    target: Target,
+    *,
+    rows: list[Row],
+    defaults: list[str],
+    redact: Redactor,
+    shown: str,
 ) -> None:
     """Each value with where it was set, how its references resolved and what it overrode; then vLLM's defaults."""
     for name, k, entry in rows:
@@ -259,7 +295,8 @@ def _print_rows(
             out(f"    overrides {what} from {old.origin.provenance()}")
     for name in defaults:
         assert target.flag is not None
-        out(f"[{name}] {shown} is not set by any layer; {_default_text(target.flag, session.version)}")
+        text = _gpu_default_text(composed, name, target.flag.dest, session.version)
+        out(f"[{name}] {shown} is not set by any layer; {text or _default_text(target.flag, session.version)}")
 
 
 def _is_unset(value: Any) -> bool:
