@@ -391,7 +391,7 @@ def _ended(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
             return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # gone before the open, or between the open and the read
         return True
 
 
