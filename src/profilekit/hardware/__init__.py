@@ -351,6 +351,10 @@ class BatchDefaults:
     tokens: int
     seqs: int
 
+    def of(self, key: str) -> int:
+        """The default of option `key`: "max_num_batched_tokens" or "max_num_seqs"."""
+        return self.tokens if key == "max_num_batched_tokens" else self.seqs
+
 
 SMALL = BatchDefaults(2048, 256)  # below 70 GiB, an A100, a GB10, or a device that cannot be queried
 LARGE = BatchDefaults(8192, 1024)  # 70 GiB or more
@@ -371,8 +375,7 @@ def batch_defaults(version: str, gpu: Gpu | None) -> BatchDefaults:
 
 def tiers_text(version: str, key: str) -> str:
     """How `version` picks the default of `key` by GPU: "2048 below 70 GiB ..., 8192 from 70 GiB, 16384 from 160 GiB"."""
-    tokens = key == "max_num_batched_tokens"
-    small, large, largest = ((d.tokens if tokens else d.seqs) for d in (SMALL, LARGE, LARGEST))
+    small, large, largest = (tier.of(key) for tier in (SMALL, LARGE, LARGEST))
     parts = [f"{small} below 70 GiB or on an A100{' or a GB10' if _at_least(version, '0.33.0') else ''}"]
     parts.append(f"{large} from 70 GiB")
     if _at_least(version, "0.28.0") and largest != large:  # max_num_seqs is 1024 in both

@@ -10,7 +10,6 @@ from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from profilekit.hardware import CATALOGUE
 from profilekit.records import record
 from profilekit.rules.models import ModelConfigs, ModelFacts, model_facts
 from profilekit.rules.runnerfacts import uses_mla, v2_model_runner, v2_unsupported_features
@@ -18,8 +17,6 @@ from profilekit.vllm.constraints import speculative_view
 from profilekit.vllm.versions import version_key
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from profilekit.compose.model import RoleConfig, Stack
     from profilekit.errors import Location
     from profilekit.hardware import Gpu
@@ -260,7 +257,7 @@ def role_facts(
     version: str,
     root: Path | None,
     models: ModelConfigs | None = None,
-    gpus: Mapping[str, Gpu] | None = None,
+    gpu: Gpu | None = None,
 ) -> RoleFacts:
     serve = role.serve
     env = role.env
@@ -306,8 +303,7 @@ def role_facts(
         version, serve, env, model, spec_method=method, unsupported=facts.v2_unsupported
     )
     facts.capabilities = _capabilities(facts)
-    declared = role.hardware.get("gpu")
-    facts.gpu = (gpus or CATALOGUE).get(declared) if isinstance(declared, str) else None
+    facts.gpu = gpu
     return facts
 
 
@@ -338,7 +334,9 @@ def stack_facts(
 ) -> dict[str, RoleFacts]:
     """Facts of every vLLM role of a stack, by role name (`models`: the config.json files known by model id)."""
     return {
-        name: role_facts(role, version, root, models, stack.gpus) for name, role in stack.roles.items() if role.is_vllm
+        name: role_facts(role, version, root, models, stack.gpu(name))
+        for name, role in stack.roles.items()
+        if role.is_vllm
     }
 
 

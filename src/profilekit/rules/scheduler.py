@@ -16,6 +16,8 @@ them.
 
 from __future__ import annotations
 
+from functools import cache
+
 from profilekit.errors import Location, Severity
 from profilekit.hardware import CATALOGUE, BatchDefaults, batch_defaults
 from profilekit.records import record
@@ -196,14 +198,21 @@ def failures(f: RoleFacts) -> list[Hit]:
     return hits
 
 
+@cache  # lint asks for every role of every stack: the answer depends only on the release
+def _catalogue_tiers(version: str) -> dict[BatchDefaults, list[str]]:
+    """The catalogue's GPUs grouped by the batch defaults `version` gives them, in catalogue order."""
+    by_tier: dict[BatchDefaults, list[str]] = {}
+    for gpu in CATALOGUE.values():
+        by_tier.setdefault(batch_defaults(version, gpu), []).append(gpu.name)
+    return by_tier
+
+
 def _hardware_unknown(f: RoleFacts) -> list[Hit]:
     """`hardware-unknown`: no GPU is declared, and vLLM's defaults on another GPU give another verdict than the
     ones profilekit judges with (those of a device vLLM cannot query, as its own fallback)."""
     if f.gpu is not None or f.role.hardware.get("gpu") is not None:  # declared (an unknown name: unknown-gpu)
         return []
-    by_tier: dict[BatchDefaults, list[str]] = {}
-    for gpu in CATALOGUE.values():
-        by_tier.setdefault(batch_defaults(f.version, gpu), []).append(gpu.name)
+    by_tier = _catalogue_tiers(f.version)
     verdicts = {tier: sorted({hit.rule for hit in _failures(f, tier)}) for tier in by_tier}
     if len({tuple(v) for v in verdicts.values()}) < 2:
         return []

@@ -265,9 +265,7 @@ def _gpu_default_text(composed: Stack, role: str, dest: str, version: str) -> st
     gpu = composed.gpu(role)
     if gpu is None:
         return f"vLLM {version}'s default depends on the GPU, and no layer declares one ([hardware] gpu): {tiers}"
-    defaults = batch_defaults(version, gpu)
-    value = defaults.tokens if dest == "max_num_batched_tokens" else defaults.seqs
-    return f"vLLM {version}'s default on {gpu.name}: {value} ({tiers})"
+    return f"vLLM {version}'s default on {gpu.name}: {batch_defaults(version, gpu).of(dest)} ({tiers})"
 
 
 def _print_rows(
@@ -287,7 +285,7 @@ def _print_rows(
         out(f"    {verb} {entry.origin.provenance()}")
         for line in _resolution_lines(entry, redact):
             out(line)
-        gpu = session.layers.gpus.get(entry.value) if k == "hardware.gpu" and isinstance(entry.value, str) else None
+        gpu = composed.gpus.get(entry.value) if k == "hardware.gpu" and isinstance(entry.value, str) else None
         if gpu is not None:  # what vLLM's platform sees on it, and where each figure comes from
             out(f"    is {gpu.describe()}; source: {', '.join(gpu.sources)}")
         for old in reversed(entry.overridden):
