@@ -183,7 +183,8 @@ def test_fewer_gpus_than_the_world_size(check: Check, version: str) -> None:
     assert messages(found) == [
         'role serve has CUDA_VISIBLE_DEVICES = "0,1" (2 GPUs) and needs 4 GPUs (tensor_parallel_size = 2 x '
         f'pipeline_parallel_size = 2); vLLM {version} refuses to start: "World size (4) is larger than the number '
-        'of available GPUs (2) in this node."'
+        "of available GPUs (2) in this node. If this is intentional and you are using: - ray, set "
+        "'--distributed-executor-backend ray'. - multiprocessing, set '--nnodes' appropriately.\""
     ]
     assert [loc.key for loc in found[0].locations] == [
         "env.CUDA_VISIBLE_DEVICES",

@@ -416,3 +416,21 @@ def close_names(name: str, known: list[str]) -> list[str]:
 
 def _folded(name: str) -> str:
     return "".join(ch for ch in name.lower() if ch.isalnum())
+
+
+# ---- what vLLM's platform answers on a GPU (issue 27 item 3: the platform checks, rules/platforms.py) ----------
+
+
+def capability_int(gpu: Gpu) -> int:
+    """`DeviceCapability.to_int()`: 75 for 7.5, 94 for ROCm's 9.4."""
+    major, minor = gpu.capability
+    return major * 10 + minor
+
+
+def supported_dtypes(gpu: Gpu | None) -> tuple[str, ...]:
+    """`current_platform.supported_dtypes` on `gpu`, the dtype `dtype = "auto"` falls back to first
+    (CudaPlatform: no bfloat16 below capability 8.0; ROCm keeps the interface's list). None: a GPU of 8.0 or more,
+    as profilekit judges where none is declared."""
+    if gpu is not None and gpu.platform == "cuda" and gpu.capability < (8, 0):
+        return ("float16", "float32") if gpu.capability >= (6, 0) else ("float32",)
+    return ("bfloat16", "float16", "float32")

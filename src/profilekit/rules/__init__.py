@@ -42,6 +42,7 @@ from profilekit.rules import (  # noqa: F401 - they register
     outputs,
     parallel,
     pd,
+    platforms,
     postinit,
     proton,
     quantpool,

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from profilekit.errors import Severity
+from profilekit.hardware import supported_dtypes
 from profilekit.rules import order
 from profilekit.rules.engine import STAGE_POST_INIT, STAGE_VALIDATORS, Context, Hit, rule
 from profilekit.rules.facts import RoleFacts, at_least
@@ -120,7 +121,8 @@ def mamba_prefix_caching_chunked_prefill(ctx: Context, f: RoleFacts) -> Iterable
 
 
 def model_dtype(f: RoleFacts) -> str | None:
-    """`ModelConfig.dtype` on a GPU host: `dtype` when written, else the checkpoint's (float32 -> bfloat16)."""
+    """`ModelConfig.dtype` on the role's GPU: `dtype` when written, else the checkpoint's (float32 -> the platform's
+    first dtype, bfloat16; a bfloat16 checkpoint -> float16 on a CUDA GPU below capability 8.0)."""
     written = f.serve.get("dtype", "auto")
     if not isinstance(written, str):
         return None
@@ -131,9 +133,12 @@ def model_dtype(f: RoleFacts) -> str | None:
     if s is None:
         return None
     config_dtype = s.dtype or "float32"  # no dtype in config.json: transformers' float32
+    supported = supported_dtypes(f.gpu)  # _resolve_auto_dtype: the platform's, on the declared GPU
     if config_dtype == "float32":
-        return "bfloat16"  # _resolve_auto_dtype: the platform's first supported dtype
-    return config_dtype if config_dtype in ("float16", "bfloat16") else None
+        return supported[0]  # downcast to the platform's first supported dtype
+    if config_dtype not in ("float16", "bfloat16"):
+        return None
+    return config_dtype if config_dtype in supported else supported[0]  # bfloat16 below 8.0: float16
 
 
 @rule(

@@ -61,6 +61,7 @@ FAMILIES = {
     "modelkind": "Options against what the model is: float16, encoder-decoder, multimodal, Inkling LoRA, runner (`rules/modelkind.py`)",
     "checkpoint": "The checkpoint's own quantization against the options (`rules/checkpoint.py`)",
     "speclen": "The draft's max_model_len against the target's (`rules/speclen.py`)",
+    "platforms": "What the declared GPU lets vLLM start: quantization, bfloat16, platform-only features (`rules/platforms.py`)",
 }
 
 # findings made outside the rule engine, by the modules that read files and the flag catalogue

@@ -9,7 +9,9 @@ side-channel rule reads it the same way, launch-examples D3b). What each role ta
   (`VLLM_NIXL_SIDE_CHANNEL_PORT` + data-parallel rank, `pd-side-channel-port` compares those between roles),
   and a command role binds the `--port` its command names, where it names one.
 - GPUs: the devices `CUDA_VISIBLE_DEVICES` lists. A role without it sees every GPU of the host; a launcher
-  (Kubernetes, Slurm) may then pick its devices, so such roles are not compared.
+  (Kubernetes, Slurm) may then pick its devices, so such roles are not compared. `host-gpu-count` compares a
+  role's need with the listed devices, else with `[hardware] gpus_per_node` (docs/HARDWARE.md), which vLLM sees
+  as `current_platform.device_count()`.
 
 vLLM's GPU count per instance (every release 0.27.0-0.33.0): `ParallelConfig.__post_init__` sets
 `world_size = pipeline_parallel_size * tensor_parallel_size * prefill_context_parallel_size` (per data-parallel
@@ -78,6 +80,8 @@ def one_host_only(finding: Finding) -> bool:
     """
     if finding.rule == "host-port-shared":
         return finding.role is None
+    if finding.rule == "host-gpu-count":  # against gpus_per_node it holds on every node, in any pod
+        return DEVICES in finding.message
     return finding.rule in ONE_HOST_RULES
 
 
@@ -338,37 +342,71 @@ def _gpus(n: int) -> str:
     return f"{n} GPU" + ("" if n == 1 else "s")
 
 
+def world_size_message(world_size: int, available: int) -> str:
+    """vLLM's `ParallelConfig.__post_init__` refusal (every release 0.27.0-0.33.0), its line breaks as spaces."""
+    return (
+        f"World size ({world_size}) is larger than the number of available GPUs ({available}) in this node. If this "
+        "is intentional and you are using: - ray, set '--distributed-executor-backend ray'. - multiprocessing, set "
+        "'--nnodes' appropriately."
+    )
+
+
+def _host_gpus(role: RoleConfig) -> tuple[int, str, list[Location], bool] | None:
+    """The GPUs a role's vLLM sees on its node: those `CUDA_VISIBLE_DEVICES` lists, else `[hardware]
+    gpus_per_node` (`current_platform.device_count()`); with what says so, where, and whether it is a listing."""
+    listed = devices(role)
+    if listed is not None:
+        n = len(listed)
+        shown = json.dumps(role.env.get(DEVICES))
+        return n, f"{DEVICES} = {shown} ({_gpus(n)})", _entry_loc(role, "env", DEVICES), True
+    per_node = _int(role.hardware.get("gpus_per_node"))
+    if per_node is None:
+        return None
+    return per_node, f"hardware.gpus_per_node = {per_node}", _entry_loc(role, "hardware", "gpus_per_node"), False
+
+
+def _world_size_refusal(ctx: Context, role: RoleConfig, need: GpuNeed, n: int) -> str:
+    """Why a world size above the node's GPUs fails: vLLM's own check runs on CUDA when it picks the executor
+    backend itself (`distributed_executor_backend` unset); otherwise the workers past the GPUs fail."""
+    gpu = ctx.stack.gpu(role.name)
+    if gpu is not None and gpu.platform != "cuda":
+        return f"; vLLM {ctx.version} checks this only on CUDA, and on {gpu.name} the workers past the node's GPUs fail"
+    if role.serve.get("distributed_executor_backend") is not None:
+        return "; with distributed_executor_backend written vLLM skips its check, and the workers past the GPUs fail"
+    return f'; vLLM {ctx.version} refuses to start: "{world_size_message(need.world_size, n)}"'
+
+
 @stack_rule(
     "host-gpu-count",
     Severity.ERROR,
-    "CUDA_VISIBLE_DEVICES lists fewer GPUs than the role's parallel sizes need (a warning when it lists more)",
+    "the GPUs a role sees (CUDA_VISIBLE_DEVICES, else [hardware] gpus_per_node) are fewer than its parallel sizes "
+    "need (a warning when CUDA_VISIBLE_DEVICES lists more)",
     source="vllm/config/parallel.py ParallelConfig.__post_init__ (world size); vllm/engine/arg_utils.py "
     "create_engine_config (data_parallel_size_local)",
 )
 def host_gpu_count(ctx: Context) -> Iterable[Hit]:
     hits: list[Hit] = []
     for role in ctx.stack.roles.values():
-        listed = devices(role)
+        seen = _host_gpus(role)
         need = gpu_need(role)
-        if listed is None or need is None or len(listed) == need.count:
+        if seen is None or need is None:
             continue
-        shown = json.dumps(role.env.get(DEVICES))
-        n = len(listed)
-        head = f"role {role.name} has {DEVICES} = {shown} ({_gpus(n)}) and needs {_gpus(need.count)} ({need.sizes})"
-        locs = [*_entry_loc(role, "env", DEVICES), *need.locations]
+        n, what, where, listing = seen
+        if n == need.count or (n > need.count and not listing):
+            continue  # a node with more GPUs than one role takes is ordinary
+        head = f"role {role.name} has {what} and needs {_gpus(need.count)} ({need.sizes})"
+        locs = [*where, *need.locations]
+        fewer = f"list {_gpus(need.count)} in {DEVICES}" if listing else f"run on nodes of {_gpus(need.count)}"
         severity: Severity | None = None
         if n < need.world_size:
-            why = (
-                f'; vLLM {ctx.version} refuses to start: "World size ({need.world_size}) is larger than the number '
-                f'of available GPUs ({n}) in this node."'
-            )
-            fix = f"list {_gpus(need.count)} in {DEVICES}, or lower the parallel sizes"
+            why = _world_size_refusal(ctx, role, need, n)
+            fix = f"{fewer}, or lower the parallel sizes" + ("" if listing else " (or spread them over nodes: nnodes)")
         elif n < need.count:
             why = (
                 f"; its {need.local_ranks} data-parallel ranks take {_gpus(need.world_size)} each, so the ranks past "
-                "the listed GPUs fail to start"
+                f"the {'listed ' if listing else ''}GPUs fail to start"
             )
-            fix = f"list {_gpus(need.count)} in {DEVICES}, or lower data_parallel_size"
+            fix = f"{fewer}, or lower data_parallel_size" + ("" if listing else " (or data_parallel_size_local)")
         else:
             why = f"; vLLM uses the first {need.count} and the other {n - need.count} sit idle"
             fix = f"list exactly {_gpus(need.count)} in {DEVICES}, or raise the parallel sizes to use them all"

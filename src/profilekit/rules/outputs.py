@@ -6,8 +6,9 @@ VllmConfig is built, 0.30.0 and later); `vllm/config/vllm.py` `VllmConfig._verif
 (0.28.0 and later), the `--per-request-spec-decode-metrics` check of `__post_init__` (0.29.0 and later) and
 `_validate_batch_sharded_sampling` (0.29.0 and later).
 
-profilekit judges a CUDA GPU host, as the oracle does: `--kda-prefill-backend=fused` (ROCm only) is a verdict;
-`flashkda` is available there.
+The `--kda-prefill-backend` check follows the role's GPU (`[hardware] gpu`): `fused` is refused off ROCm, `flashkda`
+off CUDA. Where no GPU is declared profilekit judges a CUDA GPU host, as the oracle does (`fused` refused), and
+`hardware-unknown` (rules/platforms.py) names the GPUs that would give the other verdict.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ MSG_SSU = (
     "flashinfer`, or omit `--mamba-ssu-algorithm`."
 )
 MSG_KDA_FUSED = "--kda-prefill-backend=fused is only available on ROCm."
+MSG_KDA_FLASHKDA = "--kda-prefill-backend=flashkda is only available on CUDA."
 MSG_SPEC_METRICS = (
     "--per-request-spec-decode-metrics requires speculative decoding to be enabled (via --speculative-config)."
 )
@@ -85,21 +87,32 @@ def mamba_ssu_algorithm_backend(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
 @rule(
     "kda-prefill-backend-platform",
     Severity.ERROR,
-    "kda_prefill_backend = fused, which only ROCm provides, on a CUDA host",
+    "kda_prefill_backend = fused (ROCm only) on a CUDA GPU, or flashkda (CUDA only) on a ROCm GPU",
     releases=">=0.30.0",
     source="vllm/engine/arg_utils.py EngineArgs.create_engine_config",
 )
 def kda_prefill_backend_platform(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
-    if f.serve.get("kda_prefill_backend") != "fused":
+    backend = f.serve.get("kda_prefill_backend")
+    gpu = f.gpu
+    if backend == "fused" and (gpu is None or gpu.platform == "cuda"):
+        on = f"on {gpu.name} (CUDA)" if gpu is not None else "on a CUDA GPU host"
+        message, fix = (
+            MSG_KDA_FUSED,
+            'set kda_prefill_backend = "auto", "triton", "flashkda" or "flashinfer" (fused needs ROCm)',
+        )
+    elif backend == "flashkda" and gpu is not None and gpu.platform != "cuda":
+        on = f"on {gpu.name} (ROCm)"
+        message, fix = MSG_KDA_FLASHKDA, 'set kda_prefill_backend = "auto", "triton" or "fused" (flashkda needs CUDA)'
+    else:
         return []
     return [
         _hit(
             f,
             "kda-prefill-backend-platform",
-            'kda_prefill_backend = "fused" on a CUDA GPU host',
-            MSG_KDA_FUSED,
-            f.loc("serve", "kda_prefill_backend"),
-            fix='set kda_prefill_backend = "auto", "triton", "flashkda" or "flashinfer" (fused needs ROCm)',
+            f"kda_prefill_backend = {shown(backend)} {on}",
+            message,
+            [*f.loc("serve", "kda_prefill_backend"), *f.loc("hardware", "gpu")],
+            fix=fix,
             at=(STAGE_CONFIG_OBJECTS, _read_at("kda_prefill_backend", f.version, 32), 1),
         )
     ]

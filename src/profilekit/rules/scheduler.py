@@ -251,12 +251,7 @@ rule(
     "max_num_batched_tokens below max_num_seqs (written or vLLM's defaults)",
     source=SOURCE + "; vllm/engine/arg_utils.py _set_default_max_num_seqs_and_batched_tokens_args",
 )(family_check("max-num-batched-tokens-seqs", failures))
-rule(
-    "hardware-unknown",
-    Severity.WARNING,
-    "no GPU is declared, and vLLM's GPU-dependent defaults (batch sizes) would change the verdict on another GPU",
-    source=DEFAULTS_SOURCE,
-)(family_check("hardware-unknown", failures))
+# hardware-unknown, which these failures also hold, is registered by rules/platforms.py with the platform checks'
 rule(
     "max-num-active-seqs",
     Severity.ERROR,
