@@ -345,7 +345,7 @@ def test_a_setting_sbatch_would_split_is_refused(make_repo: MakeRepo, run: Run) 
     result = run("--repo", repo, "render", "pd", "--target", "slurm")
     assert result.code == 1, result
     assert result.err == (
-        "profilekit.toml:5:1: error invalid-config render.slurm.partition: 'gpu a' is not a valid name\n"
+        "profilekit.toml:5:1: error invalid-config render.slurm.partition: 'gpu a' is not one word sbatch takes: letters, digits and '_', '.', ',', ':', '+', '-'\n"
         "1 error, 0 warnings\n"
     )
 
@@ -405,3 +405,26 @@ def test_a_team_template_job_runs_with_its_own_lines(
     assert output.splitlines()[0] == "team prologue for team: engine front"
     assert sorted(records) == ["engine", "front"], output
     assert records["front"]["argv"][1:] == ["--upstream", f"http://{NODE_ADDRESS}:8300/v1", "--port", "9000"]
+
+
+# The test cluster's GPUs are typed as H100s (tools/slurm/local-cluster.sh): SLURM itself decides which typed
+# request it can run (issue 27, item 5; tests/test_target_gpus.py checks what is rendered).
+def test_slurm_runs_the_h100_job_on_its_h100s_and_refuses_a_b200_job(
+    make_repo: MakeRepo, run: Run, tmp_path: Path, slurm: dict[str, str], stubs: Path
+) -> None:
+    site = '[layer]\nabstract = true\n\n[hardware]\ngpu = "{gpu}"\n'
+    app = '[serve]\nmodel = "Qwen/Qwen3-0.6B"\ntensor_parallel_size = 2\n'
+    layers = {"app.toml": app, "h100.toml": site.format(gpu="H100-SXM-80GB"), "b200.toml": site.format(gpu="B200")}
+    repo = make_repo(layers)
+    assert run("--repo", repo, "render", "app+h100", "--out", tmp_path / "h100", "--target", "slurm").code == 0
+    proc, output, records = _sbatch(tmp_path / "h100" / "job.sbatch", slurm, stubs, env={"STUB_EXIT": "0"})
+    assert proc.returncode == 0, (proc.stderr, output)
+    assert sorted(records) == ["serve"]
+    assert len(records["serve"]["env"]["CUDA_VISIBLE_DEVICES"].split(",")) == 2  # SLURM gave the step 2 H100s
+
+    assert run("--repo", repo, "render", "app+b200", "--out", tmp_path / "b200", "--target", "slurm").code == 0
+    assert "#SBATCH --gres=gpu:nvidia_b200:2\n" in (tmp_path / "b200" / "job.sbatch").read_text(encoding="utf-8")
+    proc, _output, records = _sbatch(tmp_path / "b200" / "job.sbatch", slurm, stubs)
+    assert proc.returncode != 0
+    assert "Invalid generic resource (gres) specification" in proc.stderr
+    assert records == {}

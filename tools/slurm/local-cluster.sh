@@ -2,12 +2,16 @@
 # A one-node SLURM on localhost (munge, slurmctld and slurmd of Debian's slurm-wlm) for the `--target slurm`
 # tests: `tools/slurm/local-cluster.sh` (as root) installs what is missing, writes its configuration to
 # ${PROFILEKIT_SLURM_DIR:-/var/tmp/profilekit-slurm} (never to /etc/slurm) and starts the daemons, or reuses
-# them when they already answer. The node claims 8 CPUs and 4 GPUs it may not have (`config_overrides`,
-# a gres.conf naming fake device files), so a job asks for them as on a GPU cluster. Prints `SLURM_CONF=...` last.
+# them when they already answer (and restarts them when the configuration changed). The node claims 8 CPUs and 4
+# H100 GPUs it may not have (`config_overrides`, a gres.conf naming fake device files), typed as SLURM's NVML
+# detection names an H100 SXM (`nvidia_h100_80gb_hbm3`), so a job asks for them as on a GPU cluster: by type
+# (`--gres=gpu:nvidia_h100_80gb_hbm3:N`, what profilekit renders for `gpu = "H100-SXM-80GB"`) or without one.
+# Prints `SLURM_CONF=...` last.
 set -euo pipefail
 dir=${PROFILEKIT_SLURM_DIR:-/var/tmp/profilekit-slurm}
 conf=$dir/slurm.conf
 export SLURM_CONF=$conf
+gpu_type=nvidia_h100_80gb_hbm3
 
 if [[ $(id -u) != 0 ]]; then
   echo "local-cluster.sh: must run as root (slurmd starts jobs as their user)" >&2
@@ -43,7 +47,7 @@ SlurmdParameters=config_overrides
 MpiDefault=none
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
-NodeName=localhost NodeAddr=127.0.0.1 CPUs=8 Gres=gpu:4 State=UNKNOWN
+NodeName=localhost NodeAddr=127.0.0.1 CPUs=8 Gres=gpu:$gpu_type:4 State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 CONF
 # gres/gpu drops a GPU without a device file: four character devices that are /dev/null (1, 3)
@@ -51,8 +55,18 @@ mkdir -p "$dir/dev"
 for index in 0 1 2 3; do
   [[ -c $dir/dev/gpu$index ]] || mknod "$dir/dev/gpu$index" c 1 3
 done
-echo "Name=gpu File=$dir/dev/gpu[0-3]" >"$dir/gres.conf"
+echo "Name=gpu Type=$gpu_type File=$dir/dev/gpu[0-3]" >"$dir/gres.conf.new"
+changed=no
+cmp -s "$dir/slurm.conf.new" "$conf" && cmp -s "$dir/gres.conf.new" "$dir/gres.conf" || changed=yes
 mv "$dir/slurm.conf.new" "$conf"
+mv "$dir/gres.conf.new" "$dir/gres.conf"
+if [[ $changed == yes ]]; then # daemons of an earlier configuration: the node's GRES is read at start only
+  for pidfile in "$dir/slurmd.pid" "$dir/slurmctld.pid"; do
+    if [[ -s $pidfile ]] && kill "$(cat "$pidfile")" 2>/dev/null; then
+      for _ in $(seq 1 50); do kill -0 "$(cat "$pidfile")" 2>/dev/null || break; sleep 0.1; done
+    fi
+  done
+fi
 
 if ! munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1; then
   mkdir -p /run/munge /var/log/munge /var/lib/munge

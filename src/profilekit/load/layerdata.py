@@ -37,6 +37,12 @@ SBATCH_WORD = r"^[A-Za-z0-9_.,:+-]+$"
 COMBINATIONS = ("none", "pairs", "all")
 GPU_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"  # a [gpus.NAME] entry of profilekit.toml
 GPU_CAPABILITY = r"^[0-9]+\.[0-9]+$"  # "9.0"
+# a Kubernetes label key (`[DNS-subdomain/]name`) and value, for `[render.k8s.node_selectors.GPU]`
+LABEL_KEY = r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+LABEL_VALUE = r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$"
+# a SLURM GRES type (`--gres=gpu:TYPE:N`): an sbatch word without the `:` and `,` that separate a GRES request;
+# empty: the GPUs are asked for without a type
+GRES_TYPE = r"^[A-Za-z0-9_.+-]*$"
 MAX_GPUS_PER_NODE = 1024
 GPU_PLATFORMS = ("cuda", "rocm")
 
@@ -147,6 +153,8 @@ class K8sSection:
     images: dict[str, str] = field(default_factory=dict)  # per role (a command role needs its own)
     secret_name: str | None = None  # the Secret every secretKeyRef names; None: <stack>-secrets
     secret_keys: dict[str, str] = field(default_factory=dict)  # env name -> key in that Secret
+    # GPU name -> the node labels a pod on that GPU selects (replacing the default; empty: no node selector)
+    node_selectors: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 @record(frozen=True, slots=True)
@@ -156,6 +164,7 @@ class SlurmSection:
     partition: str | None = None
     time: str | None = None  # --time: `MINUTES`, `HH:MM:SS`, `DAYS-HH`...
     account: str | None = None
+    gres_types: dict[str, str] = field(default_factory=dict)  # GPU name -> its GRES type ("": untyped)
 
 
 @record(frozen=True, slots=True)
@@ -238,6 +247,9 @@ _secret_key = re.compile(SECRET_KEY).fullmatch
 _sbatch_word = re.compile(SBATCH_WORD).fullmatch
 _gpu_name = re.compile(GPU_NAME).fullmatch
 _gpu_capability = re.compile(GPU_CAPABILITY).fullmatch
+_label_key = re.compile(LABEL_KEY).fullmatch
+_label_value = re.compile(LABEL_VALUE).fullmatch
+_gres_type = re.compile(GRES_TYPE).fullmatch
 
 
 def _table(raw: object, keys: frozenset[str]) -> dict[str, Any]:
@@ -398,13 +410,34 @@ def _k8s(raw: object) -> K8sSection:
     images = table.get("images", {})
     keys = table.get("secret_keys", {})
     secret_name = table.get("secret_name")
-    if not isinstance(images, dict) or not isinstance(keys, dict):
+    selectors = table.get("node_selectors", {})
+    if not isinstance(images, dict) or not isinstance(keys, dict) or not isinstance(selectors, dict):
         raise _Refused
     return K8sSection(
         image=_optional(table.get("image")),
         images={_named(role, _role_name): _string(image) for role, image in images.items()},
         secret_name=None if secret_name is None else _named(secret_name, _secret_name, SECRET_MAX_LENGTH),
         secret_keys={_named(env, _env_name): _named(key, _secret_key, SECRET_MAX_LENGTH) for env, key in keys.items()},
+        node_selectors={_named(gpu, _gpu_name): _labels(labels) for gpu, labels in selectors.items()},
+    )
+
+
+def _labels(raw: object) -> dict[str, str]:
+    if not isinstance(raw, dict):
+        raise _Refused
+    return {_named(key, _label_key, SECRET_MAX_LENGTH + 64): _named(value, _label_value) for key, value in raw.items()}
+
+
+def _slurm(raw: object) -> SlurmSection:
+    table = _table(raw, _SLURM)
+    types = table.get("gres_types", {})
+    if not isinstance(types, dict):
+        raise _Refused
+    return SlurmSection(
+        _sbatch(table.get("partition")),
+        _sbatch(table.get("time")),
+        _sbatch(table.get("account")),
+        {_named(gpu, _gpu_name): _named(kind, _gres_type) for gpu, kind in types.items()},
     )
 
 
@@ -414,11 +447,10 @@ def _sbatch(value: object) -> str | None:
 
 def _render(raw: object) -> RenderSection:
     table = _table(raw, _RENDER)
-    slurm = _table(table.get("slurm", {}), _SLURM)
     return RenderSection(
         templates=_optional(table.get("templates")),
         k8s=_k8s(table["k8s"]) if "k8s" in table else K8sSection(),
-        slurm=SlurmSection(_sbatch(slurm.get("partition")), _sbatch(slurm.get("time")), _sbatch(slurm.get("account"))),
+        slurm=_slurm(table["slurm"]) if "slurm" in table else SlurmSection(),
     )
 
 

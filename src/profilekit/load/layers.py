@@ -242,11 +242,24 @@ def _bad_reference(loc: tuple[Any, ...], name: str) -> str:
         return f"{name!r} is not a Kubernetes Secret name: lowercase letters, digits, '-' and '.', at most 253"
     if loc[:3] == ("render", "k8s", "secret_keys"):
         return f"{name!r} is not a key of a Kubernetes Secret: letters, digits, '-', '_' and '.'"
+    if loc[:3] == ("render", "k8s", "node_selectors"):
+        return f"{name!r} is not a Kubernetes label value: {_LABEL_FORM}"
+    if loc[:3] == ("render", "slurm", "gres_types"):
+        return f"{name!r} is not a SLURM GRES type: letters, digits, '_', '.', '+' and '-' (\"\" for any type)"
+    if loc[:2] == ("render", "slurm"):
+        return f"{name!r} is not one word sbatch takes: letters, digits and '_', '.', ',', ':', '+', '-'"
     return f"{name!r} is not a valid name"
+
+
+_LABEL_FORM = "at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit"
 
 
 def _bad_name(loc: tuple[Any, ...], name: str) -> str:
     shown = repr(name)
+    if loc[:3] in (("render", "k8s", "node_selectors"), ("render", "slurm", "gres_types")) and len(loc) == 4:
+        return f"{shown} is not a GPU name: letters, digits, '_', '.' and '-', starting with a letter or digit"
+    if loc[:3] == ("render", "k8s", "node_selectors"):
+        return f"{shown} is not a Kubernetes label key: [a DNS subdomain/]a name of {_LABEL_FORM}"
     if loc[0] == "roles" and len(loc) == 2:
         return f"{shown} is not a valid role name: letters, digits, '_', '.' and '-', starting with a letter or digit"
     if "env" in loc[-2:-1]:
@@ -258,11 +271,11 @@ def _schema_fix(err: Any, path: KeyPath) -> str:
     if path[:2] == ("layer", "ignore") and err["type"] != "extra_forbidden":
         return _ignore_fix(err, path)
     if err["type"] == "bad_name":
-        return (
-            "rename the role: it names the output files (ROLE.sh, ROLE.env)"
-            if path[0] == "roles" and len(path) == 2
-            else "rename the variable, e.g. MY_VAR_1"
-        )
+        if path[0] == "roles" and len(path) == 2:
+            return "rename the role: it names the output files (ROLE.sh, ROLE.env)"
+        if path[0] == "render":
+            return "write the name as the docs/HARDWARE.md catalogue or your [gpus] spells it" if len(path) == 4 else ""
+        return "rename the variable, e.g. MY_VAR_1"
     if err["type"] == "extra_forbidden":
         top = path[0] if path else ""
         if len(path) == 1:

@@ -17,6 +17,9 @@ from profilekit.load.layerdata import (
     ENV_NAME,
     GPU_CAPABILITY,
     GPU_NAME,
+    GRES_TYPE,
+    LABEL_KEY,
+    LABEL_VALUE,
     MAX_GPUS_PER_NODE,
     MAX_PORT,
     REFERENCE,
@@ -171,10 +174,19 @@ class K8sSection(BaseModel):
     images: dict[RoleName, str] = Field(default_factory=dict)  # per role (a command role needs its own)
     secret_name: SecretName | None = None  # the Secret every secretKeyRef names; None: <stack>-secrets
     secret_keys: dict[EnvName, SecretKey] = Field(default_factory=dict)  # env name -> key in that Secret
+    node_selectors: dict[GpuName, dict[LabelKey, LabelValue]] = Field(
+        default_factory=dict,
+        description="GPU name -> the node labels its pods select, replacing the default (docs/HARDWARE.md); "
+        "an empty table: no node selector",
+    )
 
 
 # what an `#SBATCH --option=value` line carries unquoted: sbatch splits it at spaces
 SbatchWord = Annotated[str, StringConstraints(pattern=SBATCH_WORD)]
+GpuName = Annotated[str, StringConstraints(pattern=GPU_NAME)]
+LabelKey = Annotated[str, StringConstraints(max_length=SECRET_MAX_LENGTH + 64, pattern=LABEL_KEY)]
+LabelValue = Annotated[str, StringConstraints(pattern=LABEL_VALUE)]
+GresType = Annotated[str, StringConstraints(pattern=GRES_TYPE)]
 
 
 class SlurmSection(BaseModel):
@@ -184,6 +196,10 @@ class SlurmSection(BaseModel):
     partition: SbatchWord | None = None
     time: SbatchWord | None = None  # --time: `MINUTES`, `HH:MM:SS`, `DAYS-HH`...
     account: SbatchWord | None = None
+    gres_types: dict[GpuName, GresType] = Field(
+        default_factory=dict,
+        description='GPU name -> the GRES type of `--gres=gpu:TYPE:N` (docs/HARDWARE.md); "": no type',
+    )
 
 
 class RenderSection(BaseModel):

@@ -27,6 +27,7 @@ from profilekit.quoting import comment_text
 from profilekit.records import record
 from profilekit.render import team
 from profilekit.render.context import header_layers, health_probe, role_argv, stack_context, template_context
+from profilekit.render.gpus import node_selector, resource, unknown_gpu_names
 from profilekit.render.hosts import (
     SIDE_CHANNEL_HOST,
     bind_every_address,
@@ -43,12 +44,12 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from profilekit.compose.model import RoleConfig, Stack
+    from profilekit.hardware import Gpu
     from profilekit.load.layerdata import K8sSection
     from profilekit.render.templating import Sandbox
     from profilekit.vllm.catalogue import Catalogue
 
 KUSTOMIZATION = "kustomization.yaml"
-GPU_RESOURCE = "nvidia.com/gpu"
 PART_OF = "app.kubernetes.io/part-of"
 COMPONENT = "app.kubernetes.io/component"
 MANAGED_BY = "app.kubernetes.io/managed-by"
@@ -101,6 +102,7 @@ class _Pod:
     side_channel: list[int] = field(default_factory=list)  # NIXL side-channel ports (one per data-parallel rank)
     notes: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)  # env values whose loopback addresses name another Service
+    gpu: Gpu | None = None  # the GPU it declares ([hardware] gpu)
 
 
 def render_k8s(
@@ -167,6 +169,8 @@ def _pod_context(stack: Stack, pod: _Pod, docs: list[dict[str, Any]], header: st
         "env": copy.deepcopy(container.get("env", [])),
         "image": container["image"],
         "gpus": gpu_count(pod.role),
+        "gpu": pod.gpu.name if pod.gpu is not None else None,
+        "gpu_resource": resource(pod.gpu),
         "port": pod.port,
         "side_channel_ports": list(pod.side_channel),
         "documents": copy.deepcopy(docs),
@@ -190,7 +194,7 @@ def misspelt_settings(stack: Stack, settings: K8sSection) -> list[str]:
                     f"profilekit.toml: [render.k8s] {table}.{key} names no {what} of stack {stack.spec}; "
                     f"did you mean {close[0]}?"
                 )
-    return notes
+    return notes + unknown_gpu_names("render.k8s.node_selectors", list(settings.node_selectors), sorted(stack.gpus))
 
 
 def _dump(docs: list[dict[str, Any]]) -> str:
@@ -213,6 +217,7 @@ def _pod(stack: Stack, role: RoleConfig, *, version: str, catalogue: Catalogue |
     stack_label = label_value(stack.spec)
     labels = {PART_OF: stack_label, COMPONENT: label_value(role.name), MANAGED_BY: "profilekit"}
     pod = _Pod(role, dns_name(f"{stack.spec}-{role.name}"), labels, role_argv(role, catalogue), None)
+    pod.gpu = stack.gpu(role.name)
     if role.is_vllm:
         kind, _address, port = health_probe(role, catalogue)
         if kind == "unix":
@@ -230,7 +235,7 @@ def _pod(stack: Stack, role: RoleConfig, *, version: str, catalogue: Catalogue |
             pod.notes.append("no Service: the command names no --port")
     bind_every_address(pod.argv, pod.notes, "the Service reaches the pod")
     if DEVICES in role.env:
-        pod.notes.append(f"{DEVICES} left out: the pod gets its GPUs from the {GPU_RESOURCE} limit")
+        pod.notes.append(f"{DEVICES} left out: the pod gets its GPUs from the {resource(pod.gpu)} limit")
     return pod
 
 
@@ -303,7 +308,7 @@ def _container(pod: _Pod, *, image: str, secret: str, keys: dict[str, str]) -> d
         container["ports"] = ports
     gpus = gpu_count(pod.role)
     if gpus:
-        container["resources"] = {"limits": {GPU_RESOURCE: gpus}}
+        container["resources"] = {"limits": {resource(pod.gpu): gpus}}
     if pod.role.is_vllm and pod.port is not None:
         get = {"path": "/health", "port": "http", "scheme": pod.scheme}
         container["startupProbe"] = {"httpGet": get, "periodSeconds": 10, "failureThreshold": _STARTUP_SECONDS // 10}
@@ -313,11 +318,27 @@ def _container(pod: _Pod, *, image: str, secret: str, keys: dict[str, str]) -> d
     return container
 
 
+def _node_selector(pod: _Pod, settings: K8sSection) -> dict[str, str]:
+    """The nodes a GPU role's pod may run on, from the GPU it declares; a note says which and why."""
+    count = gpu_count(pod.role)
+    if not count:
+        return {}
+    if pod.gpu is None:
+        pod.notes.append(f"{count} {resource(None)} on any node: no GPU declared ([hardware] gpu), so no node selector")
+        return {}
+    labels, origin = node_selector(pod.gpu, settings.node_selectors)
+    chosen = ", ".join(f"{key}={value}" for key, value in labels.items())
+    where = f"node selector {chosen} ({origin})" if labels else f"node selector {origin}"
+    pod.notes.append(f"{count} x {pod.gpu.name} ({resource(pod.gpu)}); {where}")
+    return labels
+
+
 def _documents(stack: Stack, pod: _Pod, *, version: str, settings: K8sSection) -> list[dict[str, Any]]:
     image = settings.images.get(pod.role.name) or settings.image or f"vllm/vllm-openai:v{version}"
     if not pod.role.is_vllm and pod.role.name not in settings.images:
         pod.notes.append(f"the vLLM image runs this command: set images.{pod.role.name} in [render.k8s] for another")
     secret = settings.secret_name or dns_name(f"{stack.spec}-secrets")
+    selector = _node_selector(pod, settings)
     metadata = {"name": pod.name, "labels": pod.labels, "annotations": {STACK_ANNOTATION: stack.spec}}
     deployment = {
         "apiVersion": "apps/v1",
@@ -334,6 +355,7 @@ def _documents(stack: Stack, pod: _Pod, *, version: str, settings: K8sSection) -
                     # Service links put `<SERVICE>_PORT=tcp://...` into the env: a Service named `vllm` sets
                     # VLLM_PORT, which vLLM reads (vllm/envs.py get_vllm_port refuses a URI); the DNS names suffice
                     "enableServiceLinks": False,
+                    **({"nodeSelector": selector} if selector else {}),
                     "containers": [_container(pod, image=image, secret=secret, keys=settings.secret_keys)],
                     # vLLM's workers share tensors through /dev/shm; a container's default is 64 MiB
                     "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory"}}],

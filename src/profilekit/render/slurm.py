@@ -5,8 +5,10 @@ i of `scontrol show hostnames "$SLURM_JOB_NODELIST"` (modulo the nodes it got: `
 role onto one node). A homogeneous job, not a heterogeneous one: a one-node cluster (CI) never schedules a
 heterogeneous job whose components share the node. What ties a stack to one host in the script target changes
 here as in k8s (README, "SLURM batch job"):
-- a role's GPUs are its step's `--gres=gpu:N` (N as rules/host.py `gpu_need` counts them, k8s `gpu_count`); the
-  job asks for the largest N per node; SLURM sets `CUDA_VISIBLE_DEVICES`, so a written one is left out;
+- a role's GPUs are its step's `--gres=gpu:TYPE:N` (N as rules/host.py `gpu_need` counts them, k8s `gpu_count`;
+  TYPE from the GPU it declares, render/gpus.py); the job asks for the largest N per node; when the roles declare
+  GPUs of different types, which one homogeneous job cannot ask for node by node, it asks for GPUs of any type and
+  says so; SLURM sets `CUDA_VISIBLE_DEVICES`, so a written one is left out;
 - a node's address is its `NodeAddr` (as `scontrol show node` reports it), resolved to an IPv4 address when it
   resolves to one; a NIXL role gets it as `VLLM_NIXL_SIDE_CHANNEL_HOST` (replacing a written one);
 - a loopback `host:PORT` whose PORT is another role's port becomes that role's node address at run time, and a
@@ -26,6 +28,7 @@ from profilekit.output import Rendered
 from profilekit.quoting import comment_text, shell_quote
 from profilekit.render import team
 from profilekit.render.context import header_layers, health_probe, role_argv, stack_context
+from profilekit.render.gpus import gres, gres_type, unknown_gpu_names
 from profilekit.render.hosts import (
     SIDE_CHANNEL_HOST,
     Rewrite,
@@ -133,7 +136,8 @@ def render_slurm(
     roles = list(stack.roles.values())
     steps = [_Step(index, role, version=version, catalogue=catalogue, root=root) for index, role in enumerate(roles)]
     _point_at_nodes(stack, steps, version=version, root=root)
-    text = _script(stack, steps, version=version, settings=settings)
+    kinds = _gres_types(stack, steps, settings)
+    text = _script(stack, steps, version=version, settings=settings, kinds=kinds)
     if templates is not None and team.team_template(templates, team.SLURM):
         lines = text.splitlines(keepends=True)
         count = next((n for n, line in enumerate(lines) if not line.startswith(("#!", "#SBATCH "))), len(lines))
@@ -142,6 +146,7 @@ def render_slurm(
             "job_name": job_name(stack.spec),
             "roles": [step.role.name for step in steps],
             "gpus": [step.gpus for step in steps],
+            "gres": [gres(step.kind, step.gpus) if step.gpus else "" for step in steps],
             "script": text,
             "directives": "".join(lines[:count]),
             "body": "".join(lines[count:]),
@@ -165,6 +170,7 @@ class _Step:
         self.side_channel = bool(self.side_channel_ports)
         self.rewrites: list[Rewrite] = []  # loopback addresses of other roles in its argv and env
         self.gpus = gpu_count(role)
+        self.kind = ""  # the GRES type its GPUs are asked for with ("": any)
         # each word of the argv as bash pieces: a quoted literal, or a reference to another role's address
         self.words: list[str] = []
         if role.is_vllm:
@@ -234,15 +240,47 @@ def _point_at_nodes(stack: Stack, steps: list[_Step], *, version: str, root: Pat
         ]
 
 
-def _script(stack: Stack, steps: list[_Step], *, version: str, settings: SlurmSection) -> str:
+def _gres_types(stack: Stack, steps: list[_Step], settings: SlurmSection) -> list[str]:
+    """Each GPU role's GRES type (`step.kind`) from the GPU it declares, when the roles' types agree; the notes
+    say what each asks for. Returns the job's distinct types."""
+    gpu_steps = [step for step in steps if step.gpus]
+    declared = {step.index: stack.gpu(step.role.name) for step in gpu_steps}
+    kinds = {index: gres_type(gpu, settings.gres_types) if gpu else "" for index, gpu in declared.items()}
+    distinct = sorted(set(kinds.values()))
+    for step in gpu_steps:
+        gpu = declared[step.index]
+        if gpu is None:
+            step.notes.append("GPUs of any type: no GPU declared ([hardware] gpu)")
+        elif len(distinct) > 1:
+            step.notes.append(
+                f"declares {gpu.name} (GRES type {kinds[step.index] or 'none'}), but one job asks every node for the "
+                "same GPUs: it asks for GPUs of any type (render the roles of each GPU as a stack of their own)"
+            )
+        else:
+            step.kind = kinds[step.index]
+            origin = (
+                "[render.slurm.gres_types]" if gpu.name in settings.gres_types else "as SLURM's AutoDetect names it"
+            )
+            shown = f"GRES type {step.kind} ({origin})" if step.kind else "GPUs of any type ([render.slurm.gres_types])"
+            step.notes.append(f"{step.gpus} x {gpu.name}: {shown}")
+    return distinct
+
+
+def misspelt_settings(stack: Stack, settings: SlurmSection) -> list[str]:
+    """`[render.slurm.gres_types]` keys that name no GPU profilekit knows (catalogue or `[gpus]`)."""
+    return unknown_gpu_names("render.slurm.gres_types", list(settings.gres_types), sorted(stack.gpus))
+
+
+def _script(stack: Stack, steps: list[_Step], *, version: str, settings: SlurmSection, kinds: list[str]) -> str:
     spec = comment_text(stack.spec)
     gpus = max(step.gpus for step in steps)
+    kind = kinds[0] if len(kinds) == 1 else ""
     header = [
         "#!/usr/bin/env bash",
         f"#SBATCH --job-name={job_name(stack.spec)}",
         f"#SBATCH --nodes={len(steps)}",
         f"#SBATCH --ntasks={len(steps)}",
-        *([f"#SBATCH --gres=gpu:{gpus}"] if gpus else []),
+        *([f"#SBATCH --gres={gres(kind, gpus)}"] if gpus else []),
         "#SBATCH --export=ALL",
         *(f"#SBATCH --{option}={value}" for option, value in _settings(settings)),
         f"# Generated by profilekit {__version__}: stack {spec}, vLLM {version}.",
@@ -253,7 +291,7 @@ def _script(stack: Stack, steps: list[_Step], *, version: str, settings: SlurmSe
         f"# PROFILEKIT_SLURM_HEALTH_TIMEOUT seconds, default {HEALTH_TIMEOUT}). The job ends when one role ends.",
     ]
     if len(steps) > 1:
-        pack = f" --gres=gpu:{sum(step.gpus for step in steps)}" if gpus else ""
+        pack = f" --gres={gres(kind, sum(step.gpus for step in steps))}" if gpus else ""
         header += [
             f"# `sbatch --nodes=1{pack} job.sbatch` runs every role on one node: then they share its ports, as",
             f"# `profilekit check {spec}` checks them for one host.",
@@ -300,13 +338,13 @@ def _script(stack: Stack, steps: list[_Step], *, version: str, settings: SlurmSe
 
 
 def _srun(step: _Step) -> list[str]:
-    gres = f"--gres=gpu:{step.gpus}" if step.gpus else "--gres=none"
+    asks = f"--gres={gres(step.kind, step.gpus)}" if step.gpus else "--gres=none"
     name = shell_quote(step.role.name)
     command = [*step.env_words(), "--", *_option_lines(step.argv, step.words)]
     lines = [
         f"# {comment_text(step.role.name)}",
         f'say "starting ${{names[{step.index}]}} on ${{node[{step.index}]}}"',
-        f'srun --nodes=1 --ntasks=1 --exact --nodelist="${{node[{step.index}]}}" {gres} --job-name={name} \\',
+        f'srun --nodes=1 --ntasks=1 --exact --nodelist="${{node[{step.index}]}}" {asks} --job-name={name} \\',
         f'  bash -c "$launch" {name} \\',
         *(f"  {word} \\" for word in command[:-1]),
         f"  {command[-1]} &",

@@ -144,6 +144,8 @@ def _write_all(
             _note_several_hosts(stack)
         if "k8s" in targets:
             _note_misspelt_k8s_settings(session, stack)
+        if "slurm" in targets:
+            _note_misspelt_slurm_settings(session, stack)
         if "slurm" in targets and role is not None and len(stack.roles) > 1:
             err("note: job.sbatch not written: it starts every role of the stack; render without --role for it")
 
@@ -243,6 +245,13 @@ def _note_misspelt_k8s_settings(session: Session, stack: Stack) -> None:
     from profilekit.render.k8s import misspelt_settings  # noqa: PLC0415 - only --target k8s
 
     for note in misspelt_settings(stack, session.config.render.k8s):
+        err(f"note: {note}")
+
+
+def _note_misspelt_slurm_settings(session: Session, stack: Stack) -> None:
+    from profilekit.render.slurm import misspelt_settings  # noqa: PLC0415 - only --target slurm
+
+    for note in misspelt_settings(stack, session.config.render.slurm):
         err(f"note: {note}")
 
 
