@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 
 from profilekit.vllm.environ import is_relevant
 from tests.conftest import REPO_ROOT, MakeRepo, Run
+from tests.test_up import NVIDIA_SMI, ROCM_SMI
 
 TOKEN = "hf_" + "a1B2c3D4" * 5  # shaped like a Hugging Face token: never printed
 
@@ -31,6 +33,16 @@ def replayssm_finding(stack: str) -> str:
     )
 
 
+NO_GPU_TOOLS = "GPUs of this host (nvidia-smi, rocm-smi)\n  nvidia-smi is not on PATH\n  rocm-smi is not on PATH\n\n"
+
+
+def no_gpu_declared(stack: str) -> str:
+    return (
+        f"GPUs {stack} declares ([hardware] gpu), against this host\n"
+        "  role serve declares no GPU: nothing to compare (docs/HARDWARE.md)\n\n"
+    )
+
+
 PLUGIN_GROUP_TEXT = (
     "    runs in every vLLM process (API server, engine core, workers) at start-up; it can register a KV connector, "
     "a model or an attention backend, or change defaults\n"
@@ -38,11 +50,14 @@ PLUGIN_GROUP_TEXT = (
 
 
 @pytest.fixture
-def shell(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
-    """A shell with none of the test machine's own vLLM-relevant variables (CUDA_VISIBLE_DEVICES, ...)."""
+def shell(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyPatch:
+    """A shell with none of the test machine's own vLLM-relevant variables (CUDA_VISIBLE_DEVICES, ...), and a PATH
+    without the machine's own nvidia-smi or rocm-smi (tests/test_doctor_gpus.py puts stand-ins there)."""
     for name in list(os.environ):
         if is_relevant(name) or name == "HF_TOKEN":
             monkeypatch.delenv(name)
+    (tmp_path / "no-gpu-tools").mkdir(exist_ok=True)
+    monkeypatch.setenv("PATH", str(tmp_path / "no-gpu-tools"))
     return monkeypatch
 
 
@@ -61,6 +76,10 @@ def test_nothing_set_is_exit_0(shell: pytest.MonkeyPatch, run: Run) -> None:
         "environment (variables that change what vLLM runs)\n"
         "  none set\n"
         "\n"
+        "GPUs of this host (nvidia-smi, rocm-smi)\n"
+        "  nvidia-smi is not on PATH\n"
+        "  rocm-smi is not on PATH\n"
+        "\n"
         "nothing here changes the effective configuration\n"
     )
 
@@ -75,7 +94,9 @@ def test_a_role_that_sets_the_variable_wins_over_the_shell(shell: pytest.MonkeyP
     assert result.out.split("environment (variables that change what vLLM runs)\n")[1] == (
         V2_SET + "    ignored by role serve: its env sets VLLM_USE_V2_MODEL_RUNNER itself\n"
         "\n"
-        "findings the shell's environment adds to nemotron-replayssm\n"
+        + NO_GPU_TOOLS
+        + no_gpu_declared("nemotron-replayssm")
+        + "findings the shell's environment adds to nemotron-replayssm\n"
         "  none\n"
         "\n"
         "secrets the stack takes from the launching shell (values never shown)\n"
@@ -115,8 +136,7 @@ def test_shell_variable_trips_rules_for_a_role(shell: pytest.MonkeyPatch, make_r
     assert result.code == 1, result
     assert result.out.split("environment (variables that change what vLLM runs)\n")[1] == (
         V2_SET + "    reaches role serve\n"
-        "\n"
-        "findings the shell's environment adds to ext\n"
+        "\n" + NO_GPU_TOOLS + no_gpu_declared("ext") + "findings the shell's environment adds to ext\n"
         "  because of VLLM_USE_V2_MODEL_RUNNER in role serve:\n"
         '    profiles/ext.toml:6:1: error model-runner-v2-unsupported VLLM_USE_V2_MODEL_RUNNER = "1" asks for Model '
         'Runner V2 with pipeline parallelism with external_launcher; vLLM 0.33.0 refuses to start: "Model Runner V2 '
@@ -205,8 +225,7 @@ def test_unknown_name_gets_did_you_mean_and_secrets_show_by_name_only(shell: pyt
         "  VLLM_USE_V2_MODEL_RUNNR=1\n"
         "    unknown: vLLM 0.33.0 has no environment variable VLLM_USE_V2_MODEL_RUNNR; "
         "did you mean 'VLLM_USE_V2_MODEL_RUNNER'?\n"
-        "\n"
-        "3 things change the effective configuration: variable UCX_TLS; variable VLLM_API_KEY; "
+        "\n" + NO_GPU_TOOLS + "3 things change the effective configuration: variable UCX_TLS; variable VLLM_API_KEY; "
         "variable VLLM_USE_V2_MODEL_RUNNR\n"
     )
     json_out = run("--repo", REPO_ROOT, "doctor", "--format", "json").out
@@ -293,7 +312,8 @@ def _doctor(python: Path, *args: str, env: dict[str, str] | None = None) -> subp
         capture_output=True,
         text=True,
         check=False,
-        env={"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/"), **(env or {})},
+        # PATH: the venv's own bin, so no nvidia-smi or rocm-smi of the test machine is listed
+        env={"PATH": str(python.parent), "HOME": os.environ.get("HOME", "/"), **(env or {})},
     )
 
 
@@ -314,8 +334,7 @@ def test_installed_plugin_and_release_mismatch(plugin_venv: Path) -> None:
         "\n"
         "environment (variables that change what vLLM runs)\n"
         "  none set\n"
-        "\n"
-        "2 things change the effective configuration: plugin kvinject (vllm.general_plugins); "
+        "\n" + NO_GPU_TOOLS + "2 things change the effective configuration: plugin kvinject (vllm.general_plugins); "
         "vLLM 0.32.0 installed, 0.33.0 targeted\n"
     )
 
@@ -337,8 +356,7 @@ def test_vllm_plugins_leaving_the_plugin_out_and_the_matching_release(plugin_ven
         "environment (variables that change what vLLM runs)\n"
         "  VLLM_PLUGINS=other\n"
         "    names the plugins vLLM loads, comma-separated (unset: all of them; empty: none)\n"
-        "\n"
-        "1 thing changes the effective configuration: variable VLLM_PLUGINS\n"
+        "\n" + NO_GPU_TOOLS + "1 thing changes the effective configuration: variable VLLM_PLUGINS\n"
     )
 
 
@@ -389,3 +407,109 @@ def test_installed_release_profilekit_does_not_know(tmp_path: Path) -> None:
         "0.29.0, 0.30.0, 0.31.0, 0.32.0, 0.33.0)\n"
         "\n"
     )
+
+
+# ---- the host's GPUs against the stack's declared hardware (issue 27, item 6); stand-in nvidia-smi and rocm-smi
+# of tests/test_up.py ----
+
+H100 = "NVIDIA H100 80GB HBM3"
+STACK = "qwen-disaggregated+site/h100"  # prefill and decode, one H100 each
+
+
+def _tools(shell: pytest.MonkeyPatch, tmp_path: Path, gpus: list[str], *, rocm: bool = False) -> None:
+    folder = tmp_path / "gpu-tools"
+    folder.mkdir(exist_ok=True)
+    name, text = ("rocm-smi", ROCM_SMI) if rocm else ("nvidia-smi", NVIDIA_SMI)
+    (folder / name).write_text(text, encoding="utf-8")
+    (folder / name).chmod(0o755)
+    if not (folder / "bash").exists():  # the stand-ins' interpreter; nothing else of the machine is on PATH
+        (folder / "bash").symlink_to(shutil.which("bash") or "/bin/bash")
+    shell.setenv("PATH", str(folder))
+    shell.setenv("STUB_GPUS", "\n".join(gpus))
+
+
+def _section(out: str, title: str) -> str:
+    return out.split(title + "\n", 1)[1].split("\n\n", 1)[0]
+
+
+def test_doctor_lists_the_hosts_gpus_with_the_catalogue_gpu_each_is(
+    shell: pytest.MonkeyPatch, run: Run, tmp_path: Path
+) -> None:
+    _tools(shell, tmp_path, [H100, H100, "NVIDIA A800 80GB PCIe"])
+    result = run("--repo", REPO_ROOT, "doctor")
+    assert result.code == 0, result
+    assert _section(result.out, "GPUs of this host (nvidia-smi, rocm-smi)") == (
+        "  nvidia-smi: 2 x NVIDIA H100 80GB HBM3 (H100-SXM-80GB of the catalogue)\n"
+        "  nvidia-smi: 1 x NVIDIA A800 80GB PCIe (no GPU of the catalogue: declare it in [gpus])\n"
+        "  rocm-smi is not on PATH"
+    )
+
+
+def test_a_host_with_the_declared_gpus_changes_nothing(shell: pytest.MonkeyPatch, run: Run, tmp_path: Path) -> None:
+    _tools(shell, tmp_path, [H100] * 8)
+    result = run("--repo", REPO_ROOT, "doctor", STACK)
+    assert result.code == 0, result
+    assert _section(result.out, f"GPUs {STACK} declares ([hardware] gpu), against this host") == (
+        "  2 x H100-SXM-80GB ('NVIDIA H100 80GB HBM3') for roles prefill, decode: this host has 8"
+    )
+
+
+def test_a_host_without_the_declared_gpus_is_a_change_with_a_fix(
+    shell: pytest.MonkeyPatch, run: Run, tmp_path: Path
+) -> None:
+    _tools(shell, tmp_path, ["NVIDIA L40S", H100])
+    result = run("--repo", REPO_ROOT, "doctor", STACK)
+    assert result.code == 1, result
+    assert _section(result.out, f"GPUs {STACK} declares ([hardware] gpu), against this host") == (
+        "  2 x H100-SXM-80GB ('NVIDIA H100 80GB HBM3') for roles prefill, decode: this host has 1\n"
+        "    fix: run the stack on a host with them, or declare the GPU this host has ([hardware] gpu)"
+    )
+    assert result.out.endswith(
+        "1 thing changes the effective configuration: GPU H100-SXM-80GB: the roles need 2, this host has 1\n"
+    )
+    data = json.loads(run("--repo", REPO_ROOT, "doctor", STACK, "--format", "json").out)
+    assert data["gpus"] == [
+        {"tool": "nvidia-smi", "name": "NVIDIA L40S", "gpu": "L40S"},
+        {"tool": "nvidia-smi", "name": H100, "gpu": "H100-SXM-80GB"},
+    ]
+    assert data["declared_gpus"] == [
+        {
+            "gpu": "H100-SXM-80GB",
+            "device": H100,
+            "need": 2,
+            "roles": ["prefill", "decode"],
+            "tool": "nvidia-smi",
+            "have": 1,
+            "problem": "",
+        }
+    ]
+
+
+def test_a_failing_tool_says_why_nothing_was_compared(shell: pytest.MonkeyPatch, run: Run, tmp_path: Path) -> None:
+    _tools(shell, tmp_path, [])
+    shell.setenv("STUB_SMI_FAILS", "1")
+    result = run("--repo", REPO_ROOT, "doctor", STACK)
+    assert result.code == 0, result
+    assert _section(result.out, "GPUs of this host (nvidia-smi, rocm-smi)") == (
+        "  nvidia-smi failed: NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n"
+        "  rocm-smi is not on PATH"
+    )
+    assert "for roles prefill, decode: not compared: nvidia-smi failed: NVIDIA-SMI has failed" in result.out
+
+
+def test_rocm_gpus_are_listed_by_rocm_smi_and_compared(
+    shell: pytest.MonkeyPatch, make_repo: MakeRepo, run: Run, tmp_path: Path
+) -> None:
+    repo = make_repo(
+        {
+            "app.toml": '[serve]\nmodel = "Qwen/Qwen3-0.6B"\ntensor_parallel_size = 4\n',
+            "mi300x.toml": '[layer]\nabstract = true\n\n[hardware]\ngpu = "MI300X"\n',
+        }
+    )
+    _tools(shell, tmp_path, ["AMD Instinct MI300X OAM"] * 8, rocm=True)
+    result = run("--repo", repo, "doctor", "app+mi300x")
+    assert result.code == 0, result
+    assert _section(result.out, "GPUs of this host (nvidia-smi, rocm-smi)") == (
+        "  nvidia-smi is not on PATH\n  rocm-smi: 8 x AMD Instinct MI300X OAM (MI300X of the catalogue)"
+    )
+    assert "  4 x MI300X ('AMD Instinct MI300X') for role serve: this host has 8\n" in result.out

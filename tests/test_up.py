@@ -521,3 +521,139 @@ def test_roles_on_several_hosts_get_no_up_sh_and_render_says_so(make_repo: MakeR
         "by VLLM_NIXL_SIDE_CHANNEL_HOST)\n"
     )
     assert not (tmp_path / "out" / "up.sh").exists()
+
+
+# ---- the GPU check (issue 27, item 5) ----
+# `up.sh` checks, before any role starts, that the host has the GPUs the roles declare (issue 27, item 5).
+#
+# The roles run as in tests/test_up.py (stand-in `vllm` servers and router); the host's GPUs are what a stand-in
+# `nvidia-smi` / `rocm-smi` on PATH lists, in the formats the real tools print: `nvidia-smi --query-gpu=name
+# --format=csv,noheader` one device name per line, `rocm-smi --showproductname --csv` a `device,Card Series,...`
+# header and one `cardN,...` row per GPU.
+
+H100 = "NVIDIA H100 80GB HBM3"
+SITE = '[layer]\nabstract = true\n\n[hardware]\ngpu = "{gpu}"\ngpus_per_node = 8\n'
+NVIDIA_SMI = """#!/usr/bin/env bash
+# a stand-in for nvidia-smi: the GPUs of $STUB_GPUS (one name per line), or the driver error of $STUB_SMI_FAILS
+if [[ -n ${STUB_SMI_FAILS:-} ]]; then
+  echo "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver."
+  exit 9
+fi
+[[ "$*" == "--query-gpu=name --format=csv,noheader" ]] || { echo "unexpected arguments: $*" >&2; exit 64; }
+printf '%s\\n' "$STUB_GPUS"
+"""
+ROCM_SMI = """#!/usr/bin/env bash
+[[ "$*" == "--showproductname --csv" ]] || { echo "unexpected arguments: $*" >&2; exit 64; }
+echo "device,Card Series,Card Model,Card Vendor,Card SKU,Subsystem ID,Device Rev,Node ID,GUID,GFX Version"
+i=0
+while IFS= read -r name; do
+  echo "card$i,$name,0x74a1,Advanced Micro Devices Inc. [AMD/ATI],M3000100,0x74a1,0x00,$((i + 2)),0,gfx942"
+  i=$((i + 1))
+done <<<"$STUB_GPUS"
+"""
+
+
+def _tool(stub_path: str, name: str, text: str) -> None:
+    folder = Path(stub_path.split(":", 1)[0])
+    (folder / name).write_text(text, encoding="utf-8")
+    (folder / name).chmod(0o755)
+
+
+def _script(make_repo: MakeRepo, run: Run, tmp_path: Path, gpu: str = "H100-SXM-80GB") -> tuple[Path, list[int]]:
+    ports = free_ports(3)
+    repo = make_repo({"pd.toml": pd_layer(ports), "site.toml": SITE.format(gpu=gpu)})
+    return render(run, repo, "pd+site", tmp_path / "out"), ports
+
+
+def _starts(running: Up, ports: list[int]) -> list[str]:
+    lines = running.until_all(started_lines(ports))
+    running.proc.send_signal(signal.SIGTERM)
+    code, _ = running.finish()
+    assert code == 143
+    assert running.remaining() == []
+    return lines
+
+
+def test_the_roles_start_when_the_host_has_the_declared_gpus(
+    make_repo: MakeRepo, run: Run, up: type[Up], stub_path: str, tmp_path: Path
+) -> None:
+    script, ports = _script(make_repo, run, tmp_path)
+    text = script.read_text(encoding="utf-8")
+    assert "gpu_names=(H100-SXM-80GB)\ngpu_devices=('NVIDIA H100 80GB HBM3')\n" in text
+    assert "as many as they use together: 2 x H100-SXM-80GB." in text
+    _tool(stub_path, "nvidia-smi", NVIDIA_SMI)
+    lines = _starts(up(script, STUB_GPUS=f"{H100}\n{H100}\n{H100}"), ports)
+    assert lines[0] == "up.sh: this host has 3 x H100-SXM-80GB: the roles need 2"
+
+
+def test_a_host_without_enough_of_the_gpu_stops_before_any_role_starts(
+    make_repo: MakeRepo, run: Run, up: type[Up], stub_path: str, tmp_path: Path
+) -> None:
+    script, _ports = _script(make_repo, run, tmp_path)
+    _tool(stub_path, "nvidia-smi", NVIDIA_SMI)
+    # an L40S is not an H100, and "NVIDIA H100 PCIe" is another H100 than the SXM one declared
+    running = up(script, STUB_GPUS=f"{H100}\nNVIDIA L40S\nNVIDIA H100 PCIe")
+    code, lines = running.finish()
+    assert code == 2
+    assert lines == [
+        "up.sh: the roles need 2 x H100-SXM-80GB ('NVIDIA H100 80GB HBM3'); this host has 1 "
+        "(nvidia-smi: 1 x NVIDIA H100 80GB HBM3, 1 x NVIDIA H100 PCIe, 1 x NVIDIA L40S)",
+        "up.sh: run the stack on a host with them, declare the GPU this host has ([hardware] gpu), "
+        "or set PROFILEKIT_UP_SKIP_GPU_CHECK=1 to start anyway",
+    ]
+    assert running.remaining() == []
+
+
+def test_the_check_can_be_skipped(make_repo: MakeRepo, run: Run, up: type[Up], stub_path: str, tmp_path: Path) -> None:
+    script, ports = _script(make_repo, run, tmp_path)
+    _tool(stub_path, "nvidia-smi", NVIDIA_SMI)
+    lines = _starts(up(script, STUB_GPUS="NVIDIA L40S", PROFILEKIT_UP_SKIP_GPU_CHECK="1"), ports)
+    assert lines[0] == "up.sh: PROFILEKIT_UP_SKIP_GPU_CHECK=1: not checking this host's GPUs"
+
+
+def test_a_failing_nvidia_smi_stops_with_its_message(
+    make_repo: MakeRepo, run: Run, up: type[Up], stub_path: str, tmp_path: Path
+) -> None:
+    script, _ports = _script(make_repo, run, tmp_path)
+    _tool(stub_path, "nvidia-smi", NVIDIA_SMI)
+    code, lines = up(script, STUB_SMI_FAILS="1").finish()
+    assert code == 2
+    assert lines == [
+        "up.sh: nvidia-smi failed, so this host's GPUs are unknown: NVIDIA-SMI has failed because it couldn't "
+        "communicate with the NVIDIA driver.",
+        "up.sh: fix the driver, or set PROFILEKIT_UP_SKIP_GPU_CHECK=1 to start without the check",
+    ]
+
+
+def test_without_nvidia_smi_the_roles_start_and_up_sh_says_it_did_not_check(
+    make_repo: MakeRepo, run: Run, up: type[Up], tmp_path: Path
+) -> None:
+    script, ports = _script(make_repo, run, tmp_path)
+    lines = _starts(up(script), ports)
+    assert lines[0] == "up.sh: nvidia-smi is not on PATH: not checking that this host has 2 x H100-SXM-80GB"
+
+
+def test_a_rocm_gpu_is_checked_with_rocm_smi(
+    make_repo: MakeRepo, run: Run, up: type[Up], stub_path: str, tmp_path: Path
+) -> None:
+    script, ports = _script(make_repo, run, tmp_path, gpu="MI300X")
+    _tool(stub_path, "rocm-smi", ROCM_SMI)
+    lines = _starts(up(script, STUB_GPUS="AMD Instinct MI300X OAM\nAMD Instinct MI300X OAM"), ports)
+    assert lines[0] == "up.sh: this host has 2 x MI300X: the roles need 2"
+    code, lines = up(script, STUB_GPUS="AMD Instinct MI250X").finish()
+    assert code == 2
+    assert lines[0] == (
+        "up.sh: the roles need 2 x MI300X ('AMD Instinct MI300X'); this host has 0 (rocm-smi: 1 x AMD Instinct MI250X)"
+    )
+
+
+def test_a_stack_that_declares_no_gpu_checks_none(
+    make_repo: MakeRepo, run: Run, up: type[Up], stub_path: str, tmp_path: Path
+) -> None:
+    ports = free_ports(3)
+    repo = make_repo({"pd.toml": pd_layer(ports)})
+    script = render(run, repo, "pd", tmp_path / "out")
+    assert "as many as they use together: none declared, so none is checked." in script.read_text(encoding="utf-8")
+    _tool(stub_path, "nvidia-smi", NVIDIA_SMI)
+    lines = _starts(up(script, STUB_GPUS="NVIDIA L40S"), ports)
+    assert lines[0] == "up.sh: starting prefill decode; waiting up to 600 s for each to answer /health"

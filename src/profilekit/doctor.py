@@ -1,4 +1,5 @@
-"""Audit this machine for what changes vLLM's effective configuration: the installed release, plugins, the shell.
+"""Audit this machine for what changes vLLM's effective configuration: the installed release, plugins, the shell,
+and the GPUs (what `nvidia-smi` / `rocm-smi` list, against what a stack's roles declare in `[hardware]`).
 
 Nothing here imports vLLM or loads a plugin: the installed release and the plugins are read from package
 metadata (`importlib.metadata`). Given a stack, the shell's relevant variables are laid over each role's env
@@ -15,8 +16,11 @@ from typing import TYPE_CHECKING
 
 from profilekit.compose.model import RoleConfig, Stack
 from profilekit.errors import Finding, Location, Severity
+from profilekit.hardware import CATALOGUE
+from profilekit.hardware.host import COMMANDS, Listing, identify, is_model, list_gpus
 from profilekit.records import record
 from profilekit.redact import SECRET_VALUE, Redactor, is_secret
+from profilekit.render.hosts import gpu_needs
 from profilekit.rules.env import ENV_FILE_RULES, env_history
 from profilekit.vllm.environ import describe, is_relevant
 from profilekit.vllm.envs import PREFIX, known_env_names
@@ -87,6 +91,32 @@ class SecretNeed:
     present: bool  # the shell holds it (never its value)
 
 
+@record(frozen=True, slots=True)
+class HostGpu:
+    """One GPU a tool lists, and the GPU of the catalogue (or `[gpus]`) it is."""
+
+    tool: str
+    name: str
+    gpu: str | None  # the catalogue's name; None: no GPU profilekit knows
+
+
+@record(frozen=True, slots=True)
+class GpuCheck:
+    """A GPU model the stack's roles declare, against this host."""
+
+    gpu: str
+    device: str
+    need: int  # GPUs the roles use together, on one host
+    roles: tuple[str, ...]
+    tool: str
+    have: int | None  # None: the tool is missing or failed (`problem`)
+    problem: str = ""
+
+    @property
+    def short(self) -> bool:
+        return self.have is not None and self.have < self.need
+
+
 @record(slots=True)
 class Audit:
     release: Release
@@ -95,6 +125,10 @@ class Audit:
     stack: str | None = None
     findings: list[ShellFinding] = field(default_factory=list)
     secrets: list[SecretNeed] = field(default_factory=list)
+    gpus: list[HostGpu] = field(default_factory=list)
+    gpu_tools: list[Listing] = field(default_factory=list)  # what each tool said (its problem when it said nothing)
+    gpu_checks: list[GpuCheck] = field(default_factory=list)
+    undeclared: list[str] = field(default_factory=list)  # GPU roles that declare no GPU
 
     @property
     def changes(self) -> list[str]:
@@ -105,6 +139,7 @@ class Audit:
         out += [f"plugin {p.name} ({p.group})" for p in self.plugins if p.changes_config]
         if not self.release.matches:
             out.append(f"vLLM {self.release.installed} installed, {self.release.target} targeted")
+        out += [f"GPU {c.gpu}: the roles need {c.need}, this host has {c.have}" for c in self.gpu_checks if c.short]
         # without a stack, any launch from this shell sees every variable; with one, those no role overrides
         out += [f"variable {v.name}" for v in self.variables if self.stack is None or v.reaches]
         return out
@@ -208,14 +243,42 @@ def shell_findings(session: Session, stack: Stack, environ: Mapping[str, str], n
     return out
 
 
+def host_gpus(listings: list[Listing], stack: Stack | None) -> list[HostGpu]:
+    """Every GPU the tools list, each with the catalogue GPU it is (the stack's `[gpus]` too, when given)."""
+    known = stack.gpus if stack is not None else CATALOGUE
+    found: list[HostGpu] = []
+    for listing in listings:
+        for name in listing.names:
+            gpu = identify(name, known)
+            found.append(HostGpu(listing.tool, name, gpu.name if gpu is not None else None))
+    return found
+
+
+def gpu_checks(stack: Stack, listings: dict[str, Listing]) -> tuple[list[GpuCheck], list[str]]:
+    """Each GPU model the roles declare against the host's GPUs of it, and the GPU roles that declare none."""
+    roles = list(stack.roles.values())
+    checks: list[GpuCheck] = []
+    for gpu, need in gpu_needs(stack, roles):
+        users = tuple(r.name for r in roles if r.is_vllm and stack.gpu(r.name) is gpu)
+        listing = listings[gpu.platform]
+        have = sum(1 for name in listing.names if is_model(name, gpu)) if listing.ran else None
+        checks.append(GpuCheck(gpu.name, gpu.device_name, need, users, listing.tool, have, listing.problem))
+    undeclared = [r.name for r in roles if r.is_vllm and stack.gpu(r.name) is None]
+    return checks, undeclared
+
+
 def audit(session: Session, environ: Mapping[str, str], *, stack: Stack | None = None) -> Audit:
     """Everything on this machine, seen from `environ`, that changes what `session`'s release and `stack` mean."""
     version = session.version
     variables = _variables(environ, version)
     result = Audit(installed_release(version), installed_plugins(environ), variables)
+    listings = {platform: list_gpus(platform, environ.get("PATH")) for platform in COMMANDS}
+    result.gpu_tools = list(listings.values())
+    result.gpus = host_gpus(result.gpu_tools, stack)
     redactor = _redactor(environ)
     if stack is None:
         return result
+    result.gpu_checks, result.undeclared = gpu_checks(stack, listings)
     result.stack = stack.spec
     names = [v.name for v in variables]
     result.variables = [

@@ -1,10 +1,11 @@
 """What changes when every role runs on a host of its own (a Kubernetes pod, a SLURM node): loopback addresses of
-other roles, bind addresses, GPU counts, NIXL side channels (shared by the k8s and slurm targets)."""
+other roles, bind addresses, GPU counts (and which GPUs), NIXL side channels (shared by the k8s and slurm targets)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from profilekit.compose.model import RoleConfig, Stack
 from profilekit.errors import Finding, Severity
@@ -22,6 +23,9 @@ from profilekit.rules.wiring import (
     written,
     written_at,
 )
+
+if TYPE_CHECKING:
+    from profilekit.hardware import Gpu
 
 SIDE_CHANNEL_HOST = "VLLM_NIXL_SIDE_CHANNEL_HOST"
 SIDE_CHANNEL_PORT = "VLLM_NIXL_SIDE_CHANNEL_PORT"
@@ -180,3 +184,13 @@ def gpu_count(role: RoleConfig) -> int:
         value = role.serve.get(dest, 1)
         count *= value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 1
     return count
+
+
+def gpu_needs(stack: Stack, roles: list[RoleConfig]) -> list[tuple[Gpu, int]]:
+    """Each GPU model `roles` declare, with how many of it they use together (roles that declare none aside)."""
+    needs: dict[str, tuple[Gpu, int]] = {}
+    for role in roles:
+        gpu, count = stack.gpu(role.name), gpu_count(role)
+        if gpu is not None and count:
+            needs[gpu.name] = (gpu, needs[gpu.name][1] + count if gpu.name in needs else count)
+    return list(needs.values())

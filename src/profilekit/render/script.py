@@ -21,6 +21,7 @@ from profilekit.render.context import (
     stack_context,
     template_context,
 )
+from profilekit.render.hosts import gpu_needs
 from profilekit.render.templating import Sandbox, render_template
 from profilekit.rules.env import split_env
 from profilekit.vllm.catalogue import Catalogue
@@ -111,11 +112,18 @@ def _up_script(env: Sandbox, stack: Stack, roles: list[RoleConfig], version: str
     def listed(names: list[str]) -> str:
         return comment_text(", ".join(names)) or "none"
 
+    needs = gpu_needs(stack, ordered)
+    summary = ", ".join(f"{count} x {gpu.name}" for gpu, count in needs) or "none declared, so none is checked"
     return _render_template(
         env,
         TEMPLATE_FILES["up"],
         {
             **stack_context(stack, version),
+            "gpu_summary": comment_text(summary),
+            "gpu_names": words([gpu.name for gpu, _count in needs]),
+            "gpu_devices": words([gpu.device_name for gpu, _count in needs]),
+            "gpu_platforms": words([gpu.platform for gpu, _count in needs]),
+            "gpu_needs": words([str(count) for _gpu, count in needs]),
             "vllm_roles": listed([role.name for role in ordered if role.is_vllm]),
             "command_roles": listed([role.name for role in ordered if not role.is_vllm]),
             "names": words([role.name for role in ordered]),

@@ -41,6 +41,9 @@ def _text(a: Audit) -> str:
     lines += ["", "vLLM release", *_release_lines(a)]
     lines += ["", "vLLM plugins (read from package metadata; none was loaded)", *_plugin_lines(a)]
     lines += ["", "environment (variables that change what vLLM runs)", *_variable_lines(a)]
+    lines += ["", "GPUs of this host (nvidia-smi, rocm-smi)", *_gpu_lines(a)]
+    if a.stack:
+        lines += ["", f"GPUs {a.stack} declares ([hardware] gpu), against this host", *_declared_lines(a)]
     if a.stack:
         lines += ["", f"findings the shell's environment adds to {a.stack}", *_finding_lines(a)]
     if a.secrets:
@@ -98,6 +101,45 @@ def _variable_lines(a: Audit) -> list[str]:
     return lines
 
 
+def _gpu_lines(a: Audit) -> list[str]:
+    lines: list[str] = []
+    for listing in a.gpu_tools:
+        if not listing.ran:
+            lines.append(f"  {listing.problem}")
+            continue
+        mine = [g for g in a.gpus if g.tool == listing.tool]
+        if not mine:
+            lines.append(f"  {listing.tool}: no GPU")
+        for name in dict.fromkeys(g.name for g in mine):
+            count = sum(1 for g in mine if g.name == name)
+            known = next(g.gpu for g in mine if g.name == name)
+            what = f"{known} of the catalogue" if known else "no GPU of the catalogue: declare it in [gpus]"
+            lines.append(f"  {listing.tool}: {count} x {name} ({what})")
+    return lines
+
+
+def _declared_lines(a: Audit) -> list[str]:
+    lines: list[str] = []
+    for check in a.gpu_checks:
+        roles = f"role{'s' if len(check.roles) > 1 else ''} {', '.join(check.roles)}"
+        head = f"  {check.need} x {check.gpu} ({check.device!r}) for {roles}: "
+        if check.have is None:
+            lines.append(head + f"not compared: {check.problem}")
+        elif check.short:
+            lines.append(head + f"this host has {check.have}")
+            lines.append(
+                "    fix: run the stack on a host with them, or declare the GPU this host has ([hardware] gpu)"
+            )
+        else:
+            lines.append(head + f"this host has {check.have}")
+    if a.undeclared:
+        roles = (
+            f"roles {', '.join(a.undeclared)} declare" if len(a.undeclared) > 1 else f"role {a.undeclared[0]} declares"
+        )
+        lines.append(f"  {roles} no GPU: nothing to compare (docs/HARDWARE.md)")
+    return lines or ["  no role uses a GPU"]
+
+
 def _finding_lines(a: Audit) -> list[str]:
     if not a.findings:
         return ["  none"]
@@ -151,6 +193,8 @@ def _json(a: Audit) -> dict[str, Any]:
             for p in a.plugins
         ],
         "environment": variables,
+        "gpus": [{"tool": g.tool, "name": g.name, "gpu": g.gpu} for g in a.gpus],
+        "gpu_tools": [{"tool": t.tool, "ran": t.ran, "problem": t.problem} for t in a.gpu_tools],
     }
     if a.stack:
         data["stack"] = a.stack
@@ -159,5 +203,18 @@ def _json(a: Audit) -> dict[str, Any]:
             for s in a.findings
         ]
         data["secrets"] = [{"role": s.role, "name": s.name, "present": s.present} for s in a.secrets]
+        data["declared_gpus"] = [
+            {
+                "gpu": c.gpu,
+                "device": c.device,
+                "need": c.need,
+                "roles": list(c.roles),
+                "tool": c.tool,
+                "have": c.have,
+                "problem": c.problem,
+            }
+            for c in a.gpu_checks
+        ]
+        data["roles_without_gpu"] = list(a.undeclared)
     data["changes"] = a.changes
     return data
