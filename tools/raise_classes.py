@@ -18,6 +18,11 @@ INTERNAL = "internal consistency check of vLLM's own code, not reachable from a 
 DRAFT = "needs the draft model's checkpoint config (speculative_config.model), not the target's config.json"
 PLATFORM = "depends on the platform vLLM runs on ({})"
 HOST = "depends on what is installed on the host ({})"
+DECLARED_GPU = "judged on the role's declared GPU ([hardware] gpu); with none declared, hardware-unknown names the GPUs that differ"
+NOT_CUDA_OR_ROCM = (
+    "raised only off CUDA and ROCm (current_platform.is_cuda_alike() or XPU holds on every GPU profilekit knows): "
+    "never on a declarable GPU"
+)
 
 # (function, message, verdict, why)
 TABLE: list[tuple[str, str, str, str]] = [
@@ -198,7 +203,14 @@ TABLE: list[tuple[str, str, str, str]] = [
         r"EngineArgs\.create_engine_config",
         r"--kda-prefill-backend=fused is only available on ROCm",
         "modelled:kda-prefill-backend-platform",
-        "profilekit judges a CUDA GPU host: fused is refused there",
+        "on the declared GPU; with none declared profilekit judges a CUDA GPU host, and hardware-unknown names the "
+        "ROCm GPUs where fused starts",
+    ),
+    (
+        r"EngineArgs\.create_engine_config",
+        r"--kda-prefill-backend=flashkda is only available on CUDA",
+        "modelled:kda-prefill-backend-platform",
+        DECLARED_GPU,
     ),
     # rules/archsupport.py and rules/runner.py
     (r"validate_flashinfer_moe_ep_model", ALL, "modelled:moe-backend-architecture", ""),
@@ -797,6 +809,59 @@ TABLE: list[tuple[str, str, str, str]] = [
     (r"PoolerConfig\.__post_init__", r"^\{\}$", "out-of-scope", INTERNAL),
     (r"SpeculativeConfig\.__post_init__", r"target_model_config must be present", "out-of-scope", INTERNAL),
     (r"ReasoningConfig\.initialize_token_ids", ALL, "out-of-scope", "needs the tokenizer"),
+    # ---- the declared GPU ([hardware] gpu, gpus_per_node): rules/platforms.py, rules/host.py ----
+    (
+        r"VllmConfig\._get_quantization_config",
+        r"not supported for the current GPU",
+        "modelled:quantization-gpu-capability",
+        DECLARED_GPU + "; each method's get_min_capability per release in rules/quant-capabilities.json",
+    ),
+    (
+        r"VllmConfig\.__post_init__",
+        r"HiSparse currently requires NVIDIA CUDA",
+        "modelled:gpu-platform-unsupported",
+        DECLARED_GPU,
+    ),
+    (
+        r"VllmConfig\.(__post_init__|_validate_profiler_config)",
+        r"Proton profiler currently supports NVIDIA CUDA only",
+        "modelled:gpu-platform-unsupported",
+        DECLARED_GPU,
+    ),
+    (
+        r"ModelConfig\.verify_with_parallel_config",
+        r"--enable-hc-sp currently requires CUDA$",
+        "modelled:gpu-platform-unsupported",
+        DECLARED_GPU,
+    ),
+    (
+        r"MambaConfig\.__post_init__",
+        r"Stochastic rounding for Mamba cache",
+        "modelled:gpu-platform-unsupported",
+        DECLARED_GPU,
+    ),
+    (r"VllmConfig\.__post_init__", r"ROCm DeepEP", "modelled:gpu-platform-unsupported", DECLARED_GPU),
+    (
+        r"ParallelConfig\.__post_init__",
+        r"number of available GPUs",
+        "modelled:host-gpu-count",
+        "against CUDA_VISIBLE_DEVICES, else [hardware] gpus_per_node; vLLM checks it on CUDA only",
+    ),
+    (r"ModelConfig\.verify_with_parallel_config", r"requires CUDA or ROCm", "out-of-scope", NOT_CUDA_OR_ROCM),
+    (
+        r"ParallelConfig\._validate_parallel_config",
+        r"load balancing is only supported on",
+        "out-of-scope",
+        NOT_CUDA_OR_ROCM,
+    ),
+    (r"LoRAConfig\._validate_lora_config", r"Dual CUDA streams", "out-of-scope", NOT_CUDA_OR_ROCM),
+    (r"ModelConfig\.__post_init__", r"Sleep mode is not supported", "out-of-scope", NOT_CUDA_OR_ROCM),
+    (
+        r"ModelConfig\.__post_init__",
+        r"cumem allocator is not supported",
+        "gpu-or-platform",
+        HOST.format("vLLM's cumem allocator extension, vllm.device_allocator.cumem"),
+    ),
     # ---- the platform, the GPU, the host ----
     (
         ALL,
@@ -804,19 +869,12 @@ TABLE: list[tuple[str, str, str, str]] = [
         "gpu-or-platform",
         PLATFORM.format("device type or compute capability"),
     ),
-    (ALL, r"requires Triton", "gpu-or-platform", PLATFORM.format("Triton installed")),
+    (ALL, r"requires Triton", "gpu-or-platform", HOST.format("Triton")),
     (
-        r"VllmConfig\.__post_init__",
-        r"ROCm DeepEP",
+        r"DeviceConfig\.__post_init__",
+        ALL,
         "gpu-or-platform",
-        PLATFORM.format("raised only when current_platform.is_rocm(); profilekit judges a CUDA host"),
-    ),
-    (r"DeviceConfig\.__post_init__", ALL, "gpu-or-platform", PLATFORM.format("device detection")),
-    (
-        r"ParallelConfig\.__post_init__",
-        r"number of available GPUs",
-        "gpu-or-platform",
-        PLATFORM.format("GPUs in the node"),
+        HOST.format("the torch build and GPU driver vLLM detects its platform from"),
     ),
     (r"ParallelConfig\.__post_init__", r"requires the NIXL package", "gpu-or-platform", HOST.format("NIXL")),
     (r"ObservabilityConfig\._validate_otlp_traces_endpoint", ALL, "gpu-or-platform", HOST.format("OpenTelemetry")),
@@ -827,7 +885,13 @@ TABLE: list[tuple[str, str, str, str]] = [
         HOST.format("arctic-inference"),
     ),
     (r"CompilationConfig\.__post_init__", r"torch>=", "gpu-or-platform", HOST.format("the torch version")),
-    (r"EngineArgs\._resolve_device_ids", r"out of range", "gpu-or-platform", PLATFORM.format("the visible devices")),
+    (
+        r"EngineArgs\._resolve_device_ids",
+        r"out of range",
+        "modelled:device-ids-out-of-range",
+        "against the role's CUDA_VISIBLE_DEVICES; judged as on a CUDA or ROCm host (both read CUDA_VISIBLE_DEVICES), "
+        "the CPU oracle's platform skips the check",
+    ),
     (
         r"CudaPlatformBase\.check_and_update_config",
         ALL,

@@ -4,7 +4,9 @@ argument parser and before `create_engine_config()`, and the GPU list `--device-
 Sources: `vllm/entrypoints/openai/cli_args.py` (0.27.0-0.28.0), `vllm/entrypoints/launchers/cli_args.py`
 (0.29.0-0.32.0) and `vllm/entrypoints/common/cli_args.py` (0.33.0) `validate_parsed_serve_args`, with
 `validate_grpc_port_arg` (0.32.0 and later) and `dp_supervisor.validate_multi_port_external_lb_args`;
-`vllm/engine/arg_utils.py` `EngineArgs._resolve_device_ids`, evaluated while ParallelConfig is built.
+`vllm/engine/arg_utils.py` `EngineArgs._resolve_device_ids`, evaluated while ParallelConfig is built: duplicates,
+indexes mixed with UUIDs, and indexes past the GPUs the role's `CUDA_VISIBLE_DEVICES` lists (CUDA and ROCm both
+read that variable; the CPU platform, the oracle's, skips it).
 """
 
 from __future__ import annotations
@@ -377,3 +379,38 @@ def device_ids_mixed(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             at=order.before("ParallelConfig", f.version, DEVICE_IDS_STEP + 1),
         )
     ]
+
+
+@rule(
+    "device-ids-out-of-range",
+    Severity.ERROR,
+    "device_ids indexes past the GPUs CUDA_VISIBLE_DEVICES lists",
+    source="vllm/engine/arg_utils.py EngineArgs._resolve_device_ids",
+)
+def device_ids_out_of_range(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    ids = device_ids_list(f.serve.get("device_ids"))
+    cvd = f.env_value("CUDA_VISIBLE_DEVICES")
+    if not ids or not cvd or len(set(ids)) != len(ids) or not all(isinstance(i, int) for i in ids):
+        return []  # duplicates and mixed lists fail first; UUIDs and an unset list are not indexes into it
+    visible = cvd.split(",")
+    if not all(part.strip().isdigit() for part in visible):
+        return []  # UUIDs in the list: vLLM maps them through the driver, left to vLLM
+    for i in ids:
+        if isinstance(i, int) and i >= len(visible):
+            message = (
+                f"--device-ids index {i} is out of range for CUDA_VISIBLE_DEVICES={cvd} ({len(visible)} devices "
+                "visible)"
+            )
+            return [
+                _hit(
+                    f,
+                    "device-ids-out-of-range",
+                    f"device_ids = {shown(f.serve['device_ids'])} with CUDA_VISIBLE_DEVICES = {shown(cvd)}",
+                    message,
+                    [*f.loc("serve", "device_ids"), *f.loc("env", "CUDA_VISIBLE_DEVICES")],
+                    fix=f"index the {len(visible)} GPUs CUDA_VISIBLE_DEVICES lists (0 to {len(visible) - 1}), or list "
+                    "more there",
+                    at=order.before("ParallelConfig", f.version, DEVICE_IDS_STEP + 2),
+                )
+            ]
+    return []
