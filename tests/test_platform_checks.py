@@ -1,0 +1,258 @@
+"""Issue 27, item 3: the platform checks follow the GPU a role declares (rules/platforms.py, docs/HARDWARE.md).
+
+Each case quotes vLLM's own message for the release, from its source: `VllmConfig._get_quantization_config` (a
+method's minimum compute capability), `Platform.verify_quantization` (ROCm's list), `check_if_supports_dtype`
+(bfloat16 below 8.0, when the worker starts), the CUDA-only features, and the world size against the node's GPUs
+(`ParallelConfig.__post_init__`, with `gpus_per_node`). With no GPU declared the verdict is today's, and
+`hardware-unknown` names the catalogue GPUs that would get the other one.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from profilekit.errors import Finding
+from profilekit.rules import vllm_verdict
+from profilekit.rules.host import one_host_only
+from profilekit.rules.platforms import min_capability, rocm_supported
+from profilekit.session import Session
+from tests.conftest import REPO_ROOT, MakeRepo
+from tests.rules.crossfield import files
+from tests.rules.layers import RELEASES
+
+WORLD_SIZE_16_OF_8 = (
+    "World size (16) is larger than the number of available GPUs (8) in this node. If this is intentional and you "
+    "are using: - ray, set '--distributed-executor-backend ray'. - multiprocessing, set '--nnodes' appropriately."
+)
+
+
+def with_hardware(layer: dict[str, str], **hardware: Any) -> dict[str, str]:
+    """`layer` (tests/rules/crossfield.py `files`) with a `[hardware]` table."""
+    table = "".join(f"{key} = {json.dumps(value)}\n" for key, value in hardware.items())
+    return {**layer, "s.toml": layer["s.toml"] + "\n[hardware]\n" + table}
+
+
+def findings(make_repo: MakeRepo, layer: dict[str, str], version: str = "0.33.0") -> list[Finding]:
+    root: Path = make_repo(layer, config=f'[vllm]\nversion = "{version}"\n')
+    session = Session.open(repo=root, vllm_version=None)
+    return session.check(session.stack("s"))
+
+
+def verdict_rule(make_repo: MakeRepo, layer: dict[str, str], version: str = "0.33.0") -> str | None:
+    root: Path = make_repo(layer, config=f'[vllm]\nversion = "{version}"\n')
+    session = Session.open(repo=root, vllm_version=None)
+    return vllm_verdict(session.stack("s"), "serve", version=version, catalogue=session.catalogue, root=root).rule
+
+
+def of(found: list[Finding], rule: str) -> list[str]:
+    return [f.message for f in found if f.rule == rule]
+
+
+# ---- quantization: minimum capability, ROCm's list -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_fp8_is_refused_on_a_v100_and_starts_on_a_t4(make_repo: MakeRepo, version: str) -> None:
+    assert min_capability(version, "fp8") == 75  # Fp8Config.get_min_capability, every release
+    v100 = findings(make_repo, with_hardware(files(quantization="fp8"), gpu="V100-SXM2-32GB"), version)
+    assert of(v100, "quantization-gpu-capability") == [
+        f'quantization = "fp8" on V100-SXM2-32GB (capability 7.0); vLLM {version} refuses to start: "The '
+        "quantization method fp8 is not supported for the current GPU. Minimum capability: 75. Current capability: "
+        '70."'
+    ]
+    assert [loc.key for f in v100 if f.rule == "quantization-gpu-capability" for loc in f.locations] == [
+        "serve.quantization",
+        "hardware.gpu",
+    ]
+    t4 = findings(make_repo, with_hardware(files(quantization="fp8"), gpu="T4"), version)
+    assert [f.rule for f in t4 if f.is_error] == []
+
+
+def test_a_checkpoints_own_method_is_judged_too(make_repo: MakeRepo) -> None:
+    layer = files(config={"quantization_config": {"quant_method": "fbgemm_fp8"}})  # get_min_capability 80
+    found = findings(make_repo, with_hardware(layer, gpu="L4"))
+    assert of(found, "quantization-gpu-capability") == []  # 8.9
+    found = findings(make_repo, with_hardware(layer, gpu="T4"))
+    assert of(found, "quantization-gpu-capability") == [
+        'a checkpoint quantized with "fbgemm_fp8" (quantization_config in its config.json) on T4 (capability 7.5); '
+        'vLLM 0.33.0 refuses to start: "The quantization method fbgemm_fp8 is not supported for the current GPU. '
+        'Minimum capability: 80. Current capability: 75."'
+    ]
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_a_method_rocm_does_not_list_is_refused_on_an_mi300x(make_repo: MakeRepo, version: str) -> None:
+    supported = rocm_supported(version)
+    assert supported is not None and "experts_int8" not in supported and "fp8" in supported
+    found = findings(make_repo, with_hardware(files(quantization="experts_int8"), gpu="MI300X"), version)
+    assert of(found, "quantization-rocm-unsupported") == [
+        f'quantization = "experts_int8" on MI300X (ROCm); vLLM {version} refuses to start: "experts_int8 '
+        'quantization is currently not supported in rocm."'
+    ]
+    assert (
+        of(
+            findings(make_repo, with_hardware(files(quantization="fp8"), gpu="MI300X"), version),
+            "quantization-rocm-unsupported",
+        )
+        == []
+    )
+    # CUDA lists no methods: every one is accepted there (experts_int8 needs 8.0)
+    h100 = findings(make_repo, with_hardware(files(quantization="experts_int8"), gpu="H100-SXM-80GB"), version)
+    assert [f.rule for f in h100 if f.is_error] == []
+
+
+def test_the_capability_table_is_what_the_sources_say() -> None:
+    """tools/gen_quant_capabilities.py regenerates the JSON from the oracle's copies of vLLM, where they are."""
+    cache = Path.home() / ".cache/profilekit-oracle"
+    sources = {v: cache / f"vllm-{v}" for v in RELEASES}
+    if not all((path / "vllm/model_executor/layers/quantization/__init__.py").is_file() for path in sources.values()):
+        pytest.skip("the oracle's copies of vLLM are not built")
+    args = [arg for v, path in sources.items() for arg in ("--src", f"{v}={path}")]
+    result = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "tools/gen_quant_capabilities.py"), *args, "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+
+
+# ---- bfloat16 below compute capability 8.0 --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_bfloat16_is_refused_on_a_t4_and_starts_on_an_a10g(make_repo: MakeRepo, version: str) -> None:
+    t4 = findings(make_repo, with_hardware(files(dtype="bfloat16"), gpu="T4"), version)
+    assert of(t4, "bfloat16-gpu-capability") == [
+        f'dtype = "bfloat16" on T4 (capability 7.5); vLLM {version} builds its config, then the worker refuses to '
+        'start: "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU has '
+        "compute capability 7.5. You can use float16 instead by explicitly setting the `dtype` flag in CLI, for "
+        'example: --dtype=half."'
+    ]
+    assert (
+        verdict_rule(make_repo, with_hardware(files(dtype="bfloat16"), gpu="T4"), version) == "bfloat16-gpu-capability"
+    )
+    a10g = findings(make_repo, with_hardware(files(dtype="bfloat16"), gpu="A10G"), version)
+    assert [f.rule for f in a10g if f.is_error] == []
+
+
+def test_auto_dtype_runs_a_bfloat16_checkpoint_in_float16_below_8_0(make_repo: MakeRepo) -> None:
+    """`_resolve_auto_dtype` falls back to float16 on a T4: a float16 KV cache then matches (0.33.0's check)."""
+    layer = files(kv_cache_dtype="float16")  # the dummy config.json is bfloat16
+    assert [f.rule for f in findings(make_repo, layer) if f.is_error] == ["kv-cache-dtype-model-dtype"]
+    assert [f.rule for f in findings(make_repo, with_hardware(layer, gpu="T4")) if f.is_error] == []
+    bf16 = findings(make_repo, with_hardware(files(kv_cache_dtype="bfloat16"), gpu="T4"))
+    assert [f.rule for f in bf16 if f.is_error] == ["kv-cache-dtype-model-dtype"]
+    assert "with a model in float16" in bf16[0].message
+    assert [f.rule for f in findings(make_repo, with_hardware(files(), gpu="T4"))] == []  # auto starts
+
+
+# ---- features one platform lacks ------------------------------------------------------------------------------
+
+DSA = {"index_topk": 2048}
+HISPARSE = {"attention_config": {"hisparse_config": {"device_buffer_size": 4096}}}
+
+
+@pytest.mark.parametrize("version", ["0.30.0", "0.31.0", "0.32.0", "0.33.0"])
+def test_hisparse_is_refused_on_an_mi300x(make_repo: MakeRepo, version: str) -> None:
+    layer = files(config=DSA, **HISPARSE)
+    found = findings(make_repo, with_hardware(layer, gpu="MI300X"), version)
+    assert of(found, "gpu-platform-unsupported") == [
+        f"HiSparse (attention_config.hisparse_config) on MI300X (ROCm); vLLM {version} refuses to start: "
+        '"HiSparse currently requires NVIDIA CUDA."'
+    ]
+    assert verdict_rule(make_repo, with_hardware(layer, gpu="MI300X"), version) == "gpu-platform-unsupported"
+    assert of(findings(make_repo, with_hardware(layer, gpu="H100-SXM-80GB"), version), "gpu-platform-unsupported") == []
+
+
+def test_proton_and_flashkda_off_cuda_fused_off_rocm(make_repo: MakeRepo) -> None:
+    proton = files(enforce_eager=True, profiler_config={"profiler": "proton", "proton_profiler_dir": "/tmp/p"})
+    assert of(findings(make_repo, with_hardware(proton, gpu="MI355X")), "gpu-platform-unsupported") == [
+        'profiler_config.profiler = "proton" on MI355X (ROCm); vLLM 0.33.0 refuses to start: "The Proton profiler '
+        'currently supports NVIDIA CUDA only"'
+    ]
+    flashkda = findings(make_repo, with_hardware(files(kda_prefill_backend="flashkda"), gpu="MI300X"))
+    assert of(flashkda, "kda-prefill-backend-platform") == [
+        'kda_prefill_backend = "flashkda" on MI300X (ROCm); vLLM 0.33.0 refuses to start: "--kda-prefill-backend='
+        'flashkda is only available on CUDA."'
+    ]
+    fused = files(kda_prefill_backend="fused")
+    assert of(findings(make_repo, with_hardware(fused, gpu="MI300X")), "kda-prefill-backend-platform") == []
+    assert len(of(findings(make_repo, with_hardware(fused, gpu="B200")), "kda-prefill-backend-platform")) == 1
+
+
+def test_mamba_stochastic_rounding_with_triton_needs_capability_10(make_repo: MakeRepo) -> None:
+    layer = files("NemotronHForCausalLM", enable_mamba_cache_stochastic_rounding=True, mamba_ssm_cache_dtype="float16")
+    h100 = of(findings(make_repo, with_hardware(layer, gpu="H100-SXM-80GB")), "gpu-platform-unsupported")
+    assert len(h100) == 1 and "requires compute capability 10.0 (data center Blackwell)" in h100[0]
+    assert of(findings(make_repo, with_hardware(layer, gpu="B300")), "gpu-platform-unsupported") == []  # 10.3
+    rocm = of(findings(make_repo, with_hardware(layer, gpu="MI300X")), "gpu-platform-unsupported")
+    assert len(rocm) == 1 and "only supported on NVIDIA CUDA platforms. Please do not specify  `--enable" in rocm[0]
+
+
+def test_hc_sp_needs_cuda_in_0_32_and_cuda_or_rocm_in_0_33(make_repo: MakeRepo) -> None:
+    layer = with_hardware(
+        files("Qwen4ExpForCausalLM", with_config=False, enable_hc_sp=True, tensor_parallel_size=2), gpu="MI300X"
+    )
+    assert of(findings(make_repo, layer, "0.32.0"), "gpu-platform-unsupported") == [
+        "enable_hc_sp = true with tensor_parallel_size = 2 on MI300X (ROCm); vLLM 0.32.0 refuses to start: "
+        '"--enable-hc-sp currently requires CUDA"'
+    ]
+    assert of(findings(make_repo, layer, "0.33.0"), "gpu-platform-unsupported") == []
+
+
+# ---- the node's GPUs -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_world_size_16_on_nodes_of_8(make_repo: MakeRepo, version: str) -> None:
+    layer = with_hardware(files(tensor_parallel_size=16), gpu="H100-SXM-80GB", gpus_per_node=8)
+    found = [f for f in findings(make_repo, layer, version) if f.rule == "host-gpu-count"]
+    assert [f.message for f in found] == [
+        "role serve has hardware.gpus_per_node = 8 and needs 16 GPUs (tensor_parallel_size = 16); "
+        f'vLLM {version} refuses to start: "{WORLD_SIZE_16_OF_8}"'
+    ]
+    assert not one_host_only(found[0])  # on every node: a pod target keeps it
+    fits = with_hardware(files(tensor_parallel_size=8), gpu="H100-SXM-80GB", gpus_per_node=8)
+    assert [f for f in findings(make_repo, fits, version) if f.rule == "host-gpu-count"] == []
+
+
+def test_world_size_on_rocm_is_not_vllms_message(make_repo: MakeRepo) -> None:
+    layer = with_hardware(files(tensor_parallel_size=16), gpu="MI300X", gpus_per_node=8)
+    found = of(findings(make_repo, layer), "host-gpu-count")
+    assert len(found) == 1 and "checks this only on CUDA" in found[0]
+
+
+def test_data_parallel_ranks_past_the_node(make_repo: MakeRepo) -> None:
+    layer = with_hardware(files(tensor_parallel_size=4, data_parallel_size=4), gpus_per_node=8)
+    assert of(findings(make_repo, layer), "host-gpu-count") == [
+        "role serve has hardware.gpus_per_node = 8 and needs 16 GPUs (tensor_parallel_size = 4 x "
+        "data_parallel_size = 4); its 4 data-parallel ranks take 4 GPUs each, so the ranks past the GPUs fail to "
+        "start"
+    ]
+
+
+# ---- no GPU declared ----------------------------------------------------------------------------------------------
+
+
+def test_no_gpu_declared_keeps_the_verdict_and_names_the_gpus(make_repo: MakeRepo) -> None:
+    found = findings(make_repo, files(dtype="bfloat16"))
+    assert [f.rule for f in found if f.is_error] == []
+    assert of(found, "hardware-unknown") == [
+        "no layer declares the GPU, and vLLM 0.33.0's verdict depends on it: it refuses to start "
+        "(bfloat16-gpu-capability on V100-SXM2-32GB, T4) and starts on A10G, L4, L40S, A100-SXM4-40GB, "
+        "A100-SXM4-80GB, H100-PCIe-80GB, H100-SXM-80GB, H20, H200, GH200, B200, GB200, B300, RTX-4090, RTX-5090, "
+        "MI250X, MI300X, MI325X, MI355X; profilekit judges a CUDA GPU host of unknown capability, where it starts"
+    ]
+    # a role another rule refuses on every GPU: the GPU changes only vLLM's first message, no warning
+    refused = findings(make_repo, files(dtype="bfloat16", max_num_batched_tokens=1024, max_num_seqs=2048))
+    assert [f.rule for f in refused if f.is_error] == ["max-num-batched-tokens-seqs"]
+    assert of(refused, "hardware-unknown") == []
+    # nothing GPU-dependent: no warning
+    assert of(findings(make_repo, files(dtype="half")), "hardware-unknown") == []
