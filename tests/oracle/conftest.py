@@ -8,7 +8,9 @@ it; only ``PROFILEKIT_ORACLE=off`` skips them.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -176,3 +178,58 @@ def verdicts(
     assert not answer.get("undecidable"), answer
     message = str(answer.get("error", ""))
     return (None if predicted.accepted else predicted.rule), vllm_rule(answer), message
+
+
+class GpuOraclePool:
+    """GPU-mode workers (vLLM's own CUDA/ROCm platform answering as one declared GPU), keyed by (release, GPU name).
+
+    Each starts once per session on first use; at most `alive` run at once (each holds about 1 GB and the machine
+    has 24 GiB): starting one more closes the least recently used, so tests should ask for one key at a time.
+    """
+
+    def __init__(self, alive: int = 2) -> None:
+        self.alive = alive
+        self._workers: dict[tuple[str, str], OracleWorker] = {}
+        self._failures: dict[tuple[str, str], str] = {}
+        # one model-inspection cache per release, shared by its GPU workers and removed at the end of the session
+        self._caches: dict[str, str] = {}
+
+    def get(self, version: str, gpu: str) -> OracleWorker:
+        from profilekit.hardware import CATALOGUE
+
+        if oracle_disabled():
+            pytest.skip("PROFILEKIT_ORACLE=off")
+        if version not in selected_versions():
+            pytest.skip(f"vLLM {version} is not in PROFILEKIT_ORACLE_VERSIONS")
+        key = (version, gpu)
+        if key in self._failures:
+            pytest.fail(self._failures[key], pytrace=False)
+        worker = self._workers.pop(key, None)
+        if worker is None:
+            while len(self._workers) >= self.alive:
+                oldest = next(iter(self._workers))
+                self._workers.pop(oldest).close()
+            try:
+                if version not in self._caches:
+                    self._caches[version] = tempfile.mkdtemp(prefix=f"profilekit-oracle-cache-{version}-")
+                worker = OracleWorker(version, gpu=CATALOGUE[gpu], vllm_cache=self._caches[version])
+            except (BuildError, OracleError, OSError) as exc:
+                self._failures[key] = f"the vLLM {version} oracle on {gpu} could not be built or started: {exc}"
+                pytest.fail(self._failures[key], pytrace=False)
+        self._workers[key] = worker  # most recently used last
+        return worker
+
+    def close(self) -> None:
+        for worker in self._workers.values():
+            worker.close()
+        self._workers.clear()
+        for folder in self._caches.values():
+            shutil.rmtree(folder, ignore_errors=True)
+        self._caches.clear()
+
+
+@pytest.fixture(scope="session")
+def gpu_oracle_pool() -> Iterator[GpuOraclePool]:
+    pool = GpuOraclePool()
+    yield pool
+    pool.close()

@@ -33,6 +33,24 @@ BuildError = build_env.BuildError
 SUPPORTED_VERSIONS = build_env.SUPPORTED_VERSIONS
 
 
+GPU_ENV = "PROFILEKIT_ORACLE_GPU"
+VLLM_CACHE_ENV = "PROFILEKIT_ORACLE_VLLM_CACHE"
+GPU_COUNT = 8  # devices a GPU-mode worker reports: a full node
+
+
+def gpu_spec(gpu: Any, count: int = GPU_COUNT) -> dict[str, Any]:
+    """The `PROFILEKIT_ORACLE_GPU` JSON of a catalogue GPU (tools/oracle/gpu_platform.py)."""
+    return {
+        "name": gpu.name,
+        "platform": gpu.platform,
+        "capability": list(gpu.capability),
+        "memory_bytes": gpu.memory_bytes,
+        "device_name": gpu.device_name,
+        "arch": gpu.arch,
+        "count": count,
+    }
+
+
 class OracleError(RuntimeError):
     """The worker could not be started, died, or did not answer in time."""
 
@@ -41,10 +59,26 @@ class OracleWorker:
     """One running worker for one vLLM release."""
 
     def __init__(
-        self, version: str, *, startup_timeout: float = 600.0, extra_env: dict[str, str] | None = None
+        self,
+        version: str,
+        *,
+        startup_timeout: float = 600.0,
+        extra_env: dict[str, str] | None = None,
+        gpu: Any = None,
+        gpu_count: int = GPU_COUNT,
+        vllm_cache: str | None = None,
     ) -> None:
+        """`gpu` (a `profilekit.hardware.Gpu`, or None): the worker runs vLLM's own CUDA or ROCm platform answering
+        as `gpu_count` such devices (tools/oracle/gpu_platform.py); None: the CPU platform judged as a GPU host.
+        `vllm_cache`: the VLLM_CACHE_ROOT of a GPU-mode worker (model inspection), to share one between the workers
+        of a release; by default each has a fresh one."""
         self.version = version
+        self.gpu = gpu
         self.env = build_env.ensure(version)
+        if gpu is not None:
+            extra_env = {**(extra_env or {}), GPU_ENV: json.dumps(gpu_spec(gpu, gpu_count))}
+            if vllm_cache is not None:
+                extra_env[VLLM_CACHE_ENV] = vllm_cache
         self._log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - lives as long as the worker
             mode="w+", prefix=f"profilekit-oracle-{version}-", suffix=".log", delete=False
         )
@@ -61,7 +95,11 @@ class OracleWorker:
         assert self._proc.stdout is not None
         self._selector.register(self._proc.stdout, selectors.EVENT_READ)
         self.hello = self._read(startup_timeout)
-        if not self.hello.get("ok") or self.hello.get("version") != version:
+        if (
+            not self.hello.get("ok")
+            or self.hello.get("version") != version
+            or (gpu is not None and (self.hello.get("gpu") or {}).get("name") != gpu.name)
+        ):
             self.close()
             raise OracleError(f"vllm {version} oracle worker did not start: {self.hello!r}\n{self.stderr_tail()}")
 

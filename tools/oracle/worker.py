@@ -34,6 +34,23 @@ one vLLM release and answers, one line per request:
 
 A request may carry an ``"id"``; the answer repeats it.
 
+GPU platform mode (``PROFILEKIT_ORACLE_GPU`` = JSON ``{name, platform, capability, memory_bytes, device_name,
+arch, count}``, chosen at start; tools/oracle/gpu_platform.py): vLLM is imported under its CPU platform as
+always; then the config path's lazily imported modules are imported once more under it (``warm_up``: a fixed
+list and the four dummy models' validation - on a CUDA platform ``vllm.v1.attention.backends.fa_utils`` would
+load ``vllm.vllm_flash_attn``'s compiled extensions); then ``torch.cuda``'s device queries answer as ``count``
+such devices, ``vllm._C_stable_libtorch`` (imported unguarded by the platform modules) becomes an empty module,
+and a subclass of the release's own ``NvmlCudaPlatform`` or ``RocmPlatform`` that overrides only the device
+queries becomes ``vllm.platforms._current_platform`` and every module-level name that held the CPU platform;
+vLLM's ``functools`` caches are dropped. None of the CPU-mode hooks below (``judge_as_gpu_host``) is installed:
+the platform's own ``check_and_update_config``, ``supported_dtypes``, ``is_cuda``/``is_rocm`` and
+``get_batch_defaults`` on the GPU's own answers are what is judged (a request's ``gpu`` is ignored; the worker is
+that GPU). ``HAS_TRITON`` stays True (a GPU host has Triton). ``VLLM_CACHE_ROOT`` is a folder of the worker's own
+(or ``PROFILEKIT_ORACLE_VLLM_CACHE``), so no model-inspection entry of another process is read. A failure from
+something this machine lacks (an ``ImportError`` of a compiled module, a ``torch.ops._C`` kernel, amdsmi, the
+driver, ``vllm.cumem_allocator``) is answered ``undecidable`` with the reason, never as a verdict. ``info`` and
+the hello add ``gpu`` (the declared spec) and ``platform_answers`` (what vLLM's current platform answers).
+
 The first line the worker prints is a hello: ``{"ok": true, "hello": true,
 "version": "X", ...}`` or, if vLLM cannot be imported, ``{"ok": false, "hello":
 true, "error": "..."}`` before it exits with status 1.
@@ -82,6 +99,20 @@ os.environ.setdefault("VLLM_NO_USAGE_STATS", "1")
 os.environ.setdefault("VLLM_DO_NOT_TRACK", "1")
 
 CPU_PLATFORM = "vllm.platforms.cpu.CpuPlatform"
+
+# GPU platform mode (tools/oracle/gpu_platform.py): chosen at start by PROFILEKIT_ORACLE_GPU
+import gpu_platform  # noqa: E402
+
+GPU_SPEC: dict[str, Any] | None = gpu_platform.spec_from_environ()
+if GPU_SPEC is not None:
+    # vLLM's model-inspection cache (modelinfos/) is not the user's: this worker's own folder, or one the client
+    # shares between the GPU workers of one release in one session (PROFILEKIT_ORACLE_VLLM_CACHE)
+    _CACHE_ROOT = os.environ.get(gpu_platform.CACHE_ENV) or tempfile.mkdtemp(prefix="profilekit-oracle-cache-")
+    if not os.environ.get(gpu_platform.CACHE_ENV):
+        import atexit
+
+        atexit.register(shutil.rmtree, _CACHE_ROOT, True)
+    os.environ["VLLM_CACHE_ROOT"] = _CACHE_ROOT
 
 
 class _CpuPlatformHook(importlib.abc.MetaPathFinder):
@@ -430,7 +461,9 @@ def inspect_static(owner: type, name: str) -> tuple[Any, Callable[..., Any]] | N
 if _IMPORT_ERROR is None:
     try:
         FORCED_CPU = force_cpu_probes(os.environ.get(FORCE_CPU_ENV, ""))
-        if os.environ.get(RAW_CPU_HOOKS_ENV) != "1":
+        if GPU_SPEC is not None:
+            pass  # main(): after the warm-up under the CPU platform (gpu_platform.warm_up)
+        elif os.environ.get(RAW_CPU_HOOKS_ENV) != "1":
             NEUTRALISED = judge_as_gpu_host()
     except BaseException:  # reported in the hello line
         _IMPORT_ERROR = traceback.format_exc()
@@ -826,6 +859,8 @@ def undecidable_reason(exc: BaseException) -> str | None:
     message = str(exc)
     if "requires Triton" in message:
         return "this release rejects the V2 model runner without Triton; a GPU host has Triton"
+    if GPU_SPEC is not None:
+        return gpu_platform.host_library_reason(exc)
     return None
 
 
@@ -1003,6 +1038,8 @@ def info() -> dict[str, Any]:
         "neutralised": NEUTRALISED,
         "forced_cpu": FORCED_CPU,
         "current_platform": type(_current_platform()).__name__,
+        "gpu": GPU_SPEC,
+        "platform_answers": gpu_platform.answers(_current_platform()) if GPU_SPEC is not None else None,
     }
 
 
@@ -1063,6 +1100,8 @@ def main() -> int:
         return 1
     try:
         oracle = Oracle()
+        if GPU_SPEC is not None:
+            NEUTRALISED[:] = gpu_platform.warm_up(oracle) + gpu_platform.install(GPU_SPEC)
     except BaseException:
         answer({"ok": False, "hello": True, "error": traceback.format_exc()})
         return 1
