@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_up import CATCH_CTRL_C
+
 FORMATS = ("text", "json", "github", "sarif", "markdown")
 
 
@@ -124,7 +126,7 @@ def test_ctrl_c_and_sigterm_end_a_lint_quietly(loud_repo: Path, tmp_path: Path, 
     )
     env = {**os.environ, "PROFILEKIT_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(hooks)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "profilekit", "lint", "--no-cache"],
+        [*CATCH_CTRL_C, sys.executable, "-m", "profilekit", "lint", "--no-cache"],
         cwd=loud_repo,
         env=env,
         stdout=subprocess.DEVNULL,

@@ -209,13 +209,19 @@ class Up:
         return alive
 
 
+# Runs a command with SIGINT at its default: a test run started in the background by a shell without job control
+# (`.ci/run &`) inherits SIGINT ignored, and neither bash (a trap) nor Python (KeyboardInterrupt) can catch a
+# signal that was ignored when it started. GNU env resets it before it execs the command (same process).
+CATCH_CTRL_C = ["env", "--default-signal=INT"]
+
+
 @pytest.fixture
 def up(stub_path: str, tmp_path: Path) -> Iterator[type[Up]]:
     started: list[Up] = []
 
     def start(script: Path, **env: str) -> Up:
         proc = subprocess.Popen(
-            ["bash", str(script)],
+            [*CATCH_CTRL_C, "bash", str(script)],
             env={"PATH": stub_path, "LANG": "C.UTF-8", **env},
             cwd=tmp_path,
             stdout=subprocess.PIPE,
