@@ -426,5 +426,5 @@ def test_slurm_runs_the_h100_job_on_its_h100s_and_refuses_a_b200_job(
     assert "#SBATCH --gres=gpu:nvidia_b200:2\n" in (tmp_path / "b200" / "job.sbatch").read_text(encoding="utf-8")
     proc, _output, records = _sbatch(tmp_path / "b200" / "job.sbatch", slurm, stubs)
     assert proc.returncode != 0
-    assert "Invalid generic resource (gres) specification" in proc.stderr
+    assert "Batch job submission failed: Requested node configuration is not available" in proc.stderr
     assert records == {}

@@ -62,8 +62,9 @@ mv "$dir/slurm.conf.new" "$conf"
 mv "$dir/gres.conf.new" "$dir/gres.conf"
 if [[ $changed == yes ]]; then # daemons of an earlier configuration: the node's GRES is read at start only
   for pidfile in "$dir/slurmd.pid" "$dir/slurmctld.pid"; do
-    if [[ -s $pidfile ]] && kill "$(cat "$pidfile")" 2>/dev/null; then
-      for _ in $(seq 1 50); do kill -0 "$(cat "$pidfile")" 2>/dev/null || break; sleep 0.1; done
+    pid=$(cat "$pidfile" 2>/dev/null) || continue
+    if kill "$pid" 2>/dev/null; then
+      for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     fi
   done
 fi
