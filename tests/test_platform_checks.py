@@ -256,3 +256,12 @@ def test_no_gpu_declared_keeps_the_verdict_and_names_the_gpus(make_repo: MakeRep
     assert of(refused, "hardware-unknown") == []
     # nothing GPU-dependent: no warning
     assert of(findings(make_repo, files(dtype="half")), "hardware-unknown") == []
+
+
+def test_microbatching_accepts_allgather_reducescatter_on_rocm_from_0_33(make_repo: MakeRepo) -> None:
+    layer = files(enable_dbo=True, enable_expert_parallel=True, data_parallel_size=2)
+    cuda = of(findings(make_repo, with_hardware(layer, gpu="H100-SXM-80GB")), "microbatching-all2all-backend")
+    assert len(cuda) == 1 and "deepep_low_latency, deepep_high_throughput, nixl_ep all2all backends" in cuda[0]
+    assert of(findings(make_repo, with_hardware(layer, gpu="MI300X")), "microbatching-all2all-backend") == []
+    rocm_032 = of(findings(make_repo, with_hardware(layer, gpu="MI300X"), "0.32.0"), "microbatching-all2all-backend")
+    assert len(rocm_032) == 1

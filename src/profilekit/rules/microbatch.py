@@ -3,7 +3,8 @@
 Sources: `vllm/config/parallel.py` `ParallelConfig._verify_args` (0.30.0 and later: the DBO token thresholds
 against the number of microbatches, after the nsight check) and `vllm/config/vllm.py`
 `VllmConfig.__post_init__` (every release 0.27.0-0.33.0: an assertion that microbatching runs on a
-DeepEP or NIXL-EP all2all backend, right after the platform hook; 0.33.0 rewords it "on this platform").
+DeepEP or NIXL-EP all2all backend, right after the platform hook; 0.33.0 rewords it "on this platform" and on ROCm
+accepts allgather_reducescatter too, judged on the role's declared GPU).
 `ParallelConfig.use_ubatching` is `enable_dbo or ubatch_size > 1`; `num_ubatches` is 2 with DBO, else
 `ubatch_size`. `_validate_parallel_config` first turns the removed "pplx" and "naive" backends into
 "allgather_reducescatter".
@@ -12,6 +13,7 @@ DeepEP or NIXL-EP all2all backend, right after the platform hook; 0.33.0 rewords
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from profilekit.errors import Severity
 from profilekit.rules import order
@@ -19,6 +21,9 @@ from profilekit.rules.engine import STAGE_POST_INIT, Context, Hit, rule
 from profilekit.rules.facts import RoleFacts, at_least
 from profilekit.rules.modelcfg import serve_bool, serve_int
 from profilekit.rules.parallel import refuse
+
+if TYPE_CHECKING:
+    from profilekit.hardware import Gpu
 
 SOURCE = "vllm/config/vllm.py VllmConfig.__post_init__ (use_ubatching), vllm/config/parallel.py ParallelConfig"
 MICROBATCH_BACKENDS = ("deepep_low_latency", "deepep_high_throughput", "nixl_ep")
@@ -46,13 +51,21 @@ def _why(f: RoleFacts) -> str:
     return " and ".join(parts)
 
 
-def all2all_message(version: str, backend: str) -> str:
-    """The assertion's text in `version`."""
+def microbatch_backends(version: str, gpu: Gpu | None) -> tuple[str, ...]:
+    """The all2all backends microbatching accepts: 0.33.0 adds allgather_reducescatter on ROCm."""
+    if at_least(version, "0.33.0") and gpu is not None and gpu.platform == "rocm":
+        return (*MICROBATCH_BACKENDS, "allgather_reducescatter")
+    return MICROBATCH_BACKENDS
+
+
+def all2all_message(version: str, backend: str, gpu: Gpu | None = None) -> str:
+    """The assertion's text in `version` (on `gpu`'s platform; None: CUDA)."""
     if at_least(version, "0.33.0"):
+        backends = microbatch_backends(version, gpu)
         return (
-            f"Microbatching currently only supports the {', '.join(MICROBATCH_BACKENDS)} all2all backends on this "
+            f"Microbatching currently only supports the {', '.join(backends)} all2all backends on this "
             f"platform. {backend} is not supported. To fix use one of "
-            f"{', '.join('--all2all-backend=' + b for b in MICROBATCH_BACKENDS)} and install the matching kernels."
+            f"{', '.join('--all2all-backend=' + b for b in backends)} and install the matching kernels."
         )
     return (
         "Microbatching currently only supports the deepep_low_latency, deepep_high_throughput, and nixl_ep all2all "
@@ -74,15 +87,16 @@ def microbatching_all2all_backend(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
     if not isinstance(backend, str):
         return []
     effective = "allgather_reducescatter" if backend in ("pplx", "naive") else backend
-    if effective in MICROBATCH_BACKENDS:
+    accepted = microbatch_backends(f.version, f.gpu)
+    if effective in accepted:
         return []
     written = f"all2all_backend = {backend!r}" if "all2all_backend" in f.serve else f"the default {effective!r}"
     return [
         Hit(
             "microbatching-all2all-backend",
-            refuse(f, f"{_why(f)} with {written} all2all backend", all2all_message(f.version, effective)),
+            refuse(f, f"{_why(f)} with {written} all2all backend", all2all_message(f.version, effective, f.gpu)),
             [*f.loc("serve", "enable_dbo"), *f.loc("serve", "ubatch_size"), *f.loc("serve", "all2all_backend")],
-            f"set all2all_backend to one of {', '.join(MICROBATCH_BACKENDS)} (and install its kernels), or turn "
+            f"set all2all_backend to one of {', '.join(accepted)} (and install its kernels), or turn "
             "microbatching off (enable_dbo = false, ubatch_size at most 1)",
             role=f.role.name,
             order=(STAGE_POST_INIT, order.MICROBATCHING),

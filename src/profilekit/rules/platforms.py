@@ -20,8 +20,9 @@ Sources, every release 0.27.0-0.33.0 unless said:
   ROCm too), Mamba cache stochastic rounding off CUDA, and with the triton Mamba backend off the capability-10
   family (B200, GB200, B300) (`MambaConfig.__post_init__`), async scheduling with ROCm DeepEP high-throughput DBO
   (`VllmConfig.__post_init__`, only on ROCm).
-- `kda-prefill-backend-platform` (rules/outputs.py) and `host-gpu-count` (rules/host.py, `gpus_per_node`) read the
-  GPU too.
+- `kda-prefill-backend-platform` (rules/outputs.py), `microbatching-all2all-backend` (rules/microbatch.py: 0.33.0
+  accepts allgather_reducescatter on ROCm), `kv-cache-dtype-model-dtype` (rules/cache.py, through the dtype
+  `auto` resolves to) and `host-gpu-count` (rules/host.py, `gpus_per_node`) read the GPU too.
 
 vLLM's platform checks that no declarable GPU reaches (every GPU profilekit knows is CUDA or ROCm): EPLB off
 CUDA/ROCm/XPU, dual CUDA streams for LoRA and sleep mode off CUDA/ROCm, `--enable-hc-sp` off CUDA/ROCm (0.33.0).
@@ -104,6 +105,7 @@ GPU_RULES = (
     "kda-prefill-backend-platform",
     "kv-cache-dtype-model-dtype",
     "moonep-all2all",
+    "microbatching-all2all-backend",
 )
 
 
@@ -352,6 +354,8 @@ def _might_depend(f: RoleFacts) -> bool:
         or isinstance(s.get("profiler_config"), dict)
         or s.get("enable_hc_sp") is True
         or s.get("enable_mamba_cache_stochastic_rounding") is True
+        or s.get("enable_dbo") is True
+        or s.get("ubatch_size") is not None
     )
 
 
