@@ -149,7 +149,11 @@ def test_auto_dtype_runs_a_bfloat16_checkpoint_in_float16_below_8_0(make_repo: M
     assert [f.rule for f in findings(make_repo, with_hardware(layer, gpu="T4")) if f.is_error] == []
     bf16 = findings(make_repo, with_hardware(files(kv_cache_dtype="bfloat16"), gpu="T4"))
     assert [f.rule for f in bf16 if f.is_error] == ["kv-cache-dtype-model-dtype"]
-    assert "with a model in float16" in bf16[0].message
+    assert bf16[0].message == (
+        'kv_cache_dtype = "bfloat16" with a model in float16 (its config.json\'s bfloat16, which vLLM runs as float16 '
+        'on T4); vLLM 0.33.0 refuses to start: "kv_cache_dtype="bfloat16" is incompatible with dtype="float16". '
+        'Please set `--kv-cache-dtype` to `auto` or `float16`."'
+    )
     assert [f.rule for f in findings(make_repo, with_hardware(files(), gpu="T4"))] == []  # auto starts
 
 

@@ -160,6 +160,9 @@ def kv_cache_dtype_model_dtype(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
         f'kv_cache_dtype="{cache}" is incompatible with dtype="{model}". Please set `--kv-cache-dtype` to {allowed}.'
     )
     origin = f"dtype = {shown(f.serve['dtype'])}" if "dtype" in f.serve else "its config.json"
+    s = shape(f)
+    if "dtype" not in f.serve and f.gpu is not None and s is not None and s.dtype not in (None, model):
+        origin = f"its config.json's {s.dtype}, which vLLM runs as {model} on {f.gpu.name}"
     return [
         Hit(
             "kv-cache-dtype-model-dtype",
