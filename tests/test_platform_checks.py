@@ -269,3 +269,34 @@ def test_microbatching_accepts_allgather_reducescatter_on_rocm_from_0_33(make_re
     assert of(findings(make_repo, with_hardware(layer, gpu="MI300X")), "microbatching-all2all-backend") == []
     rocm_032 = of(findings(make_repo, with_hardware(layer, gpu="MI300X"), "0.32.0"), "microbatching-all2all-backend")
     assert len(rocm_032) == 1
+
+
+def test_a_role_of_its_own_hardware_is_judged_on_its_gpu(make_repo: MakeRepo) -> None:
+    """`[roles.R.hardware]` overrides `[hardware]` for role R: the decode role on a T4 refuses bfloat16."""
+    pd = """
+        [serve]
+        model = "Qwen/Qwen3-0.6B"
+        dtype = "bfloat16"
+
+        [hardware]
+        gpu = "H100-SXM-80GB"
+
+        [roles.prefill]
+        kind = "vllm"
+
+        [roles.prefill.serve]
+        port = 8100
+
+        [roles.decode]
+        kind = "vllm"
+
+        [roles.decode.serve]
+        port = 8200
+
+        [roles.decode.hardware]
+        gpu = "T4"
+    """
+    found = findings(make_repo, {"s.toml": pd})
+    refused = [f for f in found if f.rule == "bfloat16-gpu-capability"]
+    assert [f.role for f in refused] == ["decode"]
+    assert [loc.key for loc in refused[0].locations] == ["serve.dtype", "roles.decode.hardware.gpu"]
