@@ -93,9 +93,12 @@ forces V1 (some speculative methods, per release); profilekit judges for such a 
 LIMITS = """
 ## Known limits
 
-- **Host-dependent checks.** profilekit judges for a GPU host with Triton. It does not check
-  what depends on the GPU model: stochastic rounding of the Mamba cache with the Triton backend needs compute
-  capability 10.0 (`vllm/config/mamba.py`).
+- **Host-dependent checks.** What depends on the GPU (quantization capabilities, bfloat16, CUDA- or ROCm-only
+  features, batch defaults, the node's GPU count) is judged on the GPU a role declares (`[hardware]`,
+  docs/HARDWARE.md); with none declared, profilekit judges a CUDA GPU host with Triton and `hardware-unknown`
+  names the GPUs that would get another verdict. What depends on the packages installed on the host (the torch
+  version, Triton, NIXL, OpenTelemetry, arctic-inference, vLLM's cumem extension) is not checked
+  (`gpu-or-platform` in [vllm-raises.md](vllm-raises.md)).
 - **Model Runner V2, chosen automatically.** With `VLLM_USE_V2_MODEL_RUNNER` unset, profilekit models the
   features that make vLLM fall back to V1 that a profile can express (speculative methods per release, Mamba
   cache mode `all` in 0.30/0.31); others (custom logits-processor plugins installed on the host, stock
