@@ -300,3 +300,20 @@ def test_a_role_of_its_own_hardware_is_judged_on_its_gpu(make_repo: MakeRepo) ->
     refused = [f for f in found if f.rule == "bfloat16-gpu-capability"]
     assert [f.role for f in refused] == ["decode"]
     assert [loc.key for loc in refused[0].locations] == ["serve.dtype", "roles.decode.hardware.gpu"]
+
+
+def test_a_rocm_only_rotary_fusion_adds_rotary_embedding_on_rocm(make_repo: MakeRepo) -> None:
+    cc = {"custom_ops": ["-rotary_embedding"], "pass_config": {"fuse_rope_kvcache": True}}
+    rocm = of(findings(make_repo, with_hardware(files(compilation_config=cc), gpu="MI300X")), "compilation-config")
+    assert rocm == [
+        'compilation_config.custom_ops = ["-rotary_embedding"]; vLLM 0.33.0 refuses to start: "1 validation error '
+        "for CompilationConfig / Value error, custom_ops cannot both enable and disable the same operation(s): "
+        "rotary_embedding. Remove either the '+' or '-' directive\""
+    ]
+    assert (
+        of(findings(make_repo, with_hardware(files(compilation_config=cc), gpu="H100-SXM-80GB")), "compilation-config")
+        == []
+    )
+    unknown = findings(make_repo, files(compilation_config=cc))
+    assert [f.rule for f in unknown] == ["hardware-unknown"]
+    assert "(compilation-config on MI250X, MI300X, MI325X, MI355X)" in unknown[0].message

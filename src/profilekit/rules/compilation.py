@@ -7,9 +7,11 @@ Sources: `vllm/config/compilation.py` `CompilationConfig.__post_init__` (it runs
 runner checks, before the microbatching assertion). The field values themselves (`mode`, `cudagraph_mode`, types)
 are the generated constraints of rules/options.py.
 
-profilekit judges a CUDA host: there `PassConfig.enable_qk_norm_rope_fusion` stays on and makes `__post_init__` add
-'+rotary_embedding' to custom_ops (so '-rotary_embedding' conflicts with it); vLLM's CPU platform, the oracle's,
-switches the fusion off first, so the oracle cannot show that one case.
+On a CUDA or ROCm GPU `PassConfig.enable_qk_norm_rope_fusion` stays on and makes `__post_init__` add
+'+rotary_embedding' to custom_ops (so '-rotary_embedding' conflicts with it); on a ROCm GPU (`[hardware] gpu`)
+`fuse_rope_kvcache` and `fuse_qk_norm_rope_kvcache` do too, and elsewhere are switched off first. With no GPU
+declared profilekit judges a CUDA host. vLLM's CPU platform, the oracle's, switches the fusion off first, so the
+oracle cannot show that one case.
 """
 
 from __future__ import annotations
@@ -64,16 +66,21 @@ def _mode(value: Any) -> int | None:
     return None
 
 
-def _custom_ops_failure(cfg: dict[str, Any]) -> tuple[str, str] | None:
-    """The custom_ops checks: (message, key) of the first that fails."""
+# the rotary fusions that make `__post_init__` add '+rotary_embedding': PassConfig keeps the first on CUDA and ROCm,
+# the other two only on ROCm (every release 0.27.0-0.33.0)
+ROTARY_FUSIONS = ("enable_qk_norm_rope_fusion",)
+ROCM_ROTARY_FUSIONS = ("fuse_rope_kvcache", "fuse_qk_norm_rope_kvcache")
+
+
+def _custom_ops_failure(cfg: dict[str, Any], rocm: bool = False) -> tuple[str, str] | None:
+    """The custom_ops checks: (message, key) of the first that fails (`rocm`: on a ROCm GPU)."""
     ops = cfg.get("custom_ops", [])
     if not isinstance(ops, list) or not all(isinstance(op, str) for op in ops):
         return None
     ops = list(ops)
     passes = cfg.get("pass_config")
-    # PassConfig keeps enable_qk_norm_rope_fusion on a CUDA host, which adds +rotary_embedding; the other two
-    # rotary fusions are ROCm-only and switched off before this point
-    if isinstance(passes, dict) and passes.get("enable_qk_norm_rope_fusion") and "+rotary_embedding" not in ops:
+    fusions = (*ROTARY_FUSIONS, *(ROCM_ROTARY_FUSIONS if rocm else ()))
+    if isinstance(passes, dict) and any(passes.get(k) for k in fusions) and "+rotary_embedding" not in ops:
         ops.append("+rotary_embedding")
     for op in ops:
         if op not in BASE_MODES and (len(op) < 2 or op[0] not in "+-"):
@@ -123,8 +130,9 @@ def _encoder_failure(cfg: dict[str, Any], version: str) -> tuple[str, str] | Non
     return None
 
 
-def compilation_failure(cfg: dict[str, Any], version: str) -> tuple[str, str] | None:
-    """`CompilationConfig.__post_init__`'s first failure as (message, key); None when it passes or is unknown."""
+def compilation_failure(cfg: dict[str, Any], version: str, rocm: bool = False) -> tuple[str, str] | None:
+    """`CompilationConfig.__post_init__`'s first failure as (message, key); None when it passes or is unknown
+    (`rocm`: on a ROCm GPU, where the ROCm-only rotary fusions stay on)."""
     passes = cfg.get("inductor_passes", {})
     if not isinstance(passes, dict):
         return None
@@ -134,7 +142,7 @@ def compilation_failure(cfg: dict[str, Any], version: str) -> tuple[str, str] | 
             return "Empty module name", "inductor_passes"
     if passes:
         return None  # the passes are imported first: what is installed decides
-    return _custom_ops_failure(cfg) or _encoder_failure(cfg, version)
+    return _custom_ops_failure(cfg, rocm) or _encoder_failure(cfg, version)
 
 
 @rule(
@@ -148,7 +156,7 @@ def compilation_config(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
     flag = ctx.catalogue.flag("compilation_config") if ctx.catalogue is not None else None
     if not isinstance(cfg, dict) or (flag is not None and argparse_problems(flag, cfg, f.version)):
         return []  # __post_init__ runs only once the keys and fields are valid (rules/options.py reports those)
-    found = compilation_failure(cfg, f.version)
+    found = compilation_failure(cfg, f.version, rocm=f.gpu is not None and f.gpu.platform == "rocm")
     if found is None:
         return []
     message, key = found

@@ -21,7 +21,8 @@ Sources, every release 0.27.0-0.33.0 unless said:
   family (B200, GB200, B300) (`MambaConfig.__post_init__`), async scheduling with ROCm DeepEP high-throughput DBO
   (`VllmConfig.__post_init__`, only on ROCm).
 - `kda-prefill-backend-platform` (rules/outputs.py), `microbatching-all2all-backend` (rules/microbatch.py: 0.33.0
-  accepts allgather_reducescatter on ROCm), `kv-cache-dtype-model-dtype` (rules/cache.py, through the dtype
+  accepts allgather_reducescatter on ROCm), `compilation-config` (rules/compilation.py: the ROCm-only rotary
+  fusions add '+rotary_embedding'), `kv-cache-dtype-model-dtype` (rules/cache.py, through the dtype
   `auto` resolves to) and `host-gpu-count` (rules/host.py, `gpus_per_node`) read the GPU too.
 
 vLLM's platform checks that no declarable GPU reaches (every GPU profilekit knows is CUDA or ROCm): EPLB off
@@ -50,6 +51,7 @@ from profilekit.rules.checkpoint import (
     checkpoint_quantization,
     effective_method,
 )
+from profilekit.rules.compilation import ROCM_ROTARY_FUSIONS
 from profilekit.rules.engine import RULES, STAGE_CONFIG_OBJECTS, STAGE_POST_INIT, Context, Hit, Order, rule
 from profilekit.rules.facts import RoleFacts, at_least
 from profilekit.rules.modelcfg import DTYPES, serve_int, shown
@@ -106,6 +108,7 @@ GPU_RULES = (
     "kv-cache-dtype-model-dtype",
     "moonep-all2all",
     "microbatching-all2all-backend",
+    "compilation-config",
 )
 
 
@@ -356,7 +359,14 @@ def _might_depend(f: RoleFacts) -> bool:
         or s.get("enable_mamba_cache_stochastic_rounding") is True
         or s.get("enable_dbo") is True
         or s.get("ubatch_size") is not None
+        or _rocm_fusion(s)
     )
+
+
+def _rocm_fusion(serve: dict[str, Any]) -> bool:
+    cc = serve.get("compilation_config")
+    passes = cc.get("pass_config") if isinstance(cc, dict) else None
+    return isinstance(passes, dict) and any(passes.get(k) for k in ROCM_ROTARY_FUSIONS)
 
 
 @cache
