@@ -317,3 +317,12 @@ def test_a_rocm_only_rotary_fusion_adds_rotary_embedding_on_rocm(make_repo: Make
     unknown = findings(make_repo, files(compilation_config=cc))
     assert [f.rule for f in unknown] == ["hardware-unknown"]
     assert "(compilation-config on MI250X, MI300X, MI325X, MI355X)" in unknown[0].message
+
+
+def test_pcp_with_data_parallelism_names_the_platform_in_0_30(make_repo: MakeRepo) -> None:
+    layer = files(prefill_context_parallel_size=2, data_parallel_size=2)
+    for gpu, platform in (("MI300X", "ROCm"), ("H100-SXM-80GB", "CUDA")):
+        found = of(findings(make_repo, with_hardware(layer, gpu=gpu), "0.30.0"), "context-parallel-size")
+        assert [m.rsplit("start: ", 1)[1] for m in found] == [
+            f'"PCP does not support data parallelism on {platform} yet."'
+        ]

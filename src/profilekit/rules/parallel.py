@@ -117,17 +117,19 @@ def context_parallel_size(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             "remove dcp_comm_backend, or set decode_context_parallel_size above 1",
             [*f.loc("serve", "dcp_comm_backend"), *f.loc("serve", "decode_context_parallel_size")],
         )
-    if v == "0.30.0" and pcp > 1 and dp > 1:  # CudaPlatformBase.check_and_update_config, 0.30.0 only
+    if v == "0.30.0" and pcp > 1 and dp > 1:  # Cuda/RocmPlatform.check_and_update_config, 0.30.0 only
+        platform = "ROCm" if f.gpu is not None and f.gpu.platform == "rocm" else "CUDA"
         hits.append(
             Hit(
                 "context-parallel-size",
                 refuse(
                     f,
                     f"prefill_context_parallel_size = {pcp} with data_parallel_size = {dp}",
-                    "PCP does not support data parallelism on CUDA yet.",
+                    f"PCP does not support data parallelism on {platform} yet.",
                 ),
                 [*f.loc("serve", "prefill_context_parallel_size"), *f.loc("serve", "data_parallel_size")],
-                f"vLLM {v} has no prefill context parallelism with data parallelism on CUDA: set one of them to 1",
+                f"vLLM {v} has no prefill context parallelism with data parallelism on {platform}: set one of them "
+                "to 1",
                 role=f.role.name,
                 order=(STAGE_POST_INIT, order.CUDA_PLATFORM_HOOK),
             )
