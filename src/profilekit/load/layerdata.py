@@ -44,6 +44,7 @@ LABEL_VALUE = r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$"
 # empty: the GPUs are asked for without a type
 GRES_TYPE = r"^[A-Za-z0-9_.+-]*$"
 MAX_GPUS_PER_NODE = 1024
+MAX_WEIGHTS_GIB = 1 << 20  # a checkpoint of a PiB is a typo
 GPU_PLATFORMS = ("cuda", "rocm")
 
 
@@ -76,14 +77,16 @@ class ModelFacts:
 
     architecture: str | None = None
     config: str | None = None
+    weights_gib: float | None = None  # the checkpoint's size (docs/CAPACITY.md)
+    weights_index: str | None = None  # path to its model.safetensors.index.json
 
-    def written(self) -> dict[str, str]:
+    def written(self) -> dict[str, str | float]:
         """The facts that are set, as a table (pydantic's `model_dump(exclude_none=True)`)."""
-        table: dict[str, str] = {}
-        if self.architecture is not None:
-            table["architecture"] = self.architecture
-        if self.config is not None:
-            table["config"] = self.config
+        table: dict[str, str | float] = {}
+        for key in ("architecture", "config", "weights_gib", "weights_index"):
+            value = getattr(self, key)
+            if value is not None:
+                table[key] = value
         return table
 
 
@@ -362,7 +365,18 @@ def _reasons(value: object) -> dict[str, str]:
 
 def _facts(raw: object) -> ModelFacts:
     table = _table(raw, _FACTS)
-    return ModelFacts(_optional(table.get("architecture")), _optional(table.get("config")))
+    size = table.get("weights_gib")
+    if size is not None and (type(size) not in (int, float) or not 0 < size <= MAX_WEIGHTS_GIB):
+        raise _Refused
+    index = _optional(table.get("weights_index"))
+    if index == "":  # min_length=1
+        raise _Refused
+    return ModelFacts(
+        _optional(table.get("architecture")),
+        _optional(table.get("config")),
+        None if size is None else float(size),
+        index,
+    )
 
 
 def _hardware(raw: object) -> Hardware:

@@ -22,6 +22,7 @@ from profilekit.load.layerdata import (
     LABEL_VALUE,
     MAX_GPUS_PER_NODE,
     MAX_PORT,
+    MAX_WEIGHTS_GIB,
     REFERENCE,
     ROLE_NAME,
     SBATCH_WORD,
@@ -107,6 +108,14 @@ class ModelFacts(BaseModel):
     model_config = _STRICT
     architecture: str | None = Field(default=None, description="the model class in config.json's architectures")
     config: str | None = Field(default=None, description="path to a local config.json (relative to the repo)")
+    weights_gib: Annotated[float, Field(gt=0, le=MAX_WEIGHTS_GIB)] | None = Field(
+        default=None, description="the checkpoint's size in GiB, what `profilekit capacity` takes for its weights"
+    )
+    weights_index: str | None = Field(
+        default=None,
+        min_length=1,
+        description="path to the checkpoint's model.safetensors.index.json (relative to the repo): its total_size",
+    )
 
 
 class Hardware(BaseModel):
