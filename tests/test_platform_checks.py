@@ -191,13 +191,13 @@ def test_proton_and_flashkda_off_cuda_fused_off_rocm(make_repo: MakeRepo) -> Non
     assert len(of(findings(make_repo, with_hardware(fused, gpu="B200")), "kda-prefill-backend-platform")) == 1
 
 
-def test_mamba_stochastic_rounding_with_triton_needs_capability_10(make_repo: MakeRepo) -> None:
-    layer = files("NemotronHForCausalLM", enable_mamba_cache_stochastic_rounding=True, mamba_ssm_cache_dtype="float16")
-    h100 = of(findings(make_repo, with_hardware(layer, gpu="H100-SXM-80GB")), "gpu-platform-unsupported")
-    assert len(h100) == 1 and "requires compute capability 10.0 (data center Blackwell)" in h100[0]
-    assert of(findings(make_repo, with_hardware(layer, gpu="B300")), "gpu-platform-unsupported") == []  # 10.3
-    rocm = of(findings(make_repo, with_hardware(layer, gpu="MI300X")), "gpu-platform-unsupported")
-    assert len(rocm) == 1 and "only supported on NVIDIA CUDA platforms. Please do not specify  `--enable" in rocm[0]
+def test_mamba_stochastic_rounding_flag_is_not_judged_by_platform(make_repo: MakeRepo) -> None:
+    """`MambaConfig.__post_init__`'s CUDA and capability-10 checks are not reached by `vllm serve`: the flag is set on
+    a copy of the default MambaConfig (the oracle's GPU mode shows vLLM refusing only the cache dtype)."""
+    layer = files("NemotronHForCausalLM", enable_mamba_cache_stochastic_rounding=True)
+    for gpu in ("H100-SXM-80GB", "MI300X", "B200"):
+        found = findings(make_repo, with_hardware(layer, gpu=gpu))
+        assert [f.rule for f in found if f.is_error] == ["mamba-stochastic-rounding-dtype"], gpu
 
 
 def test_hc_sp_needs_cuda_in_0_32_and_cuda_or_rocm_in_0_33(make_repo: MakeRepo) -> None:
@@ -223,6 +223,7 @@ def test_world_size_16_on_nodes_of_8(make_repo: MakeRepo, version: str) -> None:
         f'vLLM {version} refuses to start: "{WORLD_SIZE_16_OF_8}"'
     ]
     assert not one_host_only(found[0])  # on every node: a pod target keeps it
+    assert verdict_rule(make_repo, layer, version) == "host-gpu-count"  # ParallelConfig, before the heads check
     fits = with_hardware(files(tensor_parallel_size=8), gpu="H100-SXM-80GB", gpus_per_node=8)
     assert [f for f in findings(make_repo, fits, version) if f.rule == "host-gpu-count"] == []
 
@@ -326,3 +327,17 @@ def test_pcp_with_data_parallelism_names_the_platform_in_0_30(make_repo: MakeRep
         assert [m.rsplit("start: ", 1)[1] for m in found] == [
             f'"PCP does not support data parallelism on {platform} yet."'
         ]
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_a_capture_size_of_zero_is_refused_on_a_gpu(make_repo: MakeRepo, version: str) -> None:
+    layer = files(max_cudagraph_capture_size=0)
+    found = of(findings(make_repo, with_hardware(layer, gpu="L4"), version), "max-cudagraph-capture-size-zero")
+    assert found == [
+        f'max_cudagraph_capture_size = 0 with CUDA graphs on L4; vLLM {version} refuses to start: "Maximum '
+        'cudagraph size should be greater than or equal to 1 when using cuda graph."'
+    ]
+    eager = with_hardware(files(max_cudagraph_capture_size=0, enforce_eager=True), gpu="L4")
+    assert of(findings(make_repo, eager, version), "max-cudagraph-capture-size-zero") == []
+    unknown = findings(make_repo, layer, version)  # no GPU: today's verdict, and a warning
+    assert [f.rule for f in unknown] == ["hardware-unknown"]

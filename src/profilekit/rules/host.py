@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 from profilekit.errors import Finding, Location, Severity
 from profilekit.records import record
-from profilekit.rules.engine import Context, Hit, stack_rule
+from profilekit.rules import order
+from profilekit.rules.engine import Context, Hit, Order, stack_rule
 from profilekit.rules.facts import NIXL_CONNECTORS
 from profilekit.rules.pd import DEFAULT_SIDE_CHANNEL_PORT, pd_connector
 
@@ -398,8 +399,10 @@ def host_gpu_count(ctx: Context) -> Iterable[Hit]:
         locs = [*where, *need.locations]
         fewer = f"list {_gpus(need.count)} in {DEVICES}" if listing else f"run on nodes of {_gpus(need.count)}"
         severity: Severity | None = None
+        at: Order | None = None
         if n < need.world_size:
             why = _world_size_refusal(ctx, role, need, n)
+            at = _world_size_order(ctx, role, listing) if why.endswith('"') else None
             fix = f"{fewer}, or lower the parallel sizes" + ("" if listing else " (or spread them over nodes: nnodes)")
         elif n < need.count:
             why = (
@@ -411,8 +414,17 @@ def host_gpu_count(ctx: Context) -> Iterable[Hit]:
             why = f"; vLLM uses the first {need.count} and the other {n - need.count} sit idle"
             fix = f"list exactly {_gpus(need.count)} in {DEVICES}, or raise the parallel sizes to use them all"
             severity = Severity.WARNING
-        hits.append(Hit("host-gpu-count", head + why, locs, fix, role=role.name, severity=severity))
+        hits.append(Hit("host-gpu-count", head + why, locs, fix, role=role.name, severity=severity, order=at))
     return hits
+
+
+def _world_size_order(ctx: Context, role: RoleConfig, listing: bool) -> Order | None:
+    """Where vLLM's world-size check runs (`ParallelConfig.__post_init__`, after the data-parallel rank checks), for
+    the verdict: against `gpus_per_node` or on a declared CUDA GPU. A CUDA_VISIBLE_DEVICES listing on no declared
+    GPU keeps no order, as before the GPU could be declared (the CPU oracle's platform skips the check)."""
+    if listing and ctx.stack.gpu(role.name) is None:
+        return None
+    return order.built("ParallelConfig", ctx.version, order.PARALLEL_POST_INIT + 6)
 
 
 def _used(role: RoleConfig) -> list[str] | None:

@@ -17,9 +17,10 @@ Sources, every release 0.27.0-0.33.0 unless said:
 - `gpu-platform-unsupported`, a feature the GPU's platform or capability lacks: HiSparse off CUDA
   (`VllmConfig.__post_init__`, 0.30.0+), the Proton profiler off CUDA (`VllmConfig.__post_init__` 0.28.0-0.29.0,
   `_validate_profiler_config` 0.30.0+), `--enable-hc-sp` with tensor parallelism off CUDA (0.32.0; 0.33.0 accepts
-  ROCm too), Mamba cache stochastic rounding off CUDA, and with the triton Mamba backend off the capability-10
-  family (B200, GB200, B300) (`MambaConfig.__post_init__`), async scheduling with ROCm DeepEP high-throughput DBO
-  (`VllmConfig.__post_init__`, only on ROCm).
+  ROCm too), async scheduling with ROCm DeepEP high-throughput DBO (`VllmConfig.__post_init__`, only on ROCm).
+- `max-cudagraph-capture-size-zero`: `VllmConfig._set_cudagraph_sizes` asserts a capture size of at least 1 when
+  CUDA graphs are on, which they are on a GPU (vLLM's CPU platform, the oracle's, turns them off): with a GPU
+  declared, `max_cudagraph_capture_size = 0` is refused.
 - `kda-prefill-backend-platform` (rules/outputs.py), `microbatching-all2all-backend` (rules/microbatch.py: 0.33.0
   accepts allgather_reducescatter on ROCm), `compilation-config` (rules/compilation.py: the ROCm-only rotary
   fusions add '+rotary_embedding'), `kv-cache-dtype-model-dtype` (rules/cache.py, through the dtype
@@ -27,6 +28,9 @@ Sources, every release 0.27.0-0.33.0 unless said:
 
 vLLM's platform checks that no declarable GPU reaches (every GPU profilekit knows is CUDA or ROCm): EPLB off
 CUDA/ROCm/XPU, dual CUDA streams for LoRA and sleep mode off CUDA/ROCm, `--enable-hc-sp` off CUDA/ROCm (0.33.0).
+`MambaConfig.__post_init__`'s stochastic-rounding checks (CUDA only; capability 10.x with the triton backend) are
+not reached by `vllm serve`: `create_engine_config` sets `--enable-mamba-cache-stochastic-rounding` on a copy of the
+default MambaConfig without running `__post_init__` again, and no flag writes a whole `mamba_config`.
 
 Where no GPU is declared, profilekit judges as today (a CUDA GPU host, capability unknown: none of these refuse)
 and `hardware-unknown` names the GPUs of the catalogue whose verdict differs.
@@ -52,13 +56,13 @@ from profilekit.rules.checkpoint import (
     effective_method,
 )
 from profilekit.rules.compilation import ROCM_ROTARY_FUSIONS
-from profilekit.rules.engine import RULES, STAGE_CONFIG_OBJECTS, STAGE_POST_INIT, Context, Hit, Order, rule
+from profilekit.rules.engine import RULES, STAGE_POST_INIT, Context, Hit, Order, rule
 from profilekit.rules.facts import RoleFacts, at_least
 from profilekit.rules.modelcfg import DTYPES, serve_int, shown
 from profilekit.rules.postinit import ASYNC_SCHEDULING, PROTON_GRAPH_ATTRIBUTION
 from profilekit.rules.runnerfacts import hisparse
 from profilekit.rules.scheduler import failures as scheduler_failures
-from profilekit.vllm.constraints import load_values
+from profilekit.rules.scheduling import CUDAGRAPH_SIZES, capture_setting, cudagraphs_on
 
 DATA = Path(__file__).with_name("quant-capabilities.json")
 
@@ -75,15 +79,6 @@ MSG_ROCM_QUANT = "{method} quantization is currently not supported in rocm."
 MSG_HISPARSE = "HiSparse currently requires NVIDIA CUDA."
 MSG_PROTON = "The Proton profiler currently supports NVIDIA CUDA only"
 MSG_HC_SP = "--enable-hc-sp currently requires CUDA"
-MSG_SR_CUDA = (
-    "Stochastic rounding for Mamba cache is only supported on NVIDIA CUDA platforms. Please do not specify  "
-    "`--enable-mamba-cache-stochastic-rounding`."
-)
-MSG_SR_TRITON = (
-    "Stochastic rounding for Mamba cache with triton backend requires compute capability 10.0 (data center "
-    "Blackwell). The `cvt.rs` PTX instruction is not supported on your GPU. Please do not specify "
-    "`--enable-mamba-cache-stochastic-rounding`, or set `--mamba-backend flashinfer`."
-)
 MSG_DEEPEP_DBO = (
     "Async scheduling is not compatible with ROCm DeepEP high-throughput DBO. Please use --no-async-scheduling or "
     "select a different all2all backend."
@@ -109,6 +104,7 @@ GPU_RULES = (
     "moonep-all2all",
     "microbatching-all2all-backend",
     "compilation-config",
+    "max-cudagraph-capture-size-zero",
 )
 
 
@@ -236,15 +232,8 @@ def bfloat16_gpu_capability(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
     ]
 
 
-def _mamba_order(f: RoleFacts, step: int) -> Order:
-    """MambaConfig.__post_init__, after validate_ssu_algorithm (rules/outputs.py: step 1)."""
-    values = load_values(f.version)
-    found = values.first_read("mamba_ssu_algorithm") if values is not None else None
-    return (STAGE_CONFIG_OBJECTS, found if found is not None else 22, step)
-
-
 def _platform_failures(f: RoleFacts, gpu: Gpu) -> list[Hit]:
-    """`gpu-platform-unsupported`: every feature the role asks for that `gpu`'s platform or capability lacks."""
+    """`gpu-platform-unsupported`: every feature the role asks for that `gpu`'s platform lacks."""
     v = f.version
     name = f"{gpu.name} ({'CUDA' if gpu.platform == 'cuda' else 'ROCm'})"
     cuda = gpu.platform == "cuda"
@@ -291,25 +280,6 @@ def _platform_failures(f: RoleFacts, gpu: Gpu) -> list[Hit]:
             "set enable_hc_sp = false on ROCm with vLLM 0.32.0 (0.33.0 supports it there)",
             HC_SP_PLATFORM,
         )
-    if f.serve.get("enable_mamba_cache_stochastic_rounding") is True:
-        locs = f.loc("serve", "enable_mamba_cache_stochastic_rounding")
-        if not cuda:
-            add(
-                "enable_mamba_cache_stochastic_rounding = true",
-                MSG_SR_CUDA,
-                locs,
-                "remove enable_mamba_cache_stochastic_rounding (NVIDIA CUDA only)",
-                _mamba_order(f, 2),
-            )
-        elif f.backend == "triton" and gpu.capability[0] != 10:
-            written = 'mamba_backend = "triton"' if "mamba_backend" in f.serve else "mamba_backend (default triton)"
-            add(
-                f"enable_mamba_cache_stochastic_rounding = true with {written}",
-                MSG_SR_TRITON,
-                [*locs, *f.loc("serve", "mamba_backend")],
-                'set mamba_backend = "flashinfer", or remove enable_mamba_cache_stochastic_rounding',
-                _mamba_order(f, 3),
-            )
     dbo = f.serve.get("enable_dbo") is True and f.serve.get("all2all_backend") == "deepep_high_throughput"
     if dbo and not cuda and f.serve.get("async_scheduling") is True:
         add(
@@ -326,14 +296,39 @@ def _platform_failures(f: RoleFacts, gpu: Gpu) -> list[Hit]:
 @rule(
     "gpu-platform-unsupported",
     Severity.ERROR,
-    "a feature the declared GPU's platform or capability lacks: HiSparse, Proton, hc-sp (0.32.0) off CUDA; Mamba "
-    "stochastic rounding off CUDA or, with the triton backend, off capability 10.x; ROCm DeepEP DBO with async "
-    "scheduling",
-    source="vllm/config/vllm.py VllmConfig.__post_init__ / _validate_profiler_config; vllm/config/mamba.py "
-    "MambaConfig.__post_init__; vllm/config/model.py ModelConfig.verify_with_parallel_config",
+    "a feature the declared GPU's platform lacks: HiSparse, Proton, hc-sp (0.32.0) off CUDA; ROCm DeepEP DBO with "
+    "async scheduling",
+    source="vllm/config/vllm.py VllmConfig.__post_init__ / _validate_profiler_config; vllm/config/model.py "
+    "ModelConfig.verify_with_parallel_config",
 )
 def gpu_platform_unsupported(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
     return _platform_failures(f, f.gpu) if f.gpu is not None else []
+
+
+MSG_CUDAGRAPH_SIZE = "Maximum cudagraph size should be greater than or equal to 1 when using cuda graph."
+CUDAGRAPH_SIZE_ASSERT: Order = (*CUDAGRAPH_SIZES, -1)  # _set_cudagraph_sizes: before the sizes are compared
+
+
+@rule(
+    "max-cudagraph-capture-size-zero",
+    Severity.ERROR,
+    "max_cudagraph_capture_size below 1 with CUDA graphs on, on a declared GPU",
+    source="vllm/config/vllm.py VllmConfig._set_cudagraph_sizes (an assertion)",
+)
+def max_cudagraph_capture_size_zero(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    top, locs = capture_setting(f, "max_cudagraph_capture_size")
+    if f.gpu is None or not isinstance(top, int) or isinstance(top, bool) or top >= 1 or not cudagraphs_on(f):
+        return []
+    return [
+        Hit(
+            "max-cudagraph-capture-size-zero",
+            _refuses(f, f"max_cudagraph_capture_size = {top} with CUDA graphs on {f.gpu.name}", MSG_CUDAGRAPH_SIZE),
+            [*locs, *_gpu_locs(f)],
+            "remove max_cudagraph_capture_size (vLLM derives it), set it to 1 or more, or set enforce_eager = true",
+            role=f.role.name,
+            order=CUDAGRAPH_SIZE_ASSERT,
+        )
+    ]
 
 
 # ---- hardware-unknown ---------------------------------------------------------------------------------------
@@ -356,7 +351,8 @@ def _might_depend(f: RoleFacts) -> bool:
         or hisparse(f.version, s) is not None
         or isinstance(s.get("profiler_config"), dict)
         or s.get("enable_hc_sp") is True
-        or s.get("enable_mamba_cache_stochastic_rounding") is True
+        or "max_cudagraph_capture_size" in s
+        or isinstance(s.get("compilation_config"), dict)
         or s.get("enable_dbo") is True
         or s.get("ubatch_size") is not None
         or _rocm_fusion(s)

@@ -11,8 +11,8 @@ EAGLE/MTP/draft model/NGram GPU/DSpark/DFlash, with `disable_padded_drafter_batc
 need the budget above the drafting slots of one request; 0.33.0 above `num_lookahead_tokens`.
 `VllmConfig._set_cudagraph_sizes` (with CUDA graphs): a written `max_cudagraph_capture_size` must equal the largest
 written capture size that fits the token budget. `VllmConfig._resolve_and_verify_engram_config` (0.30.0 and later):
-DeepSeek-V4.1 with Engram layers refuses DBO and microbatching. Not modelled: ROCm DeepEP high-throughput DBO (raised
-only on ROCm; profilekit judges a CUDA host).
+DeepSeek-V4.1 with Engram layers refuses DBO and microbatching. ROCm DeepEP high-throughput DBO (raised only on
+ROCm) and the capture-size assertion on a GPU are judged on the declared GPU by rules/platforms.py.
 """
 
 from __future__ import annotations
@@ -224,7 +224,7 @@ def speculative_scheduled_tokens(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
     ]
 
 
-def _capture(f: RoleFacts, key: str) -> tuple[Any, list[Location]]:
+def capture_setting(f: RoleFacts, key: str) -> tuple[Any, list[Location]]:
     """A capture setting written as a flag or inside compilation_config; (None, []) when both (exclusive.py)."""
     cfg = f.serve.get("compilation_config")
     in_cfg = isinstance(cfg, dict) and key in cfg
@@ -235,7 +235,7 @@ def _capture(f: RoleFacts, key: str) -> tuple[Any, list[Location]]:
     return None, []
 
 
-def _cudagraphs_on(f: RoleFacts) -> bool:
+def cudagraphs_on(f: RoleFacts) -> bool:
     """CUDA graphs certainly on: not eager, and no compilation mode, level or cudagraph_mode written."""
     if serve_bool(f, "enforce_eager") is True or "optimization_level" in f.serve:
         return False
@@ -259,10 +259,10 @@ def _positive_ints(value: Any) -> list[int] | None:
     source="vllm/config/vllm.py VllmConfig._set_cudagraph_sizes",
 )
 def cudagraph_capture_size_mismatch(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
-    top, top_locs = _capture(f, "max_cudagraph_capture_size")
-    sizes_raw, sizes_locs = _capture(f, "cudagraph_capture_sizes")
+    top, top_locs = capture_setting(f, "max_cudagraph_capture_size")
+    sizes_raw, sizes_locs = capture_setting(f, "cudagraph_capture_sizes")
     sizes = _positive_ints(sizes_raw)
-    if not isinstance(top, int) or isinstance(top, bool) or top < 1 or sizes is None or not _cudagraphs_on(f):
+    if not isinstance(top, int) or isinstance(top, bool) or top < 1 or sizes is None or not cudagraphs_on(f):
         return []
     b = budget(f)
     if b is None:
