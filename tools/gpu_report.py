@@ -327,6 +327,7 @@ def write_doc() -> Path:
         "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     kinds_by_release: dict[str, list[dict[str, Any]]] = {}
+    undecidable: dict[str, dict[str, dict[str, int]]] = {}
     for path in sorted(RESULTS.glob("gpu-*.json"), key=lambda p: tuple(int(x) for x in p.stem[4:].split("."))):
         data = json.loads(path.read_text(encoding="utf-8"))
         version = data["vllm_version"]
@@ -340,6 +341,7 @@ def write_doc() -> Path:
                 f"{row['seconds']} |"
             )
         kinds_by_release[data["vllm_version"]] = data["disagreements"]
+        undecidable[data["vllm_version"]] = {gpu: row["undecidable_reasons"] for gpu, row in data["gpus"].items()}
     lines += ["", "## Disagreements by vLLM's message", ""]
     for version, kinds in kinds_by_release.items():
         lines.append(f"### vLLM {version}")
@@ -357,7 +359,18 @@ def write_doc() -> Path:
                 f"| {kind['count']} | {kind['category']} | {kind['profilekit']} | {message} | {gpus} | `{argv}` |"
             )
         lines.append("")
-    DOC.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    lines += ["## Undecidable cases by reason", ""]
+    for version, per_gpu in undecidable.items():
+        lines += [f"### vLLM {version}", "", "| reason | " + " | ".join(per_gpu) + " |"]
+        lines.append("| --- |" + " ---: |" * len(per_gpu))
+        reasons = sorted(
+            {r for row in per_gpu.values() for r in row}, key=lambda r: -max(v.get(r, 0) for v in per_gpu.values())
+        )
+        for reason in reasons:
+            cells = " | ".join(str(row.get(reason, 0)) for row in per_gpu.values())
+            lines.append(f"| {reason.replace('|', chr(92) + '|')} | {cells} |")
+        lines.append("")
+    DOC.write_text("\n".join(lines).rstrip("\n") + "\n", encoding="utf-8")
     return DOC
 
 
