@@ -183,11 +183,12 @@ def verdicts(
 class GpuOraclePool:
     """GPU-mode workers (vLLM's own CUDA/ROCm platform answering as one declared GPU), keyed by (release, GPU name).
 
-    Each starts once per session on first use; at most `alive` run at once (each holds about 1 GB and the machine
-    has 24 GiB): starting one more closes the least recently used, so tests should ask for one key at a time.
+    Each starts once per session on first use; at most `alive` run at once (each holds about 0.5 GB resident; the
+    machine has 24 GiB): starting one more closes the least recently used. Six: the GPUs of one release stay up
+    while its tests run, and the previous release's are closed as the next one's start.
     """
 
-    def __init__(self, alive: int = 2) -> None:
+    def __init__(self, alive: int = 6) -> None:
         self.alive = alive
         self._workers: dict[tuple[str, str], OracleWorker] = {}
         self._failures: dict[tuple[str, str], str] = {}
