@@ -1,0 +1,494 @@
+"""The KV cache of one role on one GPU (a tensor-parallel rank of a pipeline stage) as vLLM builds it per release.
+
+From the model's config.json and the role's options: the KV-cache spec of every attention layer
+(`Attention.get_kv_cache_spec`, `MLAAttention.get_kv_cache_spec`), the hybrid allocator's grouping and page-size
+unification (`get_kv_cache_groups`), and what vLLM's `get_kv_cache_configs` decides from the bytes left for the
+cache: the fit check (`_check_enough_kv_cache_memory`, with the null block reserved from 0.29.0), its estimated
+maximum length, the number of blocks and the "GPU KV cache size" / "Maximum concurrency" lines it logs.
+
+Sources, every release 0.27.0-0.33.0: `vllm/v1/kv_cache_interface.py` (the spec classes), `vllm/v1/core/
+kv_cache_utils.py` (0.33.0: `kv_cache_planning.py`), `vllm/model_executor/layers/attention/attention.py`,
+`vllm/config/model.py` and `vllm/transformers_utils/model_arch_config_convertor.py` (heads, head size, MLA),
+transformers' config classes (the `layer_types` a config.json without them gets). tests/oracle/test_capacity_kv.py
+holds every figure equal to vLLM's own objects (tools/oracle/kv_probe.py).
+
+Modelled: full attention (MHA, GQA, MQA: the KV heads a rank holds, replicated when tensor_parallel_size exceeds
+them), DeepSeek-style MLA (one latent head of kv_lora_rank + qk_rope_head_dim, no V), sliding-window layers (a
+global `sliding_window`, `layer_types`, Gemma-2/3 patterns, Qwen's `use_sliding_window`/`max_window_layers`), the
+hybrid allocator and `disable_hybrid_kv_cache_manager`, pipeline stages and decode context parallelism. Not
+modelled (a str says so): Mamba and linear-attention layers, chunked local attention, sparse MLA indexers,
+quantised KV caches other than the fp8 family, models whose config.json lacks the keys read.
+
+Assumed where the attention backend decides (said in `KvLayout.inputs`): the block size is 16 unless
+`block_size` is written (CUDA's default for FlashAttention; FlashInfer, FlashMLA and others choose their own), and
+sliding-window layers use FlashAttention's kernel block sizes (multiples of 16).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from profilekit.hardware import Gpu
+from profilekit.records import record
+from profilekit.vllm.versions import version_key
+
+# `ModelArchConfigConvertorBase.get_total_num_kv_heads` / transformers' attribute maps (as rules/modelcfg.py)
+HEAD_KEYS = ("num_attention_heads", "n_head", "n_heads")
+KV_HEAD_KEYS = ("n_head_kv", "num_kv_heads", "num_key_value_heads", "multi_query_group_num", "num_attention_groups")
+# `is_deepseek_mla`: the model types whose kv_lora_rank makes them MLA (those without a sparse indexer)
+MLA_TYPES = ("deepseek_v2", "deepseek_v3", "kimi_k2")
+# layers that are not attention: their state is not modelled here
+HYBRID_KEYS = ("layers_block_type", "hybrid_override_pattern", "layer_block_types", "attn_layer_indices")
+HYBRID_TYPES = ("jamba", "nemotron_h", "qwen3_next", "granitemoehybrid", "kimi_linear", "falcon_h1", "bamba", "zamba2")
+# `get_dtype_size` of the dtypes a cache can be stored in
+DTYPE_BYTES = {"float16": 2, "half": 2, "bfloat16": 2, "float32": 4, "float": 4}
+DEFAULT_BLOCK = 16  # CUDA with FlashAttention (CudaPlatformBase.check_and_update_config / the backend's choice)
+KERNEL_BLOCK = 16  # FlashAttention's kernel block sizes: MultipleOf(16)
+# transformers' config classes: the sliding window a config.json without the key gets
+DEFAULT_WINDOW = {"mistral": 4096}
+# model types whose config class leaves layer_types unset and whose vLLM model code passes no per-layer window:
+# a sliding_window makes every layer slide (CacheConfig.sliding_window)
+ALL_SLIDE = ("mistral", "mixtral", "qwen3_moe", "phi3")
+
+
+@record(frozen=True, slots=True)
+class LayerSpec:
+    """One kind of KV-cache layer, as vLLM's KVCacheSpec on one GPU."""
+
+    kind: str  # "full", "mla", "sliding_window"
+    layers: int  # how many layers of this kind on one GPU (the first pipeline stage)
+    block_size: int
+    page_bytes: int  # vLLM's spec.page_size_bytes for one layer (after page-size unification)
+    window: int | None = None
+
+
+@record(frozen=True, slots=True)
+class _Spec:
+    """One layer's spec: what `max_memory_usage_bytes` and the grouping read."""
+
+    kind: str
+    block_size: int
+    page_bytes: int
+    window: int | None
+
+
+@record(frozen=True, slots=True)
+class KvLayout:
+    """The KV cache of one role, per GPU, and what vLLM's planning makes of a number of bytes for it."""
+
+    specs: tuple[LayerSpec, ...]
+    block_size: int
+    inputs: tuple[str, ...]
+    # the model's groups (each a spec and, per pipeline stage, how many of its layers the stage holds)
+    groups: tuple[tuple[_Spec, tuple[int, ...]], ...] = ()
+    dcp: int = 1
+    in_flight: int = 0  # VllmConfig.max_in_flight_tokens (sliding-window layers)
+    null_block: bool = False  # the null block is reserved before the check (0.29.0)
+    stages: int = 1
+
+    def bytes_per_token(self) -> float:
+        """KV bytes one token costs on one GPU in the full-attention-like layers (for display)."""
+        return sum(s.layers * s.page_bytes / s.block_size for s in self.specs if s.kind != "sliding_window")
+
+    def _spec_bytes(self, spec: _Spec, max_model_len: int) -> int:
+        """`spec.max_memory_usage_bytes(vllm_config)`."""
+        if spec.kind == "sliding_window" and spec.window is not None:
+            tokens = min(spec.window - 1 + self.in_flight, max_model_len)
+            return (_cdiv(tokens, spec.block_size) + 1) * spec.page_bytes
+        length = _cdiv(max_model_len, self.dcp) if self.dcp > 1 else max_model_len
+        return _cdiv(length, spec.block_size) * spec.page_bytes
+
+    def _group_size(self, stage: int) -> int:
+        return max((counts[stage] for _, counts in self.groups), default=0)
+
+    def _page(self) -> int:
+        return self.groups[0][0].page_bytes if self.groups else 0
+
+    def _stage_needed(self, stage: int, max_model_len: int) -> int:
+        """`_max_memory_usage_bytes_from_groups` of one stage's projected groups (the general case)."""
+        page = self._page()
+        blocks = sum(_cdiv(self._spec_bytes(spec, max_model_len), page) for spec, _ in self.groups)
+        return self._group_size(stage) * page * blocks
+
+    def needed_bytes(self, max_model_len: int) -> int:
+        """The KV cache one request of max_model_len tokens needs on the GPU that needs the most."""
+        return max((self._stage_needed(s, max_model_len) for s in range(self.stages)), default=0)
+
+    def _bytes_per_block(self, stage: int) -> int:
+        return self._page() * self._group_size(stage)
+
+    def block_bytes(self) -> int:
+        """The bytes one block of the pool takes on a GPU of the first stage (every group's page, once per layer of
+        the largest group): the null block vLLM holds back from 0.29.0 is one of them."""
+        return self._bytes_per_block(0)
+
+    def _checked(self, stage: int, available: int) -> int:
+        """The bytes vLLM checks against: from 0.29.0 less one block, the null block the pool holds back."""
+        return available - self._bytes_per_block(stage) if self.null_block else available
+
+    def _failing_stage(self, available: int, max_model_len: int) -> int | None:
+        for stage in range(self.stages):
+            checked = self._checked(stage, available)
+            if checked <= 0 or self._stage_needed(stage, max_model_len) > checked:
+                return stage
+        return None
+
+    def fits(self, available: int, max_model_len: int) -> bool:
+        """`_check_enough_kv_cache_memory` on every stage: True when vLLM starts."""
+        return not self.groups or self._failing_stage(available, max_model_len) is None
+
+    def estimate_max_model_len(self, available: int, max_model_len: int) -> int:
+        """`_estimate_max_model_len_from_groups`: the length vLLM's refusal names (0: not one token), or
+        max_model_len when it fits."""
+        stage = self._failing_stage(available, max_model_len)
+        if stage is None:
+            return max_model_len
+        checked = self._checked(stage, available)
+        if checked <= 0 or self._stage_needed(stage, 1) > checked:
+            return 0
+        low, high, best = 1, max_model_len, 1
+        while low <= high:
+            mid = (low + high) // 2
+            if self._stage_needed(stage, mid) <= checked:
+                best, low = mid, mid + 1
+            else:
+                high = mid - 1
+        return best
+
+    def num_blocks(self, available: int) -> int:
+        """`get_kv_cache_config_from_groups`: the blocks of the pool, the smallest over the stages."""
+        if not self.groups:
+            return 1
+        return min(max(available // self._bytes_per_block(s), 0) for s in range(self.stages))
+
+    def max_concurrency(self, available: int, max_model_len: int) -> float:
+        """`get_max_concurrency_for_kv_cache_config`: "Maximum concurrency for L tokens per request: X"."""
+        page = self._page()
+        per_request = sum(_cdiv(self._spec_bytes(spec, max_model_len), page) for spec, _ in self.groups)
+        return self.num_blocks(available) / per_request if per_request else 0.0
+
+    def tokens(self, available: int, max_model_len: int | None = None) -> int:
+        """`get_kv_cache_capacity`: "GPU KV cache size: N tokens", int(max concurrency x max_model_len), which
+        vLLM computes with the length; without one, the token slots of the pool (blocks x block size)."""
+        if max_model_len is None:
+            return self.num_blocks(available) * self.block_size
+        return int(self.max_concurrency(available, max_model_len) * max_model_len)
+
+
+def at_least(version: str, release: str) -> bool:
+    """The release branches of vLLM's code: `version` is `release` or later."""
+    return version_key(version) >= version_key(release)
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(a // -b)
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _first(text: Mapping[str, Any], keys: tuple[str, ...]) -> int | None:
+    for key in keys:
+        value = _int(text.get(key))
+        if value is not None:
+            return value
+    return None
+
+
+@record(frozen=True, slots=True)
+class _Model:
+    """What the KV cache reads from config.json, as vLLM's ModelConfig answers."""
+
+    layers: int
+    kv_heads: int  # get_total_num_kv_heads (MLA: 1 latent head)
+    head_size: int
+    mla: bool
+    windows: tuple[int | None, ...]  # each layer's sliding window
+    dtype: str  # the checkpoint's dtype (for kv_cache_dtype "auto")
+    inputs: tuple[str, ...]
+
+
+def _model(config: Mapping[str, Any], serve: Mapping[str, Any]) -> _Model | str:
+    text_raw = config.get("text_config")
+    text: Mapping[str, Any] = text_raw if isinstance(text_raw, Mapping) else config
+    model_type = str(text.get("model_type") or config.get("model_type") or "")
+    if model_type in HYBRID_TYPES or any(key in text for key in HYBRID_KEYS):
+        return (
+            f"not modelled yet: the Mamba/linear-attention layers of a hybrid model ({model_type or 'no model_type'})"
+        )
+    if text.get("attention_chunk_size") is not None:
+        return "not modelled yet: chunked local attention (attention_chunk_size, Llama-4)"
+    if text.get("index_topk") is not None or text.get("compress_ratios") is not None:
+        return f"not modelled yet: the sparse-attention indexer cache ({model_type})"
+    layers = _int(text.get("num_hidden_layers"))
+    if layers is None or layers <= 0:
+        return "config.json has no num_hidden_layers"
+    inputs: list[str] = [f"{layers} layers from config.json num_hidden_layers"]
+    mla = model_type in MLA_TYPES and text.get("kv_lora_rank") is not None
+    if text.get("kv_lora_rank") is not None and not mla:
+        return f"not modelled yet: multi-head latent attention of model_type {model_type!r}"
+    if mla:
+        rank, rope = _int(text.get("kv_lora_rank")), _int(text.get("qk_rope_head_dim"))
+        if rank is None or rope is None:
+            return "config.json has kv_lora_rank without qk_rope_head_dim"
+        kv_heads, head_size = 1, rank + rope
+        inputs.append(f"MLA: one latent head of {head_size} (kv_lora_rank {rank} + qk_rope_head_dim {rope}), no V")
+    else:
+        heads = _first(text, HEAD_KEYS)
+        kv = _first(text, KV_HEAD_KEYS)
+        kv_heads_or = kv if kv is not None else heads
+        if heads is None or kv_heads_or is None:
+            return "config.json has no num_attention_heads"
+        kv_heads = kv_heads_or
+        head_dim = _int(text.get("head_dim"))
+        hidden = _int(text.get("hidden_size"))
+        if head_dim is not None and head_dim > 0:
+            head_size = head_dim
+            inputs.append(f"head_size {head_size} from config.json head_dim")
+        elif hidden is not None and heads > 0:
+            head_size = hidden // heads
+            inputs.append(f"head_size {head_size} from config.json hidden_size {hidden} // {heads} heads")
+        else:
+            return "config.json has neither head_dim nor hidden_size"
+        inputs.append(
+            f"{kv_heads} KV heads from config.json "
+            + ("num_attention_heads (no KV-head key)" if kv is None else "num_key_value_heads or its alias")
+        )
+    windows = _windows(text, model_type, layers, disabled=serve.get("disable_sliding_window") is True)
+    if isinstance(windows, str):
+        return windows
+    if mla and any(w is not None for w in windows):
+        return "not modelled yet: MLA with sliding-window layers"
+    dtype = _model_dtype(config, text, serve)
+    return _Model(layers, kv_heads, head_size, mla, windows, dtype, tuple(inputs))
+
+
+def _model_dtype(config: Mapping[str, Any], text: Mapping[str, Any], serve: Mapping[str, Any]) -> str:
+    """`_get_and_verify_dtype`: `dtype` as written, else the checkpoint's (float32 checkpoints run in bfloat16)."""
+    written = serve.get("dtype")
+    if isinstance(written, str) and written != "auto":
+        return written
+    for source in (config, text):
+        for key in ("dtype", "torch_dtype"):
+            value = source.get(key)
+            if isinstance(value, str):
+                value = value.removeprefix("torch.")
+                return "bfloat16" if value in ("float32", "float") else value
+    return "bfloat16"
+
+
+def _windows(text: Mapping[str, Any], model_type: str, layers: int, *, disabled: bool) -> tuple[int | None, ...] | str:
+    """Each layer's sliding window, as the model code passes it to `Attention` (per_layer_sliding_window, else
+    CacheConfig.sliding_window, which `create_engine_config` sets only when every layer slides)."""
+    window = _int(text.get("sliding_window"))
+    if "sliding_window" not in text:
+        window = DEFAULT_WINDOW.get(model_type)
+    if model_type.startswith(("qwen2", "qwen3")) and not text.get("use_sliding_window"):
+        window = None  # transformers' Qwen2/Qwen3 configs: sliding_window only with use_sliding_window
+    if window == 0:
+        window = None  # ModelConfig: a sliding_window of 0 disables it
+    types = _layer_types(text, model_type, layers, window)
+    if isinstance(types, str):
+        return types
+    if disabled or window is None:
+        return (None,) * layers
+    if types is None or all(t == "sliding_attention" for t in types):
+        return (window,) * layers
+    if model_type.startswith("qwen2"):
+        return "not modelled yet: Qwen2 with sliding window on some layers only (vLLM refuses it)"
+    return tuple(window if t == "sliding_attention" else None for t in types)
+
+
+def _layer_types(text: Mapping[str, Any], model_type: str, layers: int, window: int | None) -> list[str] | str | None:
+    """`hf_text_config.layer_types` as transformers' config class fills it."""
+    written = text.get("layer_types")
+    if isinstance(written, list):
+        if len(written) < layers:
+            return "config.json's layer_types is shorter than num_hidden_layers"
+        return [str(t) for t in written]
+    if model_type == "gemma2":
+        return ["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(layers)]
+    if model_type in ("gemma3", "gemma3_text"):
+        pattern = _int(text.get("sliding_window_pattern")) or 6
+        return ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(layers)]
+    if model_type in ("qwen2", "qwen3"):
+        first = _int(text.get("max_window_layers"))
+        return [
+            "sliding_attention" if window is not None and first is not None and i >= first else "full_attention"
+            for i in range(layers)
+        ]
+    if "sliding_window" in text and window is not None and model_type not in ALL_SLIDE:
+        return f"not modelled yet: which layers of a {model_type!r} model slide"
+    return None
+
+
+def _cache_dtype(serve: Mapping[str, Any], model_dtype: str) -> tuple[int, str] | str:
+    """`kv_cache_dtype_str_to_dtype`: bytes per element, and the input as said."""
+    written = serve.get("kv_cache_dtype", "auto")
+    value = written if isinstance(written, str) else "auto"
+    if value == "auto":
+        size = DTYPE_BYTES.get(model_dtype)
+        if size is None:
+            return f"the model dtype {model_dtype!r} is not one profilekit knows"
+        return size, f"kv_cache_dtype auto -> the model's {model_dtype}, {size} bytes"
+    if value in ("fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc"):
+        return 1, f"kv_cache_dtype {value} -> 1 byte (serve.kv_cache_dtype)"
+    if value in DTYPE_BYTES:
+        return DTYPE_BYTES[value], f"kv_cache_dtype {value} -> {DTYPE_BYTES[value]} bytes (serve.kv_cache_dtype)"
+    return f"not modelled yet: kv_cache_dtype {value!r}"
+
+
+def pp_indices(layers: int, rank: int, stages: int) -> tuple[int, int]:
+    """`vllm.distributed.utils.get_pp_indices` without VLLM_PP_LAYER_PARTITION: the remainder goes to the stages
+    before the last, from the one before it backwards."""
+    per = layers // stages
+    partitions = [per] * stages
+    remaining = layers % stages
+    for i in range(2, remaining + 2):
+        partitions[-i] += 1
+    start = sum(partitions[:rank])
+    return start, start + partitions[rank]
+
+
+def kv_layout(config: Mapping[str, Any], *, version: str, serve: Mapping[str, Any], gpu: Gpu | None) -> KvLayout | str:
+    """The KV cache of the role on one GPU; a str says what is missing or not modelled (never a guess)."""
+    del gpu  # the layout does not depend on the device (its memory is the caller's `available`)
+    model = _model(config, serve)
+    if isinstance(model, str):
+        return model
+    tp = _int(serve.get("tensor_parallel_size")) or 1
+    pp = _int(serve.get("pipeline_parallel_size")) or 1
+    dcp = _int(serve.get("decode_context_parallel_size")) or 1
+    cache = _cache_dtype(serve, model.dtype)
+    if isinstance(cache, str):
+        return cache
+    elem, dtype_input = cache
+    inputs = [*model.inputs, dtype_input]
+    kv_heads = model.kv_heads if model.mla else max(1, model.kv_heads // tp)
+    if not model.mla:
+        replicated = " (replicated: more ranks than KV heads)" if tp > model.kv_heads else ""
+        inputs.append(f"{kv_heads} KV heads per GPU at tensor_parallel_size {tp}{replicated}")
+    written_block = _int(serve.get("block_size"))
+    block = written_block or DEFAULT_BLOCK
+    inputs.append(
+        f"block_size {block} (serve.block_size)"
+        if written_block
+        else f"block_size {block}: vLLM's default on CUDA (an estimate where the attention backend decides)"
+    )
+    specs = _layer_specs(model, kv_heads, elem, block, version=version)
+    sliding = any(s.kind == "sliding_window" for s in specs)
+    in_flight = 0
+    if sliding:
+        if dcp > 1:
+            return "decode_context_parallel_size > 1 with sliding-window layers: vLLM does not support it"
+        found = _in_flight(serve, pp)
+        if isinstance(found, str):
+            return found
+        in_flight, said = found
+        inputs.append(said)
+    hybrid_off = serve.get("disable_hybrid_kv_cache_manager") is True
+    groups = _groups(specs, pp, hybrid_off=hybrid_off)
+    if isinstance(groups, str):
+        return groups
+    if dcp > 1:
+        inputs.append(f"decode_context_parallel_size {dcp}: each GPU holds 1/{dcp} of a request's tokens")
+    shown = _shown(groups)
+    return KvLayout(
+        specs=shown,
+        block_size=block,
+        inputs=tuple(inputs),
+        groups=groups,
+        dcp=dcp,
+        in_flight=in_flight,
+        null_block=at_least(version, "0.29.0"),
+        stages=pp,
+    )
+
+
+def _layer_specs(model: _Model, kv_heads: int, elem: int, block: int, *, version: str) -> list[_Spec]:
+    """`Attention.get_kv_cache_spec` / `MLAAttention.get_kv_cache_spec` of every layer of the model."""
+    specs: list[_Spec] = []
+    for window in model.windows:
+        if model.mla:
+            specs.append(_Spec("mla", block, block * model.head_size * elem, None))
+        elif window is not None:
+            # the release's `_largest_kernel_block_within` for FlashAttention (MultipleOf(16)): before 0.30.0 the
+            # smallest kernel block; from 0.30.0 the largest multiple of 16 within the page of `block_size`
+            sw_block = (
+                max(KERNEL_BLOCK, block // KERNEL_BLOCK * KERNEL_BLOCK) if at_least(version, "0.30.0") else KERNEL_BLOCK
+            )
+            specs.append(_Spec("sliding_window", sw_block, sw_block * kv_heads * 2 * model.head_size * elem, window))
+        else:
+            specs.append(_Spec("full", block, block * kv_heads * 2 * model.head_size * elem, None))
+    return specs
+
+
+def _in_flight(serve: Mapping[str, Any], pp: int) -> tuple[int, str] | str:
+    """`VllmConfig.max_in_flight_tokens`: max_concurrent_batches x max_num_batched_tokens."""
+    batched = _int(serve.get("max_num_batched_tokens"))
+    if batched is None:
+        return (
+            "max_num_batched_tokens is needed: the sliding-window layers hold their window plus the tokens in flight "
+            "(give vLLM's resolved value)"
+        )
+    asynchronous = serve.get("async_scheduling")
+    if pp > 1 and asynchronous is not False:
+        return "not modelled yet: sliding-window layers with pipeline parallelism and async scheduling"
+    batches = pp if asynchronous is False else 2
+    said = "async_scheduling" if asynchronous is True else "async scheduling (vLLM's default, assumed on)"
+    if asynchronous is False:
+        said = "no async scheduling"
+    return batches * batched, f"{batches} batches in flight x max_num_batched_tokens {batched} ({said})"
+
+
+def _groups(specs: list[_Spec], pp: int, *, hybrid_off: bool) -> tuple[tuple[_Spec, tuple[int, ...]], ...] | str:
+    """`get_kv_cache_groups` and `_project_kv_cache_groups_to_worker`: each group's spec and layers per stage."""
+    kinds = {s.kind for s in specs}
+    if hybrid_off and "full" in kinds and "sliding_window" in kinds:
+        # `unify_hybrid_kv_cache_specs`: the sliding-window layers are allocated as full attention
+        full_block = next(s.block_size for s in specs if s.kind == "full")
+        full_page = next(s.page_bytes for s in specs if s.kind == "full")
+        specs = [_Spec("full", full_block, full_page, None) for _ in specs]
+    if len(set(specs)) > 1:
+        unified = _unify(specs)
+        if isinstance(unified, str):
+            return unified
+        specs = unified
+    buckets: dict[_Spec, list[int]] = {}
+    for i, spec in enumerate(specs):
+        buckets.setdefault(spec, []).append(i)
+    # `_get_kv_cache_groups_uniform_page_size`: equal groups, the layers of a kind split round-robin
+    sizes = [len(v) for v in buckets.values()]
+    group_size = min(sizes)
+    if max(sizes) < min(sizes) * 1.5:
+        group_size = max(sizes)
+    bounds = [pp_indices(len(specs), r, pp) for r in range(pp)]
+    out: list[tuple[_Spec, tuple[int, ...]]] = []
+    for spec, layers in buckets.items():
+        parts = _cdiv(len(layers), group_size)
+        for i in range(parts):
+            members = layers[i::parts]
+            out.append((spec, tuple(sum(1 for m in members if lo <= m < hi) for lo, hi in bounds)))
+    return tuple(out)
+
+
+def _unify(specs: list[_Spec]) -> list[_Spec] | str:
+    """`unify_kv_cache_spec_page_size`: smaller pages grow their block size up to the largest page."""
+    largest = max(s.page_bytes for s in specs)
+    out: list[_Spec] = []
+    for s in specs:
+        if largest % s.page_bytes:
+            return "the layers' KV-cache pages cannot be unified (vLLM refuses: not divisible)"
+        ratio = largest // s.page_bytes
+        out.append(_Spec(s.kind, s.block_size * ratio, largest, s.window))
+    return out
+
+
+def _shown(groups: tuple[tuple[_Spec, tuple[int, ...]], ...]) -> tuple[LayerSpec, ...]:
+    """The layers of the first stage, one LayerSpec per kind of spec."""
+    counts: dict[_Spec, int] = {}
+    for spec, per_stage in groups:
+        counts[spec] = counts.get(spec, 0) + per_stage[0]
+    return tuple(LayerSpec(s.kind, n, s.block_size, s.page_bytes, s.window) for s, n in counts.items())
