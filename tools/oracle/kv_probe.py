@@ -1,0 +1,307 @@
+"""The KV cache as one vLLM release builds it, for profilekit's capacity oracle (tests/oracle/test_capacity_kv.py).
+
+Run with an oracle environment's python and PYTHONPATH (`build_env.OracleEnv.worker_environ()`); JSON lines in
+on stdin, one answer a line on stdout (vLLM's logs go to stderr). A request:
+
+    {"config": {config.json}, "serve": {dest: value}, "available": [bytes, ...]}
+
+For each case the probe builds vLLM's `VllmConfig` from `EngineArgs(**serve)` on the CPU (the CPU platform's
+`check_and_update_config` is replaced by a no-op, so the block size, the batch sizes and the KV-cache dtype are
+what the request gives, as on a GPU host that takes them as written; `supported_dtypes` answers bfloat16, float16
+and float32, as an Ampere or newer GPU does). Then, as the GPU model runner does, one KV-cache spec per attention
+layer of every pipeline stage, with vLLM's own spec classes filled from vLLM's own answers:
+
+- `ModelConfig.get_num_kv_heads(parallel_config)`, `get_head_size()`, `use_mla`, `get_num_layers(...)` and
+  `vllm.distributed.utils.get_pp_indices` (the layers of each stage);
+- the dtype by `kv_cache_dtype_str_to_dtype(cache_config.cache_dtype, model_config)` and the quantisation mode
+  by `get_kv_quant_mode`, as `Attention.__init__`/`get_kv_cache_spec` do;
+- the layer's sliding window as the model code of Llama, Mistral, Gemma-2/3 and Qwen2/3 passes it to
+  `Attention(per_layer_sliding_window=...)`: `config.sliding_window` where `hf_text_config.layer_types[i]` is
+  "sliding_attention", else `cache_config.sliding_window` (which `EngineArgs.create_engine_config` sets only
+  for a model whose layers all slide); the sliding-window block size by the release's own
+  `_largest_kernel_block_within` for a FlashAttention-like backend (kernel block sizes `MultipleOf(16)`).
+
+Then vLLM's own planning on those specs and the requested available bytes per GPU: the release's
+`get_kv_cache_configs` (grouping, page-size unification, the null-block reserve where the release has it, the
+fit check and its estimated maximum length, the number of blocks), `_max_memory_usage_bytes_from_groups`,
+`_estimate_max_model_len_from_groups` and `get_kv_cache_capacity` (the "GPU KV cache size" tokens and the
+"Maximum concurrency" it logs). The answer:
+
+    {"ok": true, "max_model_len": L, "layers": [[kind, count, block_size, page_bytes, window], ...],
+     "results": [{"available": A, "fits": bool, "error": str|null, "needed": N, "estimate": E,
+                  "num_blocks": B, "tokens": T, "concurrency": C}, ...]}
+
+or {"ok": false, "error": "..."} when vLLM refuses the configuration itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import inspect
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import traceback
+from typing import Any
+
+_ANSWERS = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
+os.dup2(2, 1)
+sys.stdout = sys.stderr
+os.environ["VLLM_TARGET_DEVICE"] = "cpu"
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ.setdefault("VLLM_NO_USAGE_STATS", "1")
+os.environ.setdefault("VLLM_DO_NOT_TRACK", "1")
+
+import torch  # noqa: E402
+import vllm.platforms  # noqa: E402
+from vllm.platforms import cpu as cpu_platform_module  # noqa: E402
+
+_platform: Any = cpu_platform_module.CpuPlatform
+# 0.27.x detects the CPU platform only from a "cpu" version string: set it before any module binds it
+vllm.platforms._current_platform = _platform()  # type: ignore[attr-defined]
+_platform.check_and_update_config = classmethod(lambda cls, vllm_config: None)
+_platform.supported_dtypes = property(lambda self: [torch.bfloat16, torch.float16, torch.float32])
+
+from vllm.distributed.utils import get_pp_indices  # noqa: E402
+from vllm.engine.arg_utils import EngineArgs  # noqa: E402
+from vllm.v1 import kv_cache_interface as kvi  # noqa: E402
+
+try:
+    from vllm.v1.core import kv_cache_planning as planning  # 0.33.0
+except ImportError:
+    from vllm.v1.core import kv_cache_utils as planning  # type: ignore[no-redef]
+from vllm.v1.core import kv_cache_utils  # noqa: E402
+
+try:
+    from vllm.utils.torch_utils import kv_cache_dtype_str_to_dtype
+except ImportError:  # pragma: no cover - older layout
+    from vllm.utils import kv_cache_dtype_str_to_dtype  # type: ignore[no-redef]
+from vllm.model_executor.layers.attention import attention as attention_module  # noqa: E402
+from vllm.v1.attention.backend import MultipleOf  # noqa: E402
+
+
+class _FlashAttentionLike:
+    """The kernel block sizes of vLLM's FlashAttention backend on CUDA (`MultipleOf(16)`, every release)."""
+
+    @staticmethod
+    def get_supported_kernel_block_sizes(kv_cache_spec: Any = None) -> list[Any]:
+        return [MultipleOf(16)]
+
+
+def _make(cls: type, **kwargs: Any) -> Any:
+    names = {f.name for f in dataclasses.fields(cls)}
+    return cls(**{k: v for k, v in kwargs.items() if k in names})
+
+
+def _sliding_block_size(per_token: int, block_size: int, spec: Any) -> int:
+    """`Attention.get_kv_cache_spec`'s sliding-window block size (its release's `_largest_kernel_block_within`)."""
+    fn = attention_module._largest_kernel_block_within
+    params = list(inspect.signature(fn).parameters)
+    source = inspect.getsource(attention_module.Attention.get_kv_cache_spec)
+    budget = per_token * block_size if "page_budget = shared_page or" in source else None
+    if len(params) >= 5:
+        return int(fn(_FlashAttentionLike, per_token, budget, block_size, spec))
+    return int(fn(_FlashAttentionLike, per_token, budget, block_size))
+
+
+def layer_windows(vllm_config: Any) -> list[int | None]:
+    """Each decoder layer's sliding window as the model code passes it to `Attention`."""
+    mc = vllm_config.model_config
+    text = mc.hf_text_config
+    total = mc.get_total_num_hidden_layers() if hasattr(mc, "get_total_num_hidden_layers") else text.num_hidden_layers
+    global_window = vllm_config.cache_config.sliding_window
+    types = getattr(text, "layer_types", None)
+    windows: list[int | None] = []
+    for i in range(total):
+        if types is not None and types[i] == "sliding_attention" and getattr(text, "sliding_window", None):
+            windows.append(int(text.sliding_window))
+        else:
+            windows.append(global_window)
+    return windows
+
+
+def build_specs(vllm_config: Any) -> list[dict[str, Any]]:
+    """One `{layer name: KVCacheSpec}` per pipeline stage (tensor-parallel ranks of a stage are equal)."""
+    mc = vllm_config.model_config
+    pc = vllm_config.parallel_config
+    cc = vllm_config.cache_config
+    kv_heads = mc.get_num_kv_heads(pc)
+    head_size = mc.get_head_size()
+    cache_dtype = cc.cache_dtype
+    dtype = kv_cache_dtype_str_to_dtype(cache_dtype, mc)
+    quant = kvi.get_kv_quant_mode(cache_dtype)
+    block_size = cc.block_size
+    windows = layer_windows(vllm_config)
+    total = len(windows)
+    stages: list[dict[str, Any]] = []
+    for rank in range(pc.pipeline_parallel_size):
+        start, end = get_pp_indices(total, rank, pc.pipeline_parallel_size)
+        specs: dict[str, Any] = {}
+        for i in range(start, end):
+            name = f"model.layers.{i}.self_attn.attn"
+            window = windows[i]
+            if mc.use_mla:
+                specs[name] = _make(
+                    kvi.MLAAttentionSpec,
+                    block_size=block_size,
+                    num_kv_heads=1,
+                    max_tp_shards=1,
+                    head_size=head_size,
+                    dtype=dtype,
+                    cache_dtype_str=cache_dtype,
+                    kv_quant_mode=quant,
+                )
+            elif window is not None:
+                one = _make(
+                    kvi.SlidingWindowSpec,
+                    block_size=1,
+                    num_kv_heads=kv_heads,
+                    head_size=head_size,
+                    head_size_v=head_size,
+                    dtype=dtype,
+                    kv_quant_mode=quant,
+                    sliding_window=window,
+                )
+                sw_block = _sliding_block_size(one.real_page_size_bytes, block_size, one)
+                specs[name] = dataclasses.replace(one, block_size=sw_block)
+            else:
+                specs[name] = _make(
+                    kvi.FullAttentionSpec,
+                    block_size=block_size,
+                    num_kv_heads=kv_heads,
+                    head_size=head_size,
+                    head_size_v=head_size,
+                    dtype=dtype,
+                    kv_quant_mode=quant,
+                )
+        stages.append(specs)
+    return stages
+
+
+def _kind(spec: Any) -> str:
+    if isinstance(spec, kvi.MLAAttentionSpec):
+        return "mla"
+    if isinstance(spec, kvi.SlidingWindowSpec):
+        return "sliding_window"
+    return "full"
+
+
+def _groups(vllm_config: Any, stages: list[dict[str, Any]]) -> tuple[Any, list[Any]]:
+    """The global groups (0.33.0: `get_global_kv_cache_groups`) and each stage's projection."""
+    if hasattr(planning, "get_global_kv_cache_groups"):
+        global_groups = planning.get_global_kv_cache_groups(vllm_config, stages)
+    else:
+        merged: dict[str, Any] = {}
+        for stage in stages:
+            merged.update(stage)
+        global_groups = planning.get_kv_cache_groups(vllm_config, merged)
+    return global_groups, [planning._project_kv_cache_groups_to_worker(global_groups, s) for s in stages]
+
+
+def _needed(vllm_config: Any, groups: list[Any]) -> int:
+    fn = planning._max_memory_usage_bytes_from_groups
+    if len(inspect.signature(fn).parameters) == 3:
+        from vllm.v1.core.kv_cache_config_builder import get_kv_cache_config_builder
+
+        return int(fn(get_kv_cache_config_builder(vllm_config), vllm_config, groups))
+    return int(fn(vllm_config, groups))
+
+
+def _estimate(vllm_config: Any, groups: list[Any], available: int) -> int:
+    fn = planning._estimate_max_model_len_from_groups
+    if len(inspect.signature(fn).parameters) == 4:
+        from vllm.v1.core.kv_cache_config_builder import get_kv_cache_config_builder
+
+        return int(fn(get_kv_cache_config_builder(vllm_config), vllm_config, groups, available))
+    return int(fn(vllm_config, groups, available))
+
+
+def plan(vllm_config: Any, stages: list[dict[str, Any]], available: int) -> dict[str, Any]:
+    """vLLM's `get_kv_cache_configs` for `available` bytes on every GPU, and what it logs."""
+    copies = [dict(s) for s in stages]
+    global_groups, projected = _groups(vllm_config, copies)
+    needed = max(_needed(vllm_config, g) for g in projected)
+    estimate = min(_estimate(vllm_config, g, available) for g in projected)
+    out: dict[str, Any] = {"available": available, "needed": needed, "estimate": estimate}
+    try:
+        if hasattr(planning, "get_global_kv_cache_groups"):
+            configs = planning.get_kv_cache_configs(vllm_config, copies, [available] * len(copies), global_groups)
+        else:
+            configs = planning.get_kv_cache_configs(vllm_config, [dict(s) for s in stages], [available] * len(copies))
+    except ValueError as exc:
+        out.update(fits=False, error=str(exc), num_blocks=None, tokens=None, concurrency=None)
+        found = re.search(r"estimated maximum model length is (\d+)", str(exc))
+        out["error_estimate"] = int(found.group(1)) if found else 0
+        return out
+    tokens, concurrency = kv_cache_utils.get_kv_cache_capacity(vllm_config, configs[0])
+    out.update(fits=True, error=None, num_blocks=configs[0].num_blocks, tokens=tokens, concurrency=concurrency)
+    return out
+
+
+def answer(request: dict[str, Any]) -> dict[str, Any]:
+    model_dir = tempfile.mkdtemp(prefix="profilekit-kv-probe-")
+    try:
+        with open(os.path.join(model_dir, "config.json"), "w") as handle:
+            json.dump(request["config"], handle)
+        serve = dict(request.get("serve") or {})
+        try:
+            args = EngineArgs(model=model_dir, skip_tokenizer_init=True, **serve)
+            vllm_config = args.create_engine_config()
+        except Exception as exc:  # vLLM refuses the case itself
+            return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        if vllm_config.cache_config.block_size is None:
+            vllm_config.cache_config.block_size = 16  # CUDA's default for the FlashAttention backend
+        if hasattr(vllm_config.cache_config, "get_resolved_kv_cache_layout"):
+            # 0.33.0: the engine core resolves the layout from the backends; FlashAttention states no
+            # preference, so the default layer-outermost NHD (LBNHC) layout
+            vllm_config.cache_config.kv_cache_layout = "NHD"
+        try:
+            stages = build_specs(vllm_config)
+            probe_plan = _layers_and_results(vllm_config, stages, [int(a) for a in request["available"]])
+        except AssertionError as exc:  # vLLM would stop on its own assertion (e.g. DCP with sliding window)
+            return {"ok": False, "error": f"AssertionError: {exc}"}
+        return {
+            "ok": True,
+            "max_model_len": vllm_config.model_config.max_model_len,
+            "max_num_batched_tokens": vllm_config.scheduler_config.max_num_batched_tokens,
+            "async_scheduling": bool(vllm_config.scheduler_config.async_scheduling),
+            "stage_layers": [len(s) for s in stages],
+            **probe_plan,
+        }
+    finally:
+        shutil.rmtree(model_dir, ignore_errors=True)
+
+
+def _layers_and_results(vllm_config: Any, stages: list[dict[str, Any]], amounts: list[int]) -> dict[str, Any]:
+    """The layers of the first stage by group spec, and the planning of each amount of memory."""
+    _, projected = _groups(vllm_config, [dict(s) for s in stages])
+    kinds: dict[tuple[Any, ...], int] = {}
+    for group in projected[0]:
+        spec = group.kv_cache_spec
+        window = spec.sliding_window if isinstance(spec, kvi.SlidingWindowSpec) else None
+        key = (_kind(spec), spec.block_size, spec.page_size_bytes, window)
+        kinds[key] = kinds.get(key, 0) + len(group.layer_names)
+    layers = [[k[0], n, k[1], k[2], k[3]] for k, n in kinds.items()]
+    return {"layers": layers, "results": [plan(vllm_config, stages, a) for a in amounts]}
+
+
+def main() -> int:
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            reply = answer(json.loads(line))
+        except Exception:
+            reply = {"ok": False, "error": "probe failure: " + traceback.format_exc()}
+        with contextlib.suppress(BrokenPipeError):
+            _ANSWERS.write(json.dumps(reply) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
