@@ -185,15 +185,20 @@ def _cdiv(a: int, b: int) -> int:
     return -(a // -b)
 
 
+def _heads(n: int) -> str:
+    return f"{n} KV head" + ("" if n == 1 else "s")
+
+
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _first(text: Mapping[str, Any], keys: tuple[str, ...]) -> int | None:
+def _first(text: Mapping[str, Any], keys: tuple[str, ...]) -> tuple[int, str] | None:
+    """The first of `keys` config.json sets to an integer, and that key."""
     for key in keys:
         value = _int(text.get(key))
         if value is not None:
-            return value
+            return value, key
     return None
 
 
@@ -236,12 +241,11 @@ def _model(config: Mapping[str, Any], serve: Mapping[str, Any]) -> _Model | str:
         kv_heads, head_size = 1, rank + rope
         inputs.append(f"MLA: one latent head of {head_size} (kv_lora_rank {rank} + qk_rope_head_dim {rope}), no V")
     else:
-        heads = _first(text, HEAD_KEYS)
-        kv = _first(text, KV_HEAD_KEYS)
-        kv_heads_or = kv if kv is not None else heads
-        if heads is None or kv_heads_or is None:
+        found_heads = _first(text, HEAD_KEYS)
+        if found_heads is None:
             return "config.json has no num_attention_heads"
-        kv_heads = kv_heads_or
+        heads = found_heads[0]
+        kv_heads, kv_key = _first(text, KV_HEAD_KEYS) or (heads, f"{found_heads[1]} (no KV-head key)")
         head_dim = _int(text.get("head_dim"))
         hidden = _int(text.get("hidden_size"))
         if head_dim is not None and head_dim > 0:
@@ -252,10 +256,7 @@ def _model(config: Mapping[str, Any], serve: Mapping[str, Any]) -> _Model | str:
             inputs.append(f"head_size {head_size} from config.json hidden_size {hidden} // {heads} heads")
         else:
             return "config.json has neither head_dim nor hidden_size"
-        inputs.append(
-            f"{kv_heads} KV heads from config.json "
-            + ("num_attention_heads (no KV-head key)" if kv is None else "num_key_value_heads or its alias")
-        )
+        inputs.append(f"{_heads(kv_heads)} from config.json {kv_key}")
     windows = _windows(text, model_type, layers, disabled=serve.get("disable_sliding_window") is True)
     if isinstance(windows, str):
         return windows
@@ -369,7 +370,7 @@ def kv_layout(config: Mapping[str, Any], *, version: str, serve: Mapping[str, An
     kv_heads = model.kv_heads if model.mla else max(1, model.kv_heads // tp)
     if not model.mla:
         replicated = " (replicated: more ranks than KV heads)" if tp > model.kv_heads else ""
-        inputs.append(f"{kv_heads} KV heads per GPU at tensor_parallel_size {tp}{replicated}")
+        inputs.append(f"{_heads(kv_heads)} per GPU at tensor_parallel_size {tp}{replicated}")
     written_block = _int(serve.get("block_size"))
     block = written_block or DEFAULT_BLOCK
     inputs.append(
@@ -437,9 +438,9 @@ def _in_flight(serve: Mapping[str, Any], pp: int) -> tuple[int, str] | str:
     if pp > 1 and asynchronous is not False:
         return "not modelled yet: sliding-window layers with pipeline parallelism and async scheduling"
     batches = pp if asynchronous is False else 2
-    said = "async_scheduling" if asynchronous is True else "async scheduling (vLLM's default, assumed on)"
-    if asynchronous is False:
-        said = "no async scheduling"
+    said = "async scheduling: vLLM's default, assumed on"
+    if isinstance(asynchronous, bool):
+        said = "async_scheduling" if asynchronous else "async_scheduling off"
     return batches * batched, f"{batches} batches in flight x max_num_batched_tokens {batched} ({said})"
 
 

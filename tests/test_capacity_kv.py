@@ -1,0 +1,150 @@
+"""profilekit.capacity.kv without vLLM: whole layouts and figures of real config.json files, the release branches,
+and what is said instead of a guess (tests/oracle/test_capacity_kv.py holds the figures equal to vLLM's)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from profilekit.capacity.kv import KvLayout, LayerSpec, kv_layout, pp_indices
+
+CONFIGS = json.loads((Path(__file__).parent / "data" / "capacity" / "kv-configs.json").read_text())["models"]
+GIB = 1 << 30
+
+
+def layout(name: str, version: str = "0.33.0", **serve: Any) -> KvLayout:
+    found = kv_layout(CONFIGS[name]["config"], version=version, serve=serve, gpu=None)
+    assert isinstance(found, KvLayout), found
+    return found
+
+
+def test_llama_gqa_per_rank() -> None:
+    kv = layout("llama-3.1-8b", tensor_parallel_size=2)
+    assert kv.specs == (LayerSpec("full", 32, 16, 32768),)
+    assert kv.inputs == (
+        "32 layers from config.json num_hidden_layers",
+        "head_size 128 from config.json hidden_size 4096 // 32 heads",
+        "8 KV heads from config.json num_key_value_heads",
+        "kv_cache_dtype auto -> the model's bfloat16, 2 bytes",
+        "4 KV heads per GPU at tensor_parallel_size 2",
+        "block_size 16: vLLM's default on CUDA (an estimate where the attention backend decides)",
+    )
+    assert kv.bytes_per_token() == 65536
+    assert kv.needed_bytes(8192) == 536870912  # 32 layers x 512 blocks x 32 KiB
+    # 0.33.0 holds one block (the null block) back before the check
+    assert kv.fits(536870912 + kv.block_bytes(), 8192)
+    assert not kv.fits(536870912 + kv.block_bytes() - 1, 8192)
+    assert kv.num_blocks(GIB) == 1024
+    assert kv.tokens(GIB, 8192) == 16384
+    assert kv.max_concurrency(GIB, 8192) == 2.0
+
+
+def test_release_without_the_null_block() -> None:
+    kv = layout("llama-3.1-8b", version="0.28.0", tensor_parallel_size=2)
+    assert not kv.null_block
+    assert kv.fits(536870912, 8192)
+    assert kv.estimate_max_model_len(100_000_000, 8192) == 1520
+    later = layout("llama-3.1-8b", version="0.29.0", tensor_parallel_size=2)
+    assert not later.fits(536870912, 8192)
+    assert later.estimate_max_model_len(100_000_000, 8192) == 1504
+    assert later.estimate_max_model_len(1000, 8192) == 0
+
+
+def test_kv_heads_replicated_past_tensor_parallelism() -> None:
+    kv = layout("llama-3.1-8b", tensor_parallel_size=16, kv_cache_dtype="fp8")
+    assert kv.specs == (LayerSpec("full", 32, 16, 4096),)
+    assert "1 KV head per GPU at tensor_parallel_size 16 (replicated: more ranks than KV heads)" in kv.inputs
+
+
+def test_mla_one_latent_head() -> None:
+    kv = layout("deepseek-v3 (MLA)", tensor_parallel_size=8, kv_cache_dtype="fp8", block_size=64)
+    assert kv.specs == (LayerSpec("mla", 61, 64, 64 * 576),)
+    assert "MLA: one latent head of 576 (kv_lora_rank 512 + qk_rope_head_dim 64), no V" in kv.inputs
+    assert kv.needed_bytes(4096) == 61 * 64 * 64 * 576
+
+
+def test_decode_context_parallelism_splits_the_tokens() -> None:
+    kv = layout("deepseek-v2-lite (MLA)", tensor_parallel_size=8, decode_context_parallel_size=2)
+    assert kv.needed_bytes(8192) == 27 * 256 * 16 * 576 * 2
+
+
+def test_gemma2_hybrid_groups_by_release() -> None:
+    serve = {"block_size": 32, "max_num_batched_tokens": 8192}
+    before = layout("gemma-2-9b", version="0.29.0", **serve)
+    after = layout("gemma-2-9b", version="0.30.0", **serve)
+    # before 0.30.0 the sliding layers take FlashAttention's smallest kernel block (16), which page-size
+    # unification grows to the full layers' 32; from 0.30.0 they take 32 themselves
+    shown = (LayerSpec("sliding_window", 21, 32, 262144, 4096), LayerSpec("full", 21, 32, 262144))
+    assert before.specs == after.specs == shown
+    # sliding: cdiv(min(4095 + 2 x 8192, 8192), 32) + 1 = 257 blocks; full: 256; 21 layers a group
+    assert after.needed_bytes(8192) == 21 * 262144 * (257 + 256)
+    assert "2 batches in flight x max_num_batched_tokens 8192 (async scheduling: vLLM's default, assumed on)" in (
+        after.inputs
+    )
+
+
+def test_gemma3_pattern_and_multimodal_text_config() -> None:
+    small = layout("gemma-3-1b (MQA, sliding window)", max_num_batched_tokens=2048)
+    assert small.specs == (LayerSpec("sliding_window", 22, 16, 16384, 512), LayerSpec("full", 4, 16, 16384))
+    big = layout("medgemma-27b (gemma-3, multimodal)", tensor_parallel_size=2, max_num_batched_tokens=8192)
+    assert big.specs == (LayerSpec("sliding_window", 52, 16, 65536, 1024), LayerSpec("full", 10, 16, 65536))
+
+
+def test_hybrid_allocator_off_counts_every_layer_as_full() -> None:
+    kv = layout("gemma-2-2b", disable_hybrid_kv_cache_manager=True, max_num_batched_tokens=8192)
+    assert kv.specs == (LayerSpec("full", 26, 16, 65536),)
+
+
+def test_mistral_all_layers_slide_and_disable_sliding_window() -> None:
+    kv = layout("mistral-7b-v0.1 (sliding window)", max_num_batched_tokens=4096, async_scheduling=False)
+    assert kv.specs == (LayerSpec("sliding_window", 32, 16, 65536, 4096),)
+    # one batch in flight without async scheduling: cdiv(4095 + 4096, 16) + 1 = 513 blocks a layer
+    assert kv.needed_bytes(32768) == 32 * 65536 * 513
+    off = layout("mistral-7b-v0.1 (sliding window)", disable_sliding_window=True)
+    assert off.specs == (LayerSpec("full", 32, 16, 65536),)
+
+
+def test_pipeline_stages_take_the_smallest_pool() -> None:
+    assert [pp_indices(61, r, 3) for r in range(3)] == [(0, 20), (20, 41), (41, 61)]
+    kv = layout("deepseek-v3 (MLA)", pipeline_parallel_size=3, tensor_parallel_size=8)
+    assert kv.specs == (LayerSpec("mla", 20, 16, 18432),)
+    assert kv.num_blocks(GIB) == GIB // (18432 * 21)
+
+
+@pytest.mark.parametrize(
+    ("name", "serve", "said"),
+    [
+        (
+            "gemma-2-9b",
+            {},
+            "max_num_batched_tokens is needed: the sliding-window layers hold their window plus the tokens in flight "
+            "(give vLLM's resolved value)",
+        ),
+        (
+            "gemma-2-9b",
+            {"pipeline_parallel_size": 2, "max_num_batched_tokens": 8192},
+            "not modelled yet: sliding-window layers with pipeline parallelism and async scheduling",
+        ),
+        (
+            "gemma-2-9b",
+            {"decode_context_parallel_size": 2, "tensor_parallel_size": 16},
+            "decode_context_parallel_size > 1 with sliding-window layers: vLLM does not support it",
+        ),
+        ("llama-3.1-8b", {"kv_cache_dtype": "nvfp4"}, "not modelled yet: kv_cache_dtype 'nvfp4'"),
+    ],
+)
+def test_said_instead_of_guessed(name: str, serve: dict[str, Any], said: str) -> None:
+    assert kv_layout(CONFIGS[name]["config"], version="0.33.0", serve=serve, gpu=None) == said
+
+
+def test_hybrid_mamba_not_modelled() -> None:
+    config = {"model_type": "nemotron_h", "num_hidden_layers": 4, "hybrid_override_pattern": "M-M*"}
+    assert kv_layout(config, version="0.33.0", serve={}, gpu=None) == (
+        "not modelled yet: the Mamba/linear-attention layers of a hybrid model (nemotron_h)"
+    )
+    assert kv_layout({"model_type": "llama"}, version="0.33.0", serve={}, gpu=None) == (
+        "config.json has no num_hidden_layers"
+    )
