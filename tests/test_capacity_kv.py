@@ -148,3 +148,7 @@ def test_hybrid_mamba_not_modelled() -> None:
     assert kv_layout({"model_type": "llama"}, version="0.33.0", serve={}, gpu=None) == (
         "config.json has no num_hidden_layers"
     )
+    falcon = {"model_type": "falcon", "num_hidden_layers": 32, "num_attention_heads": 71, "multi_query": True}
+    assert kv_layout(falcon, version="0.33.0", serve={}, gpu=None) == (
+        "not modelled yet: the KV cache of model_type 'falcon'"
+    )

@@ -23,15 +23,15 @@ layer of every pipeline stage, with vLLM's own spec classes filled from vLLM's o
 
 Then vLLM's own planning on those specs and the requested available bytes per GPU: the release's
 `get_kv_cache_configs` (grouping, page-size unification, the null-block reserve where the release has it, the
-fit check and its estimated maximum length, the number of blocks), `_max_memory_usage_bytes_from_groups`,
-`_estimate_max_model_len_from_groups` and `get_kv_cache_capacity` (the "GPU KV cache size" tokens and the
-"Maximum concurrency" it logs). The answer:
+fit check and the estimated maximum length its refusal names, the number of blocks),
+`_max_memory_usage_bytes_from_groups` (the bytes needed, per stage) and `get_kv_cache_capacity` (the "GPU KV cache
+size" tokens and the "Maximum concurrency" it logs). The answer:
 
     {"ok": true, "max_model_len": L, "layers": [[kind, count, block_size, page_bytes, window], ...],
-     "results": [{"available": A, "fits": bool, "error": str|null, "needed": N, "estimate": E,
+     "results": [{"available": A, "fits": bool, "error": str|null, "error_estimate": E, "needed": N,
                   "num_blocks": B, "tokens": T, "concurrency": C}, ...]}
 
-or {"ok": false, "error": "..."} when vLLM refuses the configuration itself.
+or {"ok": false, "error": "..."} when vLLM refuses the configuration itself (or stops on an assertion of its own).
 """
 
 from __future__ import annotations
@@ -212,22 +212,12 @@ def _needed(vllm_config: Any, groups: list[Any]) -> int:
     return int(fn(vllm_config, groups))
 
 
-def _estimate(vllm_config: Any, groups: list[Any], available: int) -> int:
-    fn = planning._estimate_max_model_len_from_groups
-    if len(inspect.signature(fn).parameters) == 4:
-        from vllm.v1.core.kv_cache_config_builder import get_kv_cache_config_builder
-
-        return int(fn(get_kv_cache_config_builder(vllm_config), vllm_config, groups, available))
-    return int(fn(vllm_config, groups, available))
-
-
 def plan(vllm_config: Any, stages: list[dict[str, Any]], available: int) -> dict[str, Any]:
     """vLLM's `get_kv_cache_configs` for `available` bytes on every GPU, and what it logs."""
     copies = [dict(s) for s in stages]
     global_groups, projected = _groups(vllm_config, copies)
     needed = max(_needed(vllm_config, g) for g in projected)
-    estimate = min(_estimate(vllm_config, g, available) for g in projected)
-    out: dict[str, Any] = {"available": available, "needed": needed, "estimate": estimate}
+    out: dict[str, Any] = {"available": available, "needed": needed}
     try:
         if hasattr(planning, "get_global_kv_cache_groups"):
             configs = planning.get_kv_cache_configs(vllm_config, copies, [available] * len(copies), global_groups)

@@ -19,9 +19,13 @@ hybrid allocator and `disable_hybrid_kv_cache_manager`, pipeline stages and deco
 modelled (a str says so): Mamba and linear-attention layers, chunked local attention, sparse MLA indexers,
 quantised KV caches other than the fp8 family, models whose config.json lacks the keys read.
 
-Assumed where the attention backend decides (said in `KvLayout.inputs`): the block size is 16 unless
-`block_size` is written (CUDA's default for FlashAttention; FlashInfer, FlashMLA and others choose their own), and
-sliding-window layers use FlashAttention's kernel block sizes (multiples of 16).
+Assumed where the attention backend decides (said in `KvLayout.inputs`): without a written `block_size`, 16
+(`CacheConfig.DEFAULT_BLOCK_SIZE`, every release; `Platform.update_block_size_for_backend` then takes the chosen
+backend's preferred size, which FlashAttention keeps for ordinary head sizes and other backends raise, e.g. ROCm
+AITER's unified attention to 64), and sliding-window layers use FlashAttention's kernel block sizes (multiples of
+16). A written `block_size` is taken as written. Sliding-window layers need `max_num_batched_tokens` (the caller
+gives vLLM's resolved value) and take async scheduling on unless `async_scheduling` says otherwise; with pipeline
+parallelism and async scheduling the batches in flight depend on the model runner (V1 or V2): not modelled.
 """
 
 from __future__ import annotations
@@ -37,7 +41,24 @@ from profilekit.vllm.versions import version_key
 HEAD_KEYS = ("num_attention_heads", "n_head", "n_heads")
 KV_HEAD_KEYS = ("n_head_kv", "num_kv_heads", "num_key_value_heads", "multi_query_group_num", "num_attention_groups")
 # `is_deepseek_mla`: the model types whose kv_lora_rank makes them MLA (those without a sparse indexer)
-MLA_TYPES = ("deepseek_v2", "deepseek_v3", "kimi_k2")
+MLA_TYPES = ("deepseek_v2", "deepseek_v3")
+# the model types whose KV cache is followed here (vLLM's base config convertor, model code passing the windows
+# as below; each proven by tests/oracle/test_capacity_kv.py): another type has a convertor or attention of its own
+# (Falcon's multi_query, MPT, DBRX, gpt-oss sinks, ...) and is said to be not modelled rather than guessed
+MODELLED_TYPES = (
+    "llama",
+    "mistral",
+    "mixtral",
+    "qwen2",
+    "qwen3",
+    "qwen3_moe",
+    "gemma",
+    "gemma2",
+    "gemma3",
+    "gemma3_text",
+    "phi3",
+    *MLA_TYPES,
+)
 # layers that are not attention: their state is not modelled here
 HYBRID_KEYS = ("layers_block_type", "hybrid_override_pattern", "layer_block_types", "attn_layer_indices")
 HYBRID_TYPES = ("jamba", "nemotron_h", "qwen3_next", "granitemoehybrid", "kimi_linear", "falcon_h1", "bamba", "zamba2")
@@ -227,6 +248,8 @@ def _model(config: Mapping[str, Any], serve: Mapping[str, Any]) -> _Model | str:
         return "not modelled yet: chunked local attention (attention_chunk_size, Llama-4)"
     if text.get("index_topk") is not None or text.get("compress_ratios") is not None:
         return f"not modelled yet: the sparse-attention indexer cache ({model_type})"
+    if model_type not in MODELLED_TYPES:
+        return f"not modelled yet: the KV cache of model_type {model_type!r}"
     layers = _int(text.get("num_hidden_layers"))
     if layers is None or layers <= 0:
         return "config.json has no num_hidden_layers"
