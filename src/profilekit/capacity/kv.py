@@ -64,7 +64,7 @@ HYBRID_KEYS = ("layers_block_type", "hybrid_override_pattern", "layer_block_type
 HYBRID_TYPES = ("jamba", "nemotron_h", "qwen3_next", "granitemoehybrid", "kimi_linear", "falcon_h1", "bamba", "zamba2")
 # `get_dtype_size` of the dtypes a cache can be stored in
 DTYPE_BYTES = {"float16": 2, "half": 2, "bfloat16": 2, "float32": 4, "float": 4}
-DEFAULT_BLOCK = 16  # CUDA with FlashAttention (CudaPlatformBase.check_and_update_config / the backend's choice)
+DEFAULT_BLOCK = 16  # CacheConfig.DEFAULT_BLOCK_SIZE, which FlashAttention keeps (the module docstring)
 KERNEL_BLOCK = 16  # FlashAttention's kernel block sizes: MultipleOf(16)
 # transformers' config classes: the sliding window a config.json without the key gets
 DEFAULT_WINDOW = {"mistral": 4096}
@@ -109,8 +109,10 @@ class KvLayout:
     stages: int = 1
 
     def bytes_per_token(self) -> float:
-        """KV bytes one token costs on one GPU in the full-attention-like layers (for display)."""
-        return sum(s.layers * s.page_bytes / s.block_size for s in self.specs if s.kind != "sliding_window")
+        """KV bytes one token costs on one GPU in the full-attention-like layers (for display; with decode context
+        parallelism a GPU holds every dcp-th token)."""
+        full = sum(s.layers * s.page_bytes / s.block_size for s in self.specs if s.kind != "sliding_window")
+        return full / self.dcp
 
     def _spec_bytes(self, spec: _Spec, max_model_len: int) -> int:
         """`spec.max_memory_usage_bytes(vllm_config)`."""
