@@ -49,7 +49,11 @@ def _literals() -> set[str]:
 
     package = Path(profilekit.__file__).parent
     found: set[str] = set()
-    for path in [*(package / "rules").glob("*.py"), *(package / "vllm").glob("*.py")]:
+    for path in [
+        *(package / "rules").glob("*.py"),
+        *(package / "vllm").glob("*.py"),
+        *(package / "capacity").glob("*.py"),
+    ]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 found.add(node.value)

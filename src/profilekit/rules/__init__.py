@@ -16,6 +16,7 @@ from profilekit.rules import (  # noqa: F401 - they register
     archsupport,
     basic,
     cache,
+    capacity,
     checkpoint,
     compilation,
     configs,

@@ -62,6 +62,7 @@ FAMILIES = {
     "checkpoint": "The checkpoint's own quantization against the options (`rules/checkpoint.py`)",
     "speclen": "The draft's max_model_len against the target's (`rules/speclen.py`)",
     "platforms": "What the declared GPU lets vLLM start: quantization, bfloat16, platform-only features (`rules/platforms.py`)",
+    "capacity": "Will the weights and the KV cache fit on the declared GPU (`rules/capacity.py`, docs/CAPACITY.md)",
 }
 
 # findings made outside the rule engine, by the modules that read files and the flag catalogue

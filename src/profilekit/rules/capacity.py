@@ -1,0 +1,241 @@
+"""Will the weights and one max_model_len request's KV cache fit on the GPU the role declares (docs/CAPACITY.md).
+
+Sources: `vllm/v1/worker/gpu_worker.py` `determine_available_memory` (what the KV cache gets),
+`vllm/v1/core/kv_cache_utils.py` (0.33.0: `kv_cache_planning.py`) `_check_enough_kv_cache_memory` and
+`estimate_max_model_len` (the refusal and its figure), through profilekit.capacity. The weights and the KV cache
+are computed as vLLM computes them; the reserve between them (activations, memory outside PyTorch, CUDA graphs)
+is an estimate, so a verdict that depends on it is a warning, and only one that holds without any reserve an error.
+A role with no GPU declared, or whose weights or KV cache profilekit cannot tell, gets no verdict (`profilekit
+capacity` says what is missing).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from profilekit.errors import Location, Severity
+from profilekit.rules.engine import Context, Hit, rule
+from profilekit.rules.facts import RoleFacts
+from profilekit.rules.modelcfg import derived_max_model_len
+from profilekit.rules.scheduler import budget
+
+if TYPE_CHECKING:
+    from profilekit.capacity.plan import Plan
+    from profilekit.capacity.weights import Weights
+
+GIB = 1 << 30
+
+SOURCE = "vllm/v1/worker/gpu_worker.py determine_available_memory; vllm/v1/core/kv_cache_utils.py"
+DOCS = "https://docs.vllm.ai/en/latest/configuration/conserving_memory/"
+
+
+def _index(path: Path, shown: str) -> tuple[int | None, str]:
+    """metadata.total_size of a model.safetensors.index.json, or why not (read once per version of the file)."""
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None, f"{shown} does not exist"
+    except OSError as exc:
+        return None, f"{shown} cannot be read ({exc.strerror})"
+    return _read_index(path, shown, stat.st_mtime_ns, stat.st_size)
+
+
+@cache
+def _read_index(path: Path, shown: str, _mtime: int, _size: int) -> tuple[int | None, str]:
+    from profilekit.capacity.weights import index_total  # noqa: PLC0415 - only a role with a GPU declared
+
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        return None, f"{shown} cannot be read as JSON ({type(exc).__name__})"
+    total = index_total(raw)
+    return (total, "") if total is not None else (None, f"{shown} has no metadata.total_size")
+
+
+def role_weights(f: RoleFacts, root: Path | None) -> Weights | str:
+    """The role's weights from [model] weights_gib, [model] weights_index, or its config.json."""
+    from profilekit.capacity.weights import weights  # noqa: PLC0415 - only a role with a GPU declared
+
+    tp = _positive(f.serve.get("tensor_parallel_size"))
+    pp = _positive(f.serve.get("pipeline_parallel_size"))
+    declared = f.role.entry("model", "weights_gib")
+    size = declared.value if declared is not None and isinstance(declared.value, (int, float)) else None
+    given = f.role.entry("model", "weights_index")
+    total: int | None = None
+    shown = ""
+    if size is None and given is not None and isinstance(given.value, str):
+        path = Path(given.value).expanduser()
+        path = path if path.is_absolute() or root is None else root / path
+        total, problem = _index(path, given.value)
+        if total is None:
+            return f"[model] weights_index: {problem}"
+        shown = given.value
+    return weights(f.model.config, declared_gib=size, index=total, index_source=shown, tp=tp, pp=pp)
+
+
+def role_plan(f: RoleFacts, root: Path | None) -> Plan:
+    """The role's capacity on its declared GPU (profilekit.capacity.plan)."""
+    from profilekit.capacity.plan import plan  # noqa: PLC0415 - the capacity stage loads for a role with a GPU only
+
+    b = budget(f)
+    return plan(
+        role=f.role.name,
+        gpu=f.gpu,
+        version=f.version,
+        config=f.model.config,
+        serve=f.serve,
+        weights=role_weights(f, root),
+        max_model_len=derived_max_model_len(f),
+        tokens=b.batched_tokens if b is not None else 2048,
+        seqs=b.seqs if b is not None else 256,
+    )
+
+
+def _plan(ctx: Context, f: RoleFacts) -> Plan | None:
+    """The role's plan, once per role; None without a declared GPU (no verdict, and nothing more to load)."""
+    if f.gpu is None:
+        return None
+    key = "capacity.plan"
+    if key not in f.memo:
+        f.memo[key] = role_plan(f, ctx.root)
+    found: Plan = f.memo[key]
+    return found
+
+
+def gib(value: float) -> str:
+    """Bytes as vLLM prints GiB (`format_gib`: two decimals)."""
+    return f"{value / GIB:.2f}"
+
+
+def _positive(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 1
+
+
+def _places(f: RoleFacts, *keys: str) -> list[Location]:
+    locs = [loc for key in keys for loc in f.loc("serve", key)]
+    return (
+        locs
+        + [loc for key in ("weights_gib", "weights_index") for loc in f.loc("model", key)]
+        + f.loc("hardware", "gpu")
+    )
+
+
+@rule(
+    "weights-exceed-gpu",
+    Severity.ERROR,
+    "the model's weights on one GPU exceed what vLLM may use of it (total memory x gpu_memory_utilization)",
+    source=SOURCE,
+)
+def weights_exceed_gpu(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    p = _plan(ctx, f)
+    if p is None or p.gpu is None or isinstance(p.weights, str) or isinstance(p.memory, str) or p.memory.exact:
+        return []
+    if p.weights.per_gpu <= p.memory.requested:
+        return []
+    util = f.serve.get("gpu_memory_utilization", 0.9)
+    wider = _wider(f, p)
+    message = (
+        f"the weights take {gib(p.weights.per_gpu)} GiB on each GPU ({p.weights.source}), more than the "
+        f"{gib(p.memory.requested)} GiB vLLM may use of {p.gpu.name} (gpu_memory_utilization {util} of "
+        f"{gib(p.gpu.memory_bytes)} GiB); vLLM runs out of memory loading them, or refuses: "
+        '"No available memory for the cache blocks."'
+    )
+    fix = f"spread the weights over more GPUs ({wider})" if wider else "use a GPU with more memory"
+    fix += ", or serve a quantized checkpoint"
+    return [
+        Hit(
+            "weights-exceed-gpu",
+            message,
+            _places(f, "tensor_parallel_size", "gpu_memory_utilization"),
+            fix,
+            role=f.role.name,
+        )
+    ]
+
+
+def _wider(f: RoleFacts, p: Plan) -> str:
+    """The smallest tensor_parallel_size (a power of two) at which the weights fit, as text."""
+    tp = _positive(f.serve.get("tensor_parallel_size"))
+    if isinstance(p.weights, str) or isinstance(p.memory, str):
+        return ""
+    per_gpu_at_one = p.weights.per_gpu * tp
+    for wider in (2, 4, 8, 16, 32, 64):
+        if wider > tp and per_gpu_at_one / wider <= p.memory.requested * 0.9:
+            return f"tensor_parallel_size = {wider}"
+    return ""
+
+
+@rule(
+    "kv-cache-too-small",
+    Severity.ERROR,
+    "one request of max_model_len does not fit in the KV cache memory vLLM would have (a warning when only the "
+    "estimated reserve decides)",
+    source=SOURCE,
+)
+def kv_cache_too_small(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    p = _plan(ctx, f)
+    if p is None or not p.complete or isinstance(p.kv, str) or isinstance(p.memory, str) or p.max_model_len is None:
+        return []
+    if not isinstance(p.weights, str) and p.weights.per_gpu > p.memory.requested:
+        return []  # weights-exceed-gpu says it
+    kv, mem, mml = p.kv, p.memory, p.max_model_len
+    sure = mem.available if mem.exact else mem.without_reserve
+    doubt = mem.available - mem.uncertainty
+    if kv.fits(doubt, mml) and doubt > 0:
+        return []
+    severity = Severity.ERROR if not kv.fits(sure, mml) or sure <= 0 else Severity.WARNING
+    shown = mem.available if mem.available > 0 else sure
+    needed = kv.needed_bytes(mml)
+    estimated = kv.estimate_max_model_len(shown, mml) if shown > 0 else 0
+    about = "" if mem.exact else "about "
+    if shown <= 0:
+        quoted = "No available memory for the cache blocks."
+    else:
+        quoted = (
+            f"To serve at least one request with the model's max seq len ({mml}), ({gib(needed)} GiB KV cache is "
+            f"needed, which is larger than the available KV cache memory ({gib(shown)} GiB)."
+            + (
+                f" Based on the available memory, the estimated maximum model length is {estimated}."
+                if estimated
+                else ""
+            )
+        )
+    where = f"on {p.gpu.name}" if p.gpu is not None else ""
+    if severity is Severity.ERROR:
+        head = f"one request of max_model_len {mml} needs {gib(needed)} GiB of KV cache {where}, more than the "
+        head += f"{gib(sure)} GiB left after the weights even with no activations; vLLM refuses to start"
+        head += "" if mem.exact else " (its figures, estimated)"
+    else:
+        head = (
+            f"one request of max_model_len {mml} needs {gib(needed)} GiB of KV cache {where}; vLLM would have "
+            f"{about}{gib(mem.available)} GiB (an estimate: {gib(mem.reserve)} GiB reserved for activations, "
+            f"memory outside PyTorch and CUDA graphs, give or take {gib(mem.uncertainty)}), so it likely refuses"
+        )
+    fixes = [f"max_model_len = {estimated}" if estimated else "", _utilization_fix(f, p, needed)]
+    fix = "set " + " or ".join(x for x in fixes if x) if any(fixes) else "use a GPU with more memory"
+    return [
+        Hit(
+            "kv-cache-too-small",
+            f'{head}: "{quoted}"',
+            _places(f, "max_model_len", "gpu_memory_utilization", "kv_cache_dtype", "tensor_parallel_size"),
+            fix + f" (see {DOCS})",
+            role=f.role.name,
+            severity=severity,
+        )
+    ]
+
+
+def _utilization_fix(f: RoleFacts, p: Plan, needed: int) -> str:
+    """The gpu_memory_utilization at which the estimate fits, if one below 0.98 does."""
+    if p.gpu is None or isinstance(p.memory, str) or p.memory.exact:
+        return ""
+    total = p.gpu.memory_bytes
+    want = (p.memory.weights + p.memory.reserve + p.memory.uncertainty + needed + GIB // 4) / total
+    util = f.serve.get("gpu_memory_utilization", 0.9)
+    if isinstance(util, (int, float)) and util < want <= 0.98:
+        return f"gpu_memory_utilization = {want:.2f}"
+    return ""
