@@ -96,9 +96,11 @@ def lint(
         units = LintCache(session)
     report = lint_repository(session, combinations=combinations, units=units, sources=sources, selection=selection)
     if fmt == "markdown":
+        from profilekit.cli.commands.capacity import markdown_table  # noqa: PLC0415 - only --format markdown
         from profilekit.report.markdown import format_lint  # noqa: PLC0415 - only --format markdown
 
-        out(format_lint(report, redactor().findings(report.findings), version=session.version))
+        summary = format_lint(report, redactor().findings(report.findings), version=session.version)
+        out(summary + markdown_table(session, report.stacks))
         return exit_for(report.findings, strict=strict)
     print_findings(report.findings, fmt, version=session.version, ignored=report.ignored)
     if fmt == "text" and not report.findings:

@@ -1,0 +1,160 @@
+"""`profilekit capacity` and the rules weights-exceed-gpu and kv-cache-too-small (issue 32, items 2 and 3).
+
+The figures vLLM computes (weights sharding, KV bytes, the fit check, the estimated length) are proven elsewhere
+(tests/test_capacity_weights.py, tests/oracle/test_capacity_kv.py); here: that a user sees them, with their
+inputs, that estimates say so, that a verdict needing the estimated reserve is a warning and one that holds
+without it an error, and that a stack missing a GPU or model facts gets no guess.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import REPO_ROOT, MakeRepo, Run
+
+LLAMA = '[serve]\nmodel = "meta-llama/Llama-3.1-8B-Instruct"\n'
+GPU = '[layer]\nabstract = true\n\n[hardware]\ngpu = "{gpu}"\n'
+
+
+def _repo(make_repo: MakeRepo, app: str, **sites: str) -> Path:
+    return make_repo({"app.toml": app, **{f"{name}.toml": GPU.format(gpu=gpu) for name, gpu in sites.items()}})
+
+
+def test_the_example_stack_fits_and_every_figure_says_where_it_comes_from(run: Run) -> None:
+    result = run("--repo", REPO_ROOT, "capacity", "qwen-disaggregated+site/h100", "--role", "decode")
+    assert result.code == 0, result
+    lines = result.out.splitlines()
+    assert (
+        lines[0] == "capacity of qwen-disaggregated+site/h100 on vLLM 0.33.0 (~: an estimate; docs/CAPACITY.md has "
+        "the formulas)"
+    )
+    assert lines[2] == "role decode on H100-SXM-80GB (79.65 GiB), 1 GPU (tensor x pipeline parallel)"
+    assert lines[3] == "  weights: 1.11 GiB per GPU (1.11 GiB in all)"
+    assert "  KV cache: 112.00 KiB per token on one GPU, blocks of 16 tokens" in lines  # 28 x 8 x 128 x 2 x 2 bytes
+    assert "    gpu_memory_utilization 0.92 of 79.6 GiB: 73.28 GiB requested" in lines  # site/h100 sets 0.92
+    assert any(line.startswith("  Available KV cache memory: ~") for line in lines)
+    assert any(line.startswith("  GPU KV cache size: ~") for line in lines)
+    assert lines[-1] == "  verdict: fits: one max_model_len request fits, with the reserve's uncertainty to spare"
+
+
+def test_json_carries_the_same_figures(run: Run) -> None:
+    result = run("--repo", REPO_ROOT, "capacity", "qwen-disaggregated+site/h100", "--format", "json")
+    assert result.code == 0, result
+    data = json.loads(result.out)
+    assert [r["role"] for r in data["roles"]] == ["prefill", "decode"]  # the proxy runs no model
+    decode = data["roles"][1]
+    assert decode["gpu"] == "H100-SXM-80GB"
+    assert decode["kv_cache"]["bytes_per_token"] == 28 * 8 * 128 * 2 * 2
+    memory = decode["memory"]
+    assert memory["estimate"] is True
+    assert memory["available_kv_cache_bytes"] == (
+        memory["requested_bytes"] - memory["weights_bytes"] - memory["reserve_bytes"]
+    )
+    assert memory["kv_cache_tokens"] > 0
+
+
+def test_a_request_that_fits_only_without_the_reserve_is_a_warning(make_repo: MakeRepo, run: Run) -> None:
+    # Llama-3.1-8B on an A10G: 20.24 GiB requested, 14.96 GiB of weights, so 5.28 GiB at most for the KV cache;
+    # 32,000 tokens need 3.91 GiB: it fits with no reserve, not with the estimated ~2 GiB one
+    repo = _repo(make_repo, LLAMA + "max_model_len = 32000\n", a10g="A10G")
+    result = run("--repo", repo, "check", "app+a10g")
+    assert result.code == 0, result  # a warning
+    assert (
+        "warning kv-cache-too-small one request of max_model_len 32000 needs 3.91 GiB of KV cache on A10G; "
+        "vLLM would have about " in result.out
+    )
+    assert "so it likely refuses" in result.out
+    capacity = run("--repo", repo, "capacity", "app+a10g")
+    assert capacity.code == 0
+    assert capacity.out.splitlines()[-1].startswith("  verdict: tight: ")
+
+
+def test_a_request_that_cannot_fit_is_an_error_with_vllms_message_and_a_length_that_fits(
+    make_repo: MakeRepo, run: Run
+) -> None:
+    repo = _repo(make_repo, LLAMA + "max_model_len = 131072\n", a10g="A10G")
+    result = run("--repo", repo, "check", "app+a10g")
+    assert result.code == 1
+    assert (
+        "error kv-cache-too-small one request of max_model_len 131072 needs 16.00 GiB of KV cache on A10G, "
+        "more than the 5.28 GiB left after the weights even with no activations" in result.out
+    )
+    assert (
+        "\"To serve at least one request with the model's max seq len (131072), (16.00 GiB KV cache is needed"
+        in result.out
+    )
+    capacity = run("--repo", repo, "capacity", "app+a10g")
+    assert capacity.code == 1
+    assert capacity.out.splitlines()[-1] == (
+        "  verdict: refused: one max_model_len request does not fit even with no activations (kv-cache-too-small)"
+    )
+
+
+def test_weights_larger_than_the_gpu_are_an_error_with_the_tensor_parallel_size_that_fits(
+    make_repo: MakeRepo, run: Run
+) -> None:
+    repo = _repo(make_repo, LLAMA, t4="T4")
+    result = run("--repo", repo, "check", "app+t4")
+    assert result.code == 1
+    assert (
+        "error weights-exceed-gpu the weights take 14.96 GiB on each GPU (config.json (counted)), more than "
+        "the 13.50 GiB vLLM may use of T4" in result.out
+    )
+    assert "fix: spread the weights over more GPUs (tensor_parallel_size = 2)" in result.out
+    assert "kv-cache-too-small" not in result.out  # one finding for one cause
+
+
+def test_kv_cache_memory_bytes_is_taken_as_given(make_repo: MakeRepo, run: Run) -> None:
+    app = LLAMA + "max_model_len = 131072\nkv_cache_memory_bytes = 8589934592\n"  # 8 GiB: half of what it needs
+    repo = _repo(make_repo, app, h100="H100-SXM-80GB")
+    result = run("--repo", repo, "check", "app+h100")
+    assert result.code == 1
+    assert (
+        "more than the 8.00 GiB left after the weights even with no activations; vLLM refuses to start: "
+        "\"To serve at least one request with the model's max seq len (131072), (16.00 GiB KV cache is needed, "
+        "which is larger than the available KV cache memory (8.00 GiB)." in result.out
+    )
+    capacity = run("--repo", repo, "capacity", "app+h100")
+    assert "  Available KV cache memory: 8.00 GiB" in capacity.out.splitlines()  # no ~: not an estimate
+
+
+def test_the_checkpoint_size_or_its_index_replaces_the_count(make_repo: MakeRepo, run: Run, tmp_path: Path) -> None:
+    repo = make_repo(
+        {
+            "app.toml": LLAMA + 'tensor_parallel_size = 2\n\n[model]\nweights_index = "ckpt/index.json"\n',
+            "sized.toml": "[model]\nweights_gib = 30.0\n",
+            "h100.toml": GPU.format(gpu="H100-SXM-80GB"),
+        }
+    )
+    (repo / "ckpt").mkdir()
+    (repo / "ckpt" / "index.json").write_text('{"metadata": {"total_size": 16060522496}}', encoding="utf-8")
+    data = json.loads(run("--repo", repo, "capacity", "app+h100", "--format", "json").out)
+    weights = data["roles"][0]["weights"]
+    assert (weights["total_bytes"], weights["per_gpu_bytes"]) == (16060522496, 8030261248)
+    assert weights["source"] == "ckpt/index.json (metadata.total_size)"
+    data = json.loads(run("--repo", repo, "capacity", "app+h100+sized", "--format", "json").out)
+    assert data["roles"][0]["weights"]["total_bytes"] == 30 * 2**30
+    (repo / "ckpt" / "index.json").unlink()
+    text = run("--repo", repo, "capacity", "app+h100").out
+    assert "  weights: unknown: [model] weights_index: " in text
+    assert "ckpt/index.json does not exist" in text
+
+
+def test_without_a_gpu_or_model_facts_nothing_is_guessed(make_repo: MakeRepo, run: Run) -> None:
+    repo = make_repo({"app.toml": LLAMA, "odd.toml": '[serve]\nmodel = "org/unknown"\n'})
+    result = run("--repo", repo, "capacity", "app")
+    assert result.code == 0
+    assert "  memory: unknown: no GPU declared ([hardware] gpu): its memory is unknown" in result.out
+    assert result.out.splitlines()[-1].startswith("  verdict: unknown: no GPU declared")
+    assert run("--repo", repo, "check", "app").out == "app: no problems found (vLLM 0.33.0)\n"
+    odd = run("--repo", repo, "capacity", "odd").out
+    assert "  weights: unknown: no config.json, [model] weights_gib or [model] weights_index for the model" in odd
+    assert "  KV cache: unknown: no config.json for the model" in odd
+
+
+def test_a_role_that_names_nothing_is_refused_with_the_closest(run: Run) -> None:
+    result = run("--repo", REPO_ROOT, "capacity", "qwen-disaggregated+site/h100", "--role", "decod")
+    assert result.code == 2
+    assert "has no role 'decod'" in result.err
+    assert "did you mean 'decode'?" in result.err
