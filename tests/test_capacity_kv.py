@@ -152,3 +152,13 @@ def test_hybrid_mamba_not_modelled() -> None:
     assert kv_layout(falcon, version="0.33.0", serve={}, gpu=None) == (
         "not modelled yet: the KV cache of model_type 'falcon'"
     )
+
+
+def test_committed_oracle_results_are_all_equal() -> None:
+    """tests/oracle/results/capacity-kv-<release>.json (PROFILEKIT_KV_RESULTS=write): every compared case equal."""
+    results = sorted((Path(__file__).parent / "oracle" / "results").glob("capacity-kv-*.json"))
+    releases = {json.loads(p.read_text())["release"] for p in results}
+    assert {"0.27.0", "0.33.0"} <= releases
+    for path in results:
+        document = json.loads(path.read_text())
+        assert document["compared"] == document["equal"] > 80, path.name
