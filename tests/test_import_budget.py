@@ -44,18 +44,19 @@ HEAVY = frozenset({"pydantic", "jinja2", "tomlkit", "tomli", "packaging", "typer
 # the commands that run the rules: `check` and `lint` had the room, `render` one module more. Issue 32 adds
 # rules.capacity to the commands that run the rules, and the capacity stage (capacity, .weights, .memory, .kv,
 # .plan) where a checked role declares a GPU: `lint` of this repository (its lint stacks declare H100s) five
-# modules more, `render` one (and one of issue 27 it lacked room for).
+# modules more, `render` one (and one of issue 27 it lacked room for). vllm.modelshape (the one reading of a
+# config.json, split out of rules.modelcfg so that the capacity stage shares it) is one module more for each.
 BUDGETS: list[tuple[list[str], frozenset[str], int, int]] = [
     # after --repo and --no-cache typer answers them (a bare --version or --help is answered without it)
     (["--version"], frozenset({"typer"}), 14, 200),
     (["--help"], frozenset({"typer"}), 14, 200),
     (["flags", "prefix"], frozenset({"pydantic", "tomli", "typer"}), 27, 330),
-    (["list"], frozenset({"tomli", "packaging"}), 92, 200),
-    (["check", STACK], frozenset({"tomli", "packaging"}), 95, 205),
-    (["lint"], frozenset({"tomli", "packaging"}), 105, 210),
+    (["list"], frozenset({"tomli", "packaging"}), 93, 200),
+    (["check", STACK], frozenset({"tomli", "packaging"}), 96, 205),
+    (["lint"], frozenset({"tomli", "packaging"}), 106, 211),
     (["explain", STACK, "max_num_seqs"], frozenset({"tomli", "packaging"}), 80, 200),
     (["show", STACK], frozenset({"tomli", "tomlkit", "packaging"}), 82, 215),
-    (["render", STACK, "--print"], frozenset({"tomli", "jinja2", "packaging"}), 104, 265),
+    (["render", STACK, "--print"], frozenset({"tomli", "jinja2", "packaging"}), 105, 265),
 ]
 
 

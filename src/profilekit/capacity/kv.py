@@ -35,11 +35,9 @@ from typing import Any
 
 from profilekit.hardware import Gpu
 from profilekit.records import record
+from profilekit.vllm.modelshape import DTYPE_BYTES, HEAD_KEYS, KV_HEAD_KEYS, ModelShape, as_int
 from profilekit.vllm.versions import version_key
 
-# `ModelArchConfigConvertorBase.get_total_num_kv_heads` / transformers' attribute maps (as rules/modelcfg.py)
-HEAD_KEYS = ("num_attention_heads", "n_head", "n_heads")
-KV_HEAD_KEYS = ("n_head_kv", "num_kv_heads", "num_key_value_heads", "multi_query_group_num", "num_attention_groups")
 # `is_deepseek_mla`: the model types whose kv_lora_rank makes them MLA (those without a sparse indexer)
 MLA_TYPES = ("deepseek_v2", "deepseek_v3")
 # the model types whose KV cache is followed here (vLLM's base config convertor, model code passing the windows
@@ -62,8 +60,6 @@ MODELLED_TYPES = (
 # layers that are not attention: their state is not modelled here
 HYBRID_KEYS = ("layers_block_type", "hybrid_override_pattern", "layer_block_types", "attn_layer_indices")
 HYBRID_TYPES = ("jamba", "nemotron_h", "qwen3_next", "granitemoehybrid", "kimi_linear", "falcon_h1", "bamba", "zamba2")
-# `get_dtype_size` of the dtypes a cache can be stored in
-DTYPE_BYTES = {"float16": 2, "half": 2, "bfloat16": 2, "float32": 4, "float": 4}
 DEFAULT_BLOCK = 16  # CacheConfig.DEFAULT_BLOCK_SIZE, which FlashAttention keeps (the module docstring)
 KERNEL_BLOCK = 16  # FlashAttention's kernel block sizes: MultipleOf(16)
 # transformers' config classes: the sliding window a config.json without the key gets
@@ -212,19 +208,6 @@ def _heads(n: int) -> str:
     return f"{n} KV head" + ("" if n == 1 else "s")
 
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _first(text: Mapping[str, Any], keys: tuple[str, ...]) -> tuple[int, str] | None:
-    """The first of `keys` config.json sets to an integer, and that key."""
-    for key in keys:
-        value = _int(text.get(key))
-        if value is not None:
-            return value, key
-    return None
-
-
 @record(frozen=True, slots=True)
 class _Model:
     """What the KV cache reads from config.json, as vLLM's ModelConfig answers."""
@@ -239,8 +222,8 @@ class _Model:
 
 
 def _model(config: Mapping[str, Any], serve: Mapping[str, Any]) -> _Model | str:
-    text_raw = config.get("text_config")
-    text: Mapping[str, Any] = text_raw if isinstance(text_raw, Mapping) else config
+    shape = ModelShape.of(dict(config))
+    text = shape.text
     model_type = str(text.get("model_type") or config.get("model_type") or "")
     if model_type in HYBRID_TYPES or any(key in text for key in HYBRID_KEYS):
         return (
@@ -252,7 +235,7 @@ def _model(config: Mapping[str, Any], serve: Mapping[str, Any]) -> _Model | str:
         return f"not modelled yet: the sparse-attention indexer cache ({model_type})"
     if model_type not in MODELLED_TYPES:
         return f"not modelled yet: the KV cache of model_type {model_type!r}"
-    layers = _int(text.get("num_hidden_layers"))
+    layers = as_int(text.get("num_hidden_layers"))
     if layers is None or layers <= 0:
         return "config.json has no num_hidden_layers"
     inputs: list[str] = [f"{layers} layers from config.json num_hidden_layers"]
@@ -260,19 +243,19 @@ def _model(config: Mapping[str, Any], serve: Mapping[str, Any]) -> _Model | str:
     if text.get("kv_lora_rank") is not None and not mla:
         return f"not modelled yet: multi-head latent attention of model_type {model_type!r}"
     if mla:
-        rank, rope = _int(text.get("kv_lora_rank")), _int(text.get("qk_rope_head_dim"))
+        rank, rope = as_int(text.get("kv_lora_rank")), as_int(text.get("qk_rope_head_dim"))
         if rank is None or rope is None:
             return "config.json has kv_lora_rank without qk_rope_head_dim"
         kv_heads, head_size = 1, rank + rope
         inputs.append(f"MLA: one latent head of {head_size} (kv_lora_rank {rank} + qk_rope_head_dim {rope}), no V")
     else:
-        found_heads = _first(text, HEAD_KEYS)
+        found_heads = shape.first(HEAD_KEYS)
         if found_heads is None:
             return "config.json has no num_attention_heads"
         heads = found_heads[0]
-        kv_heads, kv_key = _first(text, KV_HEAD_KEYS) or (heads, f"{found_heads[1]} (no KV-head key)")
-        head_dim = _int(text.get("head_dim"))
-        hidden = _int(text.get("hidden_size"))
+        kv_heads, kv_key = shape.first(KV_HEAD_KEYS) or (heads, f"{found_heads[1]} (no KV-head key)")
+        head_dim = as_int(text.get("head_dim"))
+        hidden = as_int(text.get("hidden_size"))
         if head_dim is not None and head_dim > 0:
             head_size = head_dim
             inputs.append(f"head_size {head_size} from config.json head_dim")
@@ -287,28 +270,23 @@ def _model(config: Mapping[str, Any], serve: Mapping[str, Any]) -> _Model | str:
         return windows
     if mla and any(w is not None for w in windows):
         return "not modelled yet: MLA with sliding-window layers"
-    dtype = _model_dtype(config, text, serve)
+    dtype = _model_dtype(shape, serve)
     return _Model(layers, kv_heads, head_size, mla, windows, dtype, tuple(inputs))
 
 
-def _model_dtype(config: Mapping[str, Any], text: Mapping[str, Any], serve: Mapping[str, Any]) -> str:
+def _model_dtype(shape: ModelShape, serve: Mapping[str, Any]) -> str:
     """`_get_and_verify_dtype`: `dtype` as written, else the checkpoint's (float32 checkpoints run in bfloat16)."""
     written = serve.get("dtype")
     if isinstance(written, str) and written != "auto":
         return written
-    for source in (config, text):
-        for key in ("dtype", "torch_dtype"):
-            value = source.get(key)
-            if isinstance(value, str):
-                value = value.removeprefix("torch.")
-                return "bfloat16" if value in ("float32", "float") else value
-    return "bfloat16"
+    value = shape.dtype or "bfloat16"
+    return "bfloat16" if value in ("float32", "float") else value
 
 
 def _windows(text: Mapping[str, Any], model_type: str, layers: int, *, disabled: bool) -> tuple[int | None, ...] | str:
     """Each layer's sliding window, as the model code passes it to `Attention` (per_layer_sliding_window, else
     CacheConfig.sliding_window, which `create_engine_config` sets only when every layer slides)."""
-    window = _int(text.get("sliding_window"))
+    window = as_int(text.get("sliding_window"))
     if "sliding_window" not in text:
         window = DEFAULT_WINDOW.get(model_type)
     if model_type.startswith(("qwen2", "qwen3")) and not text.get("use_sliding_window"):
@@ -337,10 +315,10 @@ def _layer_types(text: Mapping[str, Any], model_type: str, layers: int, window: 
     if model_type == "gemma2":
         return ["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(layers)]
     if model_type in ("gemma3", "gemma3_text"):
-        pattern = _int(text.get("sliding_window_pattern")) or 6
+        pattern = as_int(text.get("sliding_window_pattern")) or 6
         return ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(layers)]
     if model_type in ("qwen2", "qwen3"):
-        first = _int(text.get("max_window_layers"))
+        first = as_int(text.get("max_window_layers"))
         return [
             "sliding_attention" if window is not None and first is not None and i >= first else "full_attention"
             for i in range(layers)
@@ -384,9 +362,9 @@ def kv_layout(config: Mapping[str, Any], *, version: str, serve: Mapping[str, An
     model = _model(config, serve)
     if isinstance(model, str):
         return model
-    tp = _int(serve.get("tensor_parallel_size")) or 1
-    pp = _int(serve.get("pipeline_parallel_size")) or 1
-    dcp = _int(serve.get("decode_context_parallel_size")) or 1
+    tp = as_int(serve.get("tensor_parallel_size")) or 1
+    pp = as_int(serve.get("pipeline_parallel_size")) or 1
+    dcp = as_int(serve.get("decode_context_parallel_size")) or 1
     cache = _cache_dtype(serve, model.dtype)
     if isinstance(cache, str):
         return cache
@@ -396,7 +374,7 @@ def kv_layout(config: Mapping[str, Any], *, version: str, serve: Mapping[str, An
     if not model.mla:
         replicated = " (replicated: more ranks than KV heads)" if tp > model.kv_heads else ""
         inputs.append(f"{_heads(kv_heads)} per GPU at tensor_parallel_size {tp}{replicated}")
-    written_block = _int(serve.get("block_size"))
+    written_block = as_int(serve.get("block_size"))
     block = written_block or DEFAULT_BLOCK
     inputs.append(
         f"block_size {block} (serve.block_size)"
@@ -453,7 +431,7 @@ def _layer_specs(model: _Model, kv_heads: int, elem: int, block: int, *, version
 
 def _in_flight(serve: Mapping[str, Any], pp: int) -> tuple[int, str] | str:
     """`VllmConfig.max_in_flight_tokens`: max_concurrent_batches x max_num_batched_tokens."""
-    batched = _int(serve.get("max_num_batched_tokens"))
+    batched = as_int(serve.get("max_num_batched_tokens"))
     if batched is None:
         return (
             "max_num_batched_tokens is needed: the sliding-window layers hold their window plus the tokens in flight "

@@ -22,12 +22,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from profilekit.records import record
+from profilekit.vllm.modelshape import ModelShape, as_int
 
 GIB = 1 << 30
 NON_TORCH = GIB
 NON_TORCH_DISTRIBUTED = GIB + GIB // 2
 CUDA_GRAPHS = GIB // 2
 DEFAULT_UTILIZATION = 0.9  # CacheConfig.gpu_memory_utilization
+
+
+def gib(value: float) -> str:
+    """Bytes as vLLM prints GiB (`format_gib`: two decimals)."""
+    return f"{value / GIB:.2f}"
 
 
 @record(frozen=True, slots=True)
@@ -52,16 +58,11 @@ class Memory:
         return self.requested - self.weights
 
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def activations(config: Mapping[str, Any], *, tokens: int, seqs: int, tp: int) -> int | None:
     """The profile pass's peak of activations (the formula above); None without the config's sizes."""
-    text = config.get("text_config")
-    shape = text if isinstance(text, dict) else config
-    hidden, vocab = _int(shape.get("hidden_size")), _int(shape.get("vocab_size"))
-    inter = _int(shape.get("moe_intermediate_size")) or _int(shape.get("intermediate_size"))
+    shape = ModelShape.of(dict(config)).text
+    hidden, vocab = as_int(shape.get("hidden_size")), as_int(shape.get("vocab_size"))
+    inter = as_int(shape.get("moe_intermediate_size")) or as_int(shape.get("intermediate_size"))
     if hidden is None or vocab is None or inter is None:
         return None
     return tokens * (4 * hidden + 3 * inter // tp) * 2 + seqs * vocab * 4 * 2
@@ -81,12 +82,12 @@ def memory(
     utilization = serve.get("gpu_memory_utilization", DEFAULT_UTILIZATION)
     utilization = utilization if isinstance(utilization, (int, float)) and not isinstance(utilization, bool) else 0.9
     requested = int(total * utilization)
-    given = _int(serve.get("kv_cache_memory_bytes"))
+    given = as_int(serve.get("kv_cache_memory_bytes"))
     shown = f"gpu_memory_utilization {utilization} of {total / GIB:.1f} GiB: {requested / GIB:.2f} GiB requested"
     if given is not None:
         exact = (shown, f"kv_cache_memory_bytes {given}: the KV cache gets exactly that (no profiling)")
         return Memory(weights + given, weights, 0, 0, True, exact)
-    tp = _int(serve.get("tensor_parallel_size")) or 1
+    tp = as_int(serve.get("tensor_parallel_size")) or 1
     active = activations(config, tokens=tokens, seqs=seqs, tp=tp) if config is not None else None
     guessed = active is None
     active = GIB if active is None else active

@@ -10,10 +10,26 @@ from collections.abc import Mapping
 from typing import Any
 
 from profilekit.capacity.kv import KvLayout, kv_layout
-from profilekit.capacity.memory import GIB, Memory, memory
+from profilekit.capacity.memory import Memory, memory
 from profilekit.capacity.weights import Weights
 from profilekit.hardware import Gpu
 from profilekit.records import record
+
+FITS = "fits"
+TIGHT = "tight"  # fits only within the reserve's uncertainty: kv-cache-too-small as a warning
+KV_REFUSED = "refused"  # one max_model_len request does not fit even with no reserve: kv-cache-too-small
+WEIGHTS_EXCEED = "weights"  # the weights alone exceed total x gpu_memory_utilization: weights-exceed-gpu
+UNKNOWN = "unknown"  # a part is missing (Plan.missing says which)
+
+
+@record(frozen=True, slots=True)
+class Verdict:
+    state: str  # one of the five above
+    why: str
+
+    @property
+    def refused(self) -> bool:
+        return self.state in (KV_REFUSED, WEIGHTS_EXCEED)
 
 
 @record(frozen=True, slots=True)
@@ -34,16 +50,41 @@ class Plan:
             self.max_model_len
         )
 
+    def verdict(self) -> Verdict:
+        """What vLLM would make of this plan; the one reading `profilekit capacity` and rules/capacity.py share."""
+        if (
+            not isinstance(self.weights, str)
+            and not isinstance(self.memory, str)
+            and self.weights.per_gpu > self.memory.requested
+        ):
+            return Verdict(WEIGHTS_EXCEED, "the weights alone exceed the memory vLLM may use (weights-exceed-gpu)")
+        if not self.complete or isinstance(self.kv, str) or isinstance(self.memory, str) or not self.max_model_len:
+            return Verdict(UNKNOWN, "; ".join(self.missing()))
+        mem, mml = self.memory, self.max_model_len
+        sure = mem.available if mem.exact else mem.without_reserve
+        if sure <= 0 or not self.kv.fits(sure, mml):
+            return Verdict(
+                KV_REFUSED, "one max_model_len request does not fit even with no activations (kv-cache-too-small)"
+            )
+        doubt = mem.available - mem.uncertainty
+        if doubt <= 0 or not self.kv.fits(doubt, mml):
+            return Verdict(
+                TIGHT, "fits only if the estimated reserve is smaller than estimated (kv-cache-too-small, a warning)"
+            )
+        return Verdict(FITS, "one max_model_len request fits, with the reserve's uncertainty to spare")
+
+    def missing(self) -> list[str]:
+        """Why a part of the plan is unknown, each reason once."""
+        parts = [part for part in (self.weights, self.kv, self.memory) if isinstance(part, str)]
+        if not self.max_model_len:
+            parts.append("max_model_len is unknown (no config.json, and none written)")
+        return list(dict.fromkeys(parts))
+
     def needed(self) -> int | None:
         """KV cache bytes one request of max_model_len needs on one GPU (vLLM's check)."""
         if isinstance(self.kv, str) or not self.max_model_len:
             return None
         return self.kv.needed_bytes(self.max_model_len)
-
-
-def gib(value: int | float) -> str:
-    """Bytes as vLLM prints GiB (`format_gib`: two decimals)."""
-    return f"{value / GIB:.2f}"
 
 
 def plan(

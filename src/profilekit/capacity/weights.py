@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from profilekit.capacity.memory import GIB
 from profilekit.records import record
+from profilekit.vllm.modelshape import DTYPE_BYTES, ModelShape, as_int
 
-GIB = 1 << 30
-DTYPE_BYTES = {"float32": 4, "float": 4, "bfloat16": 2, "float16": 2, "half": 2}
 # config.json keys of the families counted here
 _EXPERTS = ("num_local_experts", "num_experts", "n_routed_experts")
 # the model types whose parameters are counted, each with its config class's tie_word_embeddings default (what
@@ -55,10 +55,6 @@ class Weights:
     inputs: tuple[str, ...] = ()  # what it was computed from
 
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def from_total(total: int, source: str, *, tp: int, pp: int) -> Weights:
     """A checkpoint of `total` bytes, split evenly over TP x PP GPUs."""
     inputs: tuple[str, ...] = (f"{total} bytes ({total / GIB:.2f} GiB) from {source}",)
@@ -73,7 +69,7 @@ def index_total(raw: object) -> int | None:
         return None
     meta = raw.get("metadata")
     total = meta.get("total_size") if isinstance(meta, dict) else None
-    size = _int(total)
+    size = as_int(total)
     return size if size is not None and size > 0 else None
 
 
@@ -125,26 +121,26 @@ def counted(config: Mapping[str, Any], *, tp: int, pp: int) -> Weights | str:
 
 
 def _shape(config: Mapping[str, Any]) -> tuple[_Layers, str, int] | str:
-    hidden, layers = _int(config.get("hidden_size")), _int(config.get("num_hidden_layers"))
-    heads, vocab = _int(config.get("num_attention_heads")), _int(config.get("vocab_size"))
-    inter = _int(config.get("intermediate_size"))
+    hidden, layers = as_int(config.get("hidden_size")), as_int(config.get("num_hidden_layers"))
+    heads, vocab = as_int(config.get("num_attention_heads")), as_int(config.get("vocab_size"))
+    inter = as_int(config.get("intermediate_size"))
     if None in (hidden, layers, heads, vocab, inter):
         return (
             "not counted from config.json: it lacks hidden_size, num_hidden_layers, num_attention_heads, "
             "vocab_size or intermediate_size"
         )
     assert hidden is not None and layers is not None and heads is not None and vocab is not None and inter is not None
-    kv_heads = _int(config.get("num_key_value_heads")) or heads
-    head_dim = _int(config.get("head_dim")) or hidden // heads
-    dtype = config.get("torch_dtype", config.get("dtype", "bfloat16"))
-    size = DTYPE_BYTES.get(str(dtype).removeprefix("torch."))
+    kv_heads = as_int(config.get("num_key_value_heads")) or heads
+    head_dim = as_int(config.get("head_dim")) or hidden // heads
+    dtype = ModelShape.of(dict(config)).dtype or "bfloat16"
+    size = DTYPE_BYTES.get(dtype)
     if size is None:
         return f"not counted from config.json: checkpoint dtype {dtype!r}"
     attention = hidden * heads * head_dim * 2 + hidden * kv_heads * head_dim * 2
     if config.get("attention_bias") is True or config.get("model_type") == "qwen2":
         attention += heads * head_dim + 2 * kv_heads * head_dim + (hidden if config.get("attention_bias") else 0)
     norms = 2 * hidden + (2 * head_dim if config.get("model_type") in ("qwen3", "qwen3_moe") else 0)
-    experts = next((_int(config.get(k)) for k in _EXPERTS if _int(config.get(k))), None)
+    experts = next((as_int(config.get(k)) for k in _EXPERTS if as_int(config.get(k))), None)
     sharded = []
     for index in range(layers):
         sharded.append(attention + _mlp(config, index, hidden=hidden, inter=inter, experts=experts))
@@ -155,15 +151,15 @@ def _shape(config: Mapping[str, Any]) -> tuple[_Layers, str, int] | str:
 
 def _mlp(config: Mapping[str, Any], index: int, *, hidden: int, inter: int, experts: int | None) -> int:
     """One layer's MLP parameters: a gated MLP (3 matrices), or routed experts with their router and shared ones."""
-    first_dense = _int(config.get("first_k_dense_replace")) or 0
-    step = _int(config.get("decoder_sparse_step")) or 1
+    first_dense = as_int(config.get("first_k_dense_replace")) or 0
+    step = as_int(config.get("decoder_sparse_step")) or 1
     sparse = experts is not None and index >= first_dense and (index + 1) % step == 0
     if not sparse:
         return 3 * hidden * inter
     assert experts is not None
-    expert_inter = _int(config.get("moe_intermediate_size")) or inter
-    shared = _int(config.get("n_shared_experts")) or 0
-    shared_inter = _int(config.get("shared_expert_intermediate_size"))
+    expert_inter = as_int(config.get("moe_intermediate_size")) or inter
+    shared = as_int(config.get("n_shared_experts")) or 0
+    shared_inter = as_int(config.get("shared_expert_intermediate_size"))
     total = experts * 3 * hidden * expert_inter + hidden * experts + shared * 3 * hidden * expert_inter
     if shared_inter:  # Qwen2-MoE: one shared expert of its own size, and its gate
         total += 3 * hidden * shared_inter + hidden

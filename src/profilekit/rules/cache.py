@@ -19,7 +19,6 @@ from profilekit.rules import order
 from profilekit.rules.engine import STAGE_POST_INIT, STAGE_VALIDATORS, Context, Hit, rule
 from profilekit.rules.facts import RoleFacts, at_least
 from profilekit.rules.modelcfg import (
-    DTYPES,
     Undecided,
     derived_max_model_len,
     lacking,
@@ -30,6 +29,7 @@ from profilekit.rules.modelcfg import (
 )
 from profilekit.rules.specargs import normalised_method
 from profilekit.rules.speculative import _spec
+from profilekit.vllm.modelshape import DTYPES
 
 MSG_MAMBA_BLOCK = "--mamba-block-size can only be set with --enable-prefix-caching"
 

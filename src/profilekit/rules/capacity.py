@@ -27,8 +27,6 @@ if TYPE_CHECKING:
     from profilekit.capacity.plan import Plan
     from profilekit.capacity.weights import Weights
 
-GIB = 1 << 30
-
 SOURCE = "vllm/v1/worker/gpu_worker.py determine_available_memory; vllm/v1/core/kv_cache_utils.py"
 DOCS = "https://docs.vllm.ai/en/latest/configuration/conserving_memory/"
 
@@ -106,11 +104,6 @@ def _plan(ctx: Context, f: RoleFacts) -> Plan | None:
     return found
 
 
-def gib(value: float) -> str:
-    """Bytes as vLLM prints GiB (`format_gib`: two decimals)."""
-    return f"{value / GIB:.2f}"
-
-
 def _positive(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 1
 
@@ -132,10 +125,14 @@ def _places(f: RoleFacts, *keys: str) -> list[Location]:
 )
 def weights_exceed_gpu(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
     p = _plan(ctx, f)
-    if p is None or p.gpu is None or isinstance(p.weights, str) or isinstance(p.memory, str) or p.memory.exact:
+    if p is None or p.gpu is None:
         return []
-    if p.weights.per_gpu <= p.memory.requested:
+    from profilekit.capacity.memory import gib  # noqa: PLC0415 - loaded with the plan
+    from profilekit.capacity.plan import WEIGHTS_EXCEED  # noqa: PLC0415 - loaded with the plan
+
+    if p.verdict().state != WEIGHTS_EXCEED:
         return []
+    assert not isinstance(p.weights, str) and not isinstance(p.memory, str)
     util = f.serve.get("gpu_memory_utilization", 0.9)
     wider = _wider(f, p)
     message = (
@@ -178,16 +175,18 @@ def _wider(f: RoleFacts, p: Plan) -> str:
 )
 def kv_cache_too_small(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
     p = _plan(ctx, f)
-    if p is None or not p.complete or isinstance(p.kv, str) or isinstance(p.memory, str) or p.max_model_len is None:
+    if p is None:
         return []
-    if not isinstance(p.weights, str) and p.weights.per_gpu > p.memory.requested:
-        return []  # weights-exceed-gpu says it
+    from profilekit.capacity.memory import gib  # noqa: PLC0415 - loaded with the plan
+    from profilekit.capacity.plan import KV_REFUSED, TIGHT  # noqa: PLC0415 - loaded with the plan
+
+    state = p.verdict().state
+    if state not in (KV_REFUSED, TIGHT):
+        return []  # fits, unknown, or the weights alone do not fit (weights-exceed-gpu says it)
+    assert not isinstance(p.kv, str) and not isinstance(p.memory, str) and p.max_model_len is not None
     kv, mem, mml = p.kv, p.memory, p.max_model_len
     sure = mem.available if mem.exact else mem.without_reserve
-    doubt = mem.available - mem.uncertainty
-    if kv.fits(doubt, mml) and doubt > 0:
-        return []
-    severity = Severity.ERROR if not kv.fits(sure, mml) or sure <= 0 else Severity.WARNING
+    severity = Severity.ERROR if state == KV_REFUSED else Severity.WARNING
     shown = mem.available if mem.available > 0 else sure
     needed = kv.needed_bytes(mml)
     estimated = kv.estimate_max_model_len(shown, mml) if shown > 0 else 0
@@ -231,6 +230,8 @@ def kv_cache_too_small(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
 
 def _utilization_fix(f: RoleFacts, p: Plan, needed: int) -> str:
     """The gpu_memory_utilization at which the estimate fits, if one below 0.98 does."""
+    from profilekit.capacity.memory import GIB  # noqa: PLC0415 - loaded with the plan
+
     if p.gpu is None or isinstance(p.memory, str) or p.memory.exact:
         return ""
     total = p.gpu.memory_bytes

@@ -17,37 +17,14 @@ from profilekit.errors import Finding, Location, Severity
 from profilekit.records import record
 from profilekit.rules import order
 from profilekit.rules.engine import Context, Hit, rule
-from profilekit.rules.facts import RoleFacts, at_least
+from profilekit.rules.facts import RoleFacts
 from profilekit.vllm.catalogue import human_readable_int_or_auto
-
-# `derive_max_model_len_and_key`: the smallest of these keys is the model's length
-MAX_LEN_KEYS = (
-    "max_position_embeddings",
-    "n_positions",
-    "max_seq_len",
-    "seq_length",
-    "model_max_length",
-    "max_target_positions",
-    "max_sequence_length",
-    "max_seq_length",
-    "seq_len",
-)
-HEAD_KEYS = ("num_attention_heads", "n_head", "n_heads")  # transformers' attribute maps (GPT-2, MPT)
-KV_HEAD_KEYS = ("n_head_kv", "num_kv_heads", "num_key_value_heads", "multi_query_group_num", "num_attention_groups")
-EXPERT_KEYS = ("num_experts", "moe_num_experts", "n_routed_experts", "num_local_experts")
-# experts a config class gives a model type whose config.json does not say (transformers'
-# NemotronHConfig: n_routed_experts = 8, so vLLM counts every Nemotron-H as a mixture of experts)
-EXPERT_DEFAULTS = {"nemotron_h": 8}
-DTYPES = {"half": "float16", "float16": "float16", "bfloat16": "bfloat16", "float": "float32", "float32": "float32"}
+from profilekit.vllm.modelshape import ModelShape, as_int, as_num
 
 CONFIG_FIX = (
     'give profilekit the model\'s config.json: [model] config = "path/to/config.json" (a file or the model '
     "folder, relative to the repository root), or serve a local model folder"
 )
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def serve_int(f: RoleFacts, key: str, default: int | None = None) -> int | None:
@@ -59,7 +36,7 @@ def serve_int(f: RoleFacts, key: str, default: int | None = None) -> int | None:
             return human_readable_int_or_auto(value)
         except ValueError:
             return None
-    return _int(value)
+    return as_int(value)
 
 
 def serve_bool(f: RoleFacts, key: str) -> bool | None:
@@ -70,112 +47,6 @@ def serve_bool(f: RoleFacts, key: str) -> bool | None:
 def shown(value: Any) -> str:
     """A value as a layer writes it (TOML/JSON literal)."""
     return json.dumps(value, default=str)
-
-
-def _num(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-@record(frozen=True, slots=True)
-class ModelShape:
-    """What vLLM reads from a config.json (its `text_config` for multimodal models); None: not in the file."""
-
-    raw: dict[str, Any]
-    text: dict[str, Any]
-
-    @classmethod
-    def of(cls, raw: dict[str, Any]) -> ModelShape:
-        text = raw.get("text_config")
-        return cls(raw, text if isinstance(text, dict) else raw)
-
-    def first_int(self, keys: Iterable[str]) -> int | None:
-        for key in keys:
-            value = _int(self.text.get(key))
-            if value is not None:
-                return value
-        return None
-
-    @property
-    def model_type(self) -> str:
-        value = self.raw.get("model_type")
-        return value if isinstance(value, str) else ""
-
-    @property
-    def heads(self) -> int | None:
-        return self.first_int(HEAD_KEYS)
-
-    @property
-    def kv_heads(self) -> int | None:
-        """`get_total_num_kv_heads`: the first alias present, else the attention heads."""
-        value = self.first_int(KV_HEAD_KEYS)
-        return value if value is not None else self.heads
-
-    @property
-    def layers(self) -> int | None:
-        return _int(self.text.get("num_hidden_layers"))
-
-    @property
-    def mla(self) -> bool:
-        """Multi-head latent attention (DeepSeek-style `kv_lora_rank`): vLLM skips the GQA context-parallel checks."""
-        return self.text.get("kv_lora_rank") is not None
-
-    @property
-    def moe(self) -> bool:
-        if any((_int(self.text.get(k)) or 0) > 0 for k in EXPERT_KEYS):
-            return True
-        # a key the file leaves out takes the default of transformers' config class, which vLLM reads
-        return not any(k in self.text for k in EXPERT_KEYS) and EXPERT_DEFAULTS.get(self.model_type, 0) > 0
-
-    @property
-    def dtype(self) -> str | None:
-        """The checkpoint's dtype (`dtype`, or `torch_dtype` before transformers v5); None when absent."""
-        for key in ("dtype", "torch_dtype"):
-            value = self.raw.get(key)
-            if isinstance(value, str):
-                return value.removeprefix("torch.")
-        return None
-
-    def rope(self) -> list[dict[str, Any]]:
-        """The RoPE parameter sets (`rope_parameters`, or `rope_scaling` before transformers v5)."""
-        params = self.raw.get("rope_parameters", self.raw.get("rope_scaling"))
-        if not isinstance(params, dict) or not params:
-            return []
-        sets = list(params.values()) if all(isinstance(v, dict) for v in params.values()) else [params]
-        return [{**p, "rope_type": p.get("rope_type", p.get("type", "default"))} for p in sets]
-
-    def positions(self, version: str, *, disable_sliding_window: bool = False) -> tuple[float, str] | None:
-        """`_get_and_verify_max_len`: (the derived max_model_len, the config key it came from).
-
-        None when config.json names none of the keys: vLLM would then read transformers' default for the
-        model type, which profilekit does not know.
-        """
-        derived: float | None = None
-        key = ""
-        for name in MAX_LEN_KEYS:
-            value = _num(self.text.get(name))
-            if value is not None and (derived is None or value < derived):
-                derived, key = value, name
-        if mml := _num(self.text.get("model_max_length")):
-            derived, key = mml, "model_max_length"
-        if derived is None:
-            return None
-        window = _num(self.text.get("sliding_window"))
-        if disable_sliding_window and window is not None and window < derived:
-            derived, key = window, "sliding_window"
-        if "gemma3" in self.model_type:
-            return derived, key
-        # the RoPE types whose `factor` already counts in max_position_embeddings (0.30.0 added the YaRN family)
-        unscaled: tuple[str, ...] = ("su", "longrope", "llama3")
-        if at_least(version, "0.30.0"):
-            unscaled += ("yarn", "deepseek_yarn", "deepseek_llama_scaling")
-        factor: Any = 1.0
-        for rp in self.rope():
-            if rp["rope_type"] not in unscaled:
-                factor = rp.get("factor", factor)
-                if rp["rope_type"] == "yarn":  # before 0.30.0: YaRN scales its original length
-                    orig = _num(rp.get("original_max_position_embeddings"))
-                    derived = orig if orig is not None else derived
-        return derived * (_num(factor) or 1.0), key
 
 
 def shape(f: RoleFacts) -> ModelShape | None:
@@ -206,7 +77,7 @@ def derived_max_model_len(f: RoleFacts) -> int | None:
     if s is None or found is None:
         return None
     if any(rp["rope_type"] == "longrope" for rp in s.rope()):
-        orig = _num(s.raw.get("original_max_position_embeddings"))
+        orig = as_num(s.raw.get("original_max_position_embeddings"))
         return int(orig if orig is not None else found[0])
     return int(found[0])
 
@@ -242,7 +113,7 @@ def max_model_len_positions(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
     derived, key = found
     if mml <= derived:
         return []
-    model_max_length = _num(s.raw.get("model_max_length"))
+    model_max_length = as_num(s.raw.get("model_max_length"))
     if model_max_length is not None and mml <= model_max_length:
         return []
     shown_mml = s.raw.get("model_max_length")

@@ -21,8 +21,9 @@ from profilekit.rules.archsupport import LORA_MODEL, _architectures, registered
 from profilekit.rules.configs import _text_only
 from profilekit.rules.engine import STAGE_POST_INIT, Context, Hit, rule
 from profilekit.rules.facts import RoleFacts
-from profilekit.rules.modelcfg import DTYPES, shown
+from profilekit.rules.modelcfg import shown
 from profilekit.rules.models import ARCHITECTURES
+from profilekit.vllm.modelshape import DTYPES
 
 # `_FLOAT16_NOT_SUPPORTED_MODELS`: model_type -> reason (the same four in every release 0.27.0-0.33.0)
 _UNSTABLE = "Numerical instability. Please use bfloat16 or float32 instead."

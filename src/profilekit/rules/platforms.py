@@ -58,11 +58,12 @@ from profilekit.rules.checkpoint import (
 from profilekit.rules.compilation import ROCM_ROTARY_FUSIONS
 from profilekit.rules.engine import RULES, STAGE_POST_INIT, Context, Hit, Order, rule
 from profilekit.rules.facts import RoleFacts, at_least
-from profilekit.rules.modelcfg import DTYPES, serve_int, shown
+from profilekit.rules.modelcfg import serve_int, shown
 from profilekit.rules.postinit import ASYNC_SCHEDULING, PROTON_GRAPH_ATTRIBUTION
 from profilekit.rules.runnerfacts import hisparse
 from profilekit.rules.scheduler import failures as scheduler_failures
-from profilekit.rules.scheduling import CUDAGRAPH_SIZES, capture_setting, cudagraphs_on
+from profilekit.rules.scheduling import CUDAGRAPH_SIZES, capture_setting, cudagraphs_on, full_cudagraphs_written
+from profilekit.vllm.modelshape import DTYPES
 
 DATA = Path(__file__).with_name("quant-capabilities.json")
 
@@ -317,7 +318,9 @@ CUDAGRAPH_SIZE_ASSERT: Order = (*CUDAGRAPH_SIZES, -1)  # _set_cudagraph_sizes: b
 )
 def max_cudagraph_capture_size_zero(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
     top, locs = capture_setting(f, "max_cudagraph_capture_size")
-    if f.gpu is None or not isinstance(top, int) or isinstance(top, bool) or top >= 1 or not cudagraphs_on(f):
+    if f.gpu is None or not isinstance(top, int) or isinstance(top, bool) or top >= 1:
+        return []
+    if not (cudagraphs_on(f) or full_cudagraphs_written(f)):
         return []
     return [
         Hit(

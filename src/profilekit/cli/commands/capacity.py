@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from profilekit.capacity.plan import gib
+from profilekit.capacity.memory import gib
 from profilekit.cli.common import check_format, open_session, out
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK
 from profilekit.rules.capacity import role_plan
@@ -47,31 +47,14 @@ def capacity(*, stack: str, role: str | None, fmt: str) -> int:
         )
     else:
         out(_text(composed.spec, session.version, plans))
-    refused = [p for p in plans if _verdict(p)[0] == "refused"]
+    refused = [p for p in plans if p.verdict().refused]
     return EXIT_FINDINGS if refused else EXIT_OK
 
 
 def _verdict(p: Plan) -> tuple[str, str]:
-    """("fits" | "tight" | "refused" | "unknown", why)."""
-    if not p.complete or isinstance(p.kv, str) or isinstance(p.memory, str) or isinstance(p.weights, str):
-        return "unknown", "; ".join(part for part in _missing(p))
-    mml = p.max_model_len or 0
-    mem = p.memory
-    if p.weights.per_gpu > mem.requested:
-        return "refused", "the weights alone exceed the memory vLLM may use (weights-exceed-gpu)"
-    sure = mem.available if mem.exact else mem.without_reserve
-    if sure <= 0 or not p.kv.fits(sure, mml):
-        return "refused", "one max_model_len request does not fit even with no activations (kv-cache-too-small)"
-    if mem.available - mem.uncertainty <= 0 or not p.kv.fits(mem.available - mem.uncertainty, mml):
-        return "tight", "fits only if the estimated reserve is smaller than estimated (kv-cache-too-small, a warning)"
-    return "fits", "one max_model_len request fits, with the reserve's uncertainty to spare"
-
-
-def _missing(p: Plan) -> list[str]:
-    parts = [part for part in (p.weights, p.kv, p.memory) if isinstance(part, str)]
-    if not p.max_model_len:
-        parts.append("max_model_len is unknown (no config.json, and none written)")
-    return list(dict.fromkeys(parts))
+    """("fits" | "tight" | "refused" | "unknown", why): Plan.verdict, the weights and the KV cache refusals as one."""
+    verdict = p.verdict()
+    return ("refused" if verdict.refused else verdict.state), verdict.why
 
 
 def _text(spec: str, version: str, plans: list[Plan]) -> str:
