@@ -341,3 +341,30 @@ def test_a_capture_size_of_zero_is_refused_on_a_gpu(make_repo: MakeRepo, version
     assert of(findings(make_repo, eager, version), "max-cudagraph-capture-size-zero") == []
     unknown = findings(make_repo, layer, version)  # no GPU: today's verdict, and a warning
     assert [f.rule for f in unknown] == ["hardware-unknown"]
+
+
+# ---- a KV connector's class on a GPU: looked up for the CUDA graphs while the config is built ------------------
+
+
+def test_an_unknown_connector_is_refused_first_on_a_gpu_with_full_cuda_graphs(make_repo: MakeRepo) -> None:
+    # vLLM 0.33.0 registers no P2pNcclConnector; on a GPU (static graphs) a transfer instance with full CUDA graphs
+    # has its class looked up in VllmConfig.__post_init__, so the launch stops at config time, before the
+    # ReplaySSM validators; on the CPU platform (no GPU declared) only building the connector would find it
+    ktc = {"kv_connector": "P2pNcclConnector", "kv_role": "kv_consumer"}
+    layer = files(kv_transfer_config=ktc, disable_hybrid_kv_cache_manager=True)
+    assert verdict_rule(make_repo, layer) is None
+    assert verdict_rule(make_repo, with_hardware(layer, gpu="H100-SXM-80GB")) == "kv-connector-unknown"
+    found = findings(make_repo, with_hardware(layer, gpu="H100-SXM-80GB"))
+    assert of(found, "kv-connector-unknown") == [
+        'serve.kv_transfer_config names kv_connector = "P2pNcclConnector", which vLLM 0.33.0 does not register; '
+        'vLLM 0.33.0 refuses to start: "Unsupported connector type: P2pNcclConnector"'
+    ]
+    eager = files(kv_transfer_config=ktc, disable_hybrid_kv_cache_manager=True, enforce_eager=True)
+    assert verdict_rule(make_repo, with_hardware(eager, gpu="H100-SXM-80GB")) is None
+    replayssm = files(
+        "NemotronHForCausalLM",
+        kv_transfer_config={"kv_connector": "NixlConector", "kv_role": "kv_consumer"},
+        use_replayssm=True,
+        disable_hybrid_kv_cache_manager=True,
+    )
+    assert verdict_rule(make_repo, with_hardware(replayssm, gpu="MI300X")) == "kv-connector-unknown"

@@ -18,6 +18,7 @@ from profilekit.errors import Location, Severity
 from profilekit.rules.engine import STAGE_ARGPARSE, STAGE_POST_INIT, Context, Hit, rule
 from profilekit.rules.facts import KV_ROLES, Connector, RoleFacts, at_least
 from profilekit.rules.replayssm import describe_connector
+from profilekit.rules.scheduling import cudagraphs_on, full_cudagraphs_written
 
 _BASE_CONNECTORS = (
     "DecodeBenchConnector",
@@ -59,6 +60,23 @@ def _v(value: Any) -> str:
 
 def _ktc_locs(f: RoleFacts, *key: str) -> list[Location]:
     return f.loc("serve", "kv_transfer_config", *key)
+
+
+# VllmConfig.__post_init__ on a platform with static graphs (CUDA, ROCm): a KV transfer instance with full CUDA
+# graphs has its connector class looked up (`requires_piecewise_for_cudagraph`), after `_set_max_num_scheduled_tokens`
+# (6, 10) and before `_set_cudagraph_sizes` (6, 20), every release 0.27.0-0.33.0; the CPU platform never does
+GRAPH_LOOKUP = (STAGE_POST_INIT, 6, 15)
+
+
+def _graph_lookup(f: RoleFacts, c: Connector) -> bool:
+    """vLLM on the declared GPU certainly looks the connector class up for its CUDA graphs: a transfer instance,
+    not eager, full graphs (the default, or a FULL mode written); a pooling runner or speculative decoding may turn
+    them piecewise first, so those are not claimed."""
+    if f.gpu is None or c is not f.explicit or not c.is_transfer_instance:
+        return False
+    if any(key in f.serve for key in ("runner", "convert", "speculative_config")):
+        return False
+    return cudagraphs_on(f) or full_cudagraphs_written(f)
 
 
 def _hma_auto(f: RoleFacts) -> bool:
@@ -124,7 +142,8 @@ def _unknown(ctx: Context, f: RoleFacts, c: Connector, known: tuple[str, ...]) -
         if c.index is None
         else (f"kv_connector_extra_config.connectors[{c.index}] of the MultiConnector")
     )
-    later = "" if _hma_auto(f) else " (when it builds the connector)"
+    early = _graph_lookup(f, c)
+    later = "" if early or _hma_auto(f) else " (when it builds the connector)"
     return Hit(
         "kv-connector-unknown",
         f"{where} names kv_connector = {_v(c.name)}, which vLLM {ctx.version} does not register; "
@@ -132,8 +151,8 @@ def _unknown(ctx: Context, f: RoleFacts, c: Connector, known: tuple[str, ...]) -
         list(c.locations) or _ktc_locs(f),
         fix,
         role=f.role.name,
-        # only the HMA check looks the class up while the config is built
-        order=(STAGE_POST_INIT, 10) if _hma_auto(f) else None,
+        # only the CUDA-graph and the HMA checks look the class up while the config is built
+        order=GRAPH_LOOKUP if early else ((STAGE_POST_INIT, 10) if _hma_auto(f) else None),
     )
 
 

@@ -245,6 +245,19 @@ def cudagraphs_on(f: RoleFacts) -> bool:
     return not any(k in (cfg or {}) for k in ("mode", "level", "cudagraph_mode"))
 
 
+FULL_GRAPH_MODES = ("FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")
+
+
+def full_cudagraphs_written(f: RoleFacts) -> bool:
+    """compilation_config writes a cudagraph_mode with full graphs, not eager: graphs stay on whatever the mode
+    (`_normalize_piecewise_cudagraph_mode` drops only the piecewise part when the mode is not VLLM_COMPILE)."""
+    cfg = f.serve.get("compilation_config")
+    if serve_bool(f, "enforce_eager") is True or "optimization_level" in f.serve or not isinstance(cfg, dict):
+        return False
+    mode = cfg.get("cudagraph_mode")
+    return isinstance(mode, str) and mode.upper() in FULL_GRAPH_MODES
+
+
 def _positive_ints(value: Any) -> list[int] | None:
     if not isinstance(value, list) or not value:
         return None
