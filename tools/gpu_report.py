@@ -364,7 +364,8 @@ def write_doc() -> Path:
         lines += [f"### vLLM {version}", "", "| reason | " + " | ".join(per_gpu) + " |"]
         lines.append("| --- |" + " ---: |" * len(per_gpu))
         reasons = sorted(
-            {r for row in per_gpu.values() for r in row}, key=lambda r: -max(v.get(r, 0) for v in per_gpu.values())
+            {r for row in per_gpu.values() for r in row},
+            key=lambda r: (-max(v.get(r, 0) for v in per_gpu.values()), r),
         )
         for reason in reasons:
             cells = " | ".join(str(row.get(reason, 0)) for row in per_gpu.values())

@@ -97,6 +97,21 @@ def test_batch_defaults_are_the_gpus_own(gpu_oracle_pool: GpuOraclePool, version
     )
 
 
+@pytest.mark.parametrize("version", selected_versions())
+def test_the_worker_start_dtype_check_is_vllms(gpu_oracle_pool: GpuOraclePool, version: str) -> None:
+    """After the engine config the GPU worker checks the dtype (gpu_worker.py init_device,
+    `check_if_supports_dtype`): bf16 stops a T4 (capability 7.5), an A100 starts it."""
+    argv = ["dummy/bare", "--dtype", "bfloat16"]
+    _refused_with(
+        gpu_oracle_pool.get(version, "T4"),
+        argv,
+        "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU has compute "
+        "capability 7.5. You can use float16 instead by explicitly setting the `dtype` flag in CLI, for example: "
+        "--dtype=half.",
+    )
+    _refused_with(gpu_oracle_pool.get(version, "A100-SXM4-80GB"), argv, None)
+
+
 @pytest.mark.parametrize(("version", "gpu", "part"), _cases(), ids=[f"vllm-{v}-{g}-{p}" for v, g, p in _cases()])
 def test_profilekit_gives_vllms_verdict_on_a_slice_of_the_corpora(
     gpu_oracle_pool: GpuOraclePool, version: str, gpu: str, part: int

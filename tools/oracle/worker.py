@@ -44,7 +44,8 @@ and a subclass of the release's own ``NvmlCudaPlatform`` or ``RocmPlatform`` tha
 queries becomes ``vllm.platforms._current_platform`` and every module-level name that held the CPU platform;
 vLLM's ``functools`` caches are dropped. None of the CPU-mode hooks below (``judge_as_gpu_host``) is installed:
 the platform's own ``check_and_update_config``, ``supported_dtypes``, ``is_cuda``/``is_rocm`` and
-``get_batch_defaults`` on the GPU's own answers are what is judged (a request's ``gpu`` is ignored; the worker is
+``get_batch_defaults`` on the GPU's own answers are what is judged, and after the engine config the one start-up
+check the GPU worker makes of it before loading weights, ``check_if_supports_dtype`` (bf16 below capability 8.0) (a request's ``gpu`` is ignored; the worker is
 that GPU). ``HAS_TRITON`` stays True (a GPU host has Triton). ``VLLM_CACHE_ROOT`` is a folder of the worker's own
 (or ``PROFILEKIT_ORACLE_VLLM_CACHE``), so no model-inspection entry of another process is read. A failure from
 something this machine lacks (an ``ImportError`` of a compiled module, a ``torch.ops._C`` kernel, amdsmi, the
@@ -746,7 +747,11 @@ class Oracle:
                 ns.model = ns.model_tag
             ns.skip_tokenizer_init = True
             engine_args = AsyncEngineArgs.from_cli_args(ns)
-            engine_args.create_engine_config(usage_context=UsageContext.OPENAI_API_SERVER)
+            config = engine_args.create_engine_config(usage_context=UsageContext.OPENAI_API_SERVER)
+            if GPU_SPEC is not None:
+                # the worker's own start-up check of the dtype (vllm/v1/worker/gpu_worker.py init_device, every
+                # release 0.27.0-0.33.0): it stops the launch just the same, before any weight is loaded
+                _current_platform().check_if_supports_dtype(config.model_config.dtype)
         except Exception as exc:  # every failure is a verdict
             failed: dict[str, Any] = {"ok": False, **describe_error(exc)}
             reason = undecidable_reason(exc)
