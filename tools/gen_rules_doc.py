@@ -148,6 +148,16 @@ LIMITS = """
 """
 
 
+KV_NOTES = """When vLLM finds an unregistered `kv_connector`: while it builds the config when it decides the hybrid KV cache
+manager itself (`disable_hybrid_kv_cache_manager` unset), and on a declared CUDA/ROCm GPU when the role is a KV
+transfer instance with full CUDA graphs (the default, or a FULL `cudagraph_mode` written; not eager, not pooling,
+no speculative decoding: `requires_piecewise_for_cudagraph`), before the ReplaySSM checks; otherwise only when it
+builds the connector, after the config (the finding says so and is not vLLM's first refusal).
+"""
+# prose a family's table is followed by
+NOTES = {"replayssm": REPLAYSSM_NOTES, "kv": KV_NOTES}
+
+
 def render() -> str:
     unlisted = sorted({family(r) for r in RULES.values()} - set(FAMILIES))
     if unlisted:  # a module missing here would silently drop its rules from docs/RULES.md
@@ -166,8 +176,8 @@ def render() -> str:
                 f"| `{r.id}` | {r.severity.value} | {_releases(r.releases)} | {r.summary} | {r.source or '—'} |"
             )
         lines.append("")
-        if name == "replayssm":
-            lines.append(REPLAYSSM_NOTES)
+        if name in NOTES:
+            lines.append(NOTES[name])
     lines.append(LIMITS)
     lines.append(f"## {OTHER_SECTION}\n")
     lines.append("| id | severity | what | where |")
