@@ -54,7 +54,8 @@ class Memory:
 
     @property
     def without_reserve(self) -> int:
-        """The most the KV cache could get: no activations, nothing outside PyTorch."""
+        """The most the KV cache could get: no activations, nothing outside PyTorch (with kv_cache_memory_bytes,
+        where nothing is reserved, exactly `available`)."""
         return self.requested - self.weights
 
 

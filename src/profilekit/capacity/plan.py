@@ -61,7 +61,7 @@ class Plan:
         if not self.complete or isinstance(self.kv, str) or isinstance(self.memory, str) or not self.max_model_len:
             return Verdict(UNKNOWN, "; ".join(self.missing()))
         mem, mml = self.memory, self.max_model_len
-        sure = mem.available if mem.exact else mem.without_reserve
+        sure = mem.without_reserve  # with kv_cache_memory_bytes (no reserve) that is the figure given
         if sure <= 0 or not self.kv.fits(sure, mml):
             return Verdict(
                 KV_REFUSED, "one max_model_len request does not fit even with no activations (kv-cache-too-small)"

@@ -185,7 +185,7 @@ def kv_cache_too_small(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
         return []  # fits, unknown, or the weights alone do not fit (weights-exceed-gpu says it)
     assert not isinstance(p.kv, str) and not isinstance(p.memory, str) and p.max_model_len is not None
     kv, mem, mml = p.kv, p.memory, p.max_model_len
-    sure = mem.available if mem.exact else mem.without_reserve
+    sure = mem.without_reserve
     severity = Severity.ERROR if state == KV_REFUSED else Severity.WARNING
     shown = mem.available if mem.available > 0 else sure
     needed = kv.needed_bytes(mml)

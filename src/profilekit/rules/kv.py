@@ -18,7 +18,7 @@ from profilekit.errors import Location, Severity
 from profilekit.rules.engine import STAGE_ARGPARSE, STAGE_POST_INIT, Context, Hit, rule
 from profilekit.rules.facts import KV_ROLES, Connector, RoleFacts, at_least
 from profilekit.rules.replayssm import describe_connector
-from profilekit.rules.scheduling import cudagraphs_on, full_cudagraphs_written
+from profilekit.rules.scheduling import full_cudagraphs
 
 _BASE_CONNECTORS = (
     "DecodeBenchConnector",
@@ -76,7 +76,7 @@ def _graph_lookup(f: RoleFacts, c: Connector) -> bool:
         return False
     if any(key in f.serve for key in ("runner", "convert", "speculative_config")):
         return False
-    return cudagraphs_on(f) or full_cudagraphs_written(f)
+    return full_cudagraphs(f)
 
 
 def _hma_auto(f: RoleFacts) -> bool:

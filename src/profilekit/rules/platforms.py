@@ -62,7 +62,7 @@ from profilekit.rules.modelcfg import serve_int, shown
 from profilekit.rules.postinit import ASYNC_SCHEDULING, PROTON_GRAPH_ATTRIBUTION
 from profilekit.rules.runnerfacts import hisparse
 from profilekit.rules.scheduler import failures as scheduler_failures
-from profilekit.rules.scheduling import CUDAGRAPH_SIZES, capture_setting, cudagraphs_on, full_cudagraphs_written
+from profilekit.rules.scheduling import CUDAGRAPH_SIZES, capture_setting, full_cudagraphs
 from profilekit.vllm.modelshape import DTYPES
 
 DATA = Path(__file__).with_name("quant-capabilities.json")
@@ -320,7 +320,7 @@ def max_cudagraph_capture_size_zero(ctx: Context, f: RoleFacts) -> Iterable[Hit]
     top, locs = capture_setting(f, "max_cudagraph_capture_size")
     if f.gpu is None or not isinstance(top, int) or isinstance(top, bool) or top >= 1:
         return []
-    if not (cudagraphs_on(f) or full_cudagraphs_written(f)):
+    if not full_cudagraphs(f):
         return []
     return [
         Hit(

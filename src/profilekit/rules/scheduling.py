@@ -248,9 +248,12 @@ def cudagraphs_on(f: RoleFacts) -> bool:
 FULL_GRAPH_MODES = ("FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")
 
 
-def full_cudagraphs_written(f: RoleFacts) -> bool:
-    """compilation_config writes a cudagraph_mode with full graphs, not eager: graphs stay on whatever the mode
-    (`_normalize_piecewise_cudagraph_mode` drops only the piecewise part when the mode is not VLLM_COMPILE)."""
+def full_cudagraphs(f: RoleFacts) -> bool:
+    """Full CUDA graphs certainly on: vLLM's default (`cudagraphs_on`), or a cudagraph_mode with full graphs written
+    in compilation_config, not eager: those stay on whatever the mode (`_normalize_piecewise_cudagraph_mode` drops
+    only the piecewise part when the mode is not VLLM_COMPILE)."""
+    if cudagraphs_on(f):
+        return True
     cfg = f.serve.get("compilation_config")
     if serve_bool(f, "enforce_eager") is True or "optimization_level" in f.serve or not isinstance(cfg, dict):
         return False

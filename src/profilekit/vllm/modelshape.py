@@ -2,7 +2,7 @@
 multimodal models). One reading for the rules (rules/modelcfg.py) and the capacity stage (capacity/).
 
 Sources: `vllm/transformers_utils/model_arch_config_convertor.py` (heads, KV heads, layers, the keys
-`derive_max_model_len_and_key` reads), `vllm/config/model.py` `_get_and_verify_max_len` and `_find_dtype`
+`derive_max_model_len_and_key` reads), `vllm/config/model.py` `_get_and_verify_max_len` and `ModelArchConfigConvertorBase.get_torch_dtype`
 (every release 0.27.0-0.33.0; the RoPE types whose factor scales the length change in 0.30.0).
 """
 
@@ -105,7 +105,8 @@ class ModelShape:
     @property
     def dtype(self) -> str | None:
         """The checkpoint's dtype (`dtype`, or `torch_dtype` before transformers v5; the text config's when the
-        top level has none, as `_find_dtype` reads it); None when absent."""
+        top level has none, as `ModelArchConfigConvertorBase.get_torch_dtype` reads it; its further fallbacks to a
+        vision or encoder config are not followed); None when absent."""
         for source in (self.raw, self.text):
             for key in ("dtype", "torch_dtype"):
                 value = source.get(key)
