@@ -158,3 +158,24 @@ def test_a_role_that_names_nothing_is_refused_with_the_closest(run: Run) -> None
     assert result.code == 2
     assert "has no role 'decod'" in result.err
     assert "did you mean 'decode'?" in result.err
+
+
+def test_parallel_sizes_vllm_never_builds_are_not_estimated_and_never_crash_or_hang(
+    make_repo: MakeRepo, run: Run
+) -> None:
+    # found crossing the verdict corpora with GPUs: `--pipeline-parallel-size -1` crashed check with an IndexError,
+    # and 2147483647 stages would have been split one by one; vLLM refuses both before any KV cache exists
+    cases = {
+        "pipeline_parallel_size = -1": "pipeline_parallel_size -1 is not a size: not estimated",
+        "pipeline_parallel_size = 2147483647": "pipeline_parallel_size 2147483647 is more than the model's 32 layers",
+        "block_size = 0": "block_size 0 is not a size: not estimated",
+    }
+    for written, said in cases.items():
+        repo = _repo(make_repo, LLAMA + written + "\n", h100="H100-SXM-80GB")
+        result = run("--repo", repo, "capacity", "app+h100")
+        assert result.code == 0, result
+        assert said in result.out, result.out
+        assert "Traceback" not in result.err
+        checked = run("--repo", repo, "check", "app+h100")
+        assert checked.code in (0, 1), checked
+        assert "Traceback" not in checked.err

@@ -362,9 +362,10 @@ def kv_layout(config: Mapping[str, Any], *, version: str, serve: Mapping[str, An
     model = _model(config, serve)
     if isinstance(model, str):
         return model
-    tp = as_int(serve.get("tensor_parallel_size")) or 1
-    pp = as_int(serve.get("pipeline_parallel_size")) or 1
-    dcp = as_int(serve.get("decode_context_parallel_size")) or 1
+    sizes = _parallel_sizes(serve, layers=len(model.windows))
+    if isinstance(sizes, str):
+        return sizes
+    tp, pp, dcp = sizes
     cache = _cache_dtype(serve, model.dtype)
     if isinstance(cache, str):
         return cache
@@ -375,6 +376,8 @@ def kv_layout(config: Mapping[str, Any], *, version: str, serve: Mapping[str, An
         replicated = " (replicated: more ranks than KV heads)" if tp > model.kv_heads else ""
         inputs.append(f"{_heads(kv_heads)} per GPU at tensor_parallel_size {tp}{replicated}")
     written_block = as_int(serve.get("block_size"))
+    if written_block is not None and written_block < 1:
+        return f"block_size {written_block} is not a size: not estimated"
     block = written_block or DEFAULT_BLOCK
     inputs.append(
         f"block_size {block} (serve.block_size)"
@@ -409,6 +412,20 @@ def kv_layout(config: Mapping[str, Any], *, version: str, serve: Mapping[str, An
         null_block=at_least(version, "0.29.0"),
         stages=pp,
     )
+
+
+def _parallel_sizes(serve: Mapping[str, Any], *, layers: int) -> tuple[int, int, int] | str:
+    """tensor, pipeline and decode-context parallel sizes (1 when unset); a str for sizes vLLM never builds a KV
+    cache with (refused by their own rules), so that no stage loop runs over them."""
+    out: list[int] = []
+    for key in ("tensor_parallel_size", "pipeline_parallel_size", "decode_context_parallel_size"):
+        value = as_int(serve.get(key))
+        if value is not None and value < 1:
+            return f"{key} {value} is not a size: not estimated"
+        out.append(value or 1)
+    if out[1] > layers:
+        return f"pipeline_parallel_size {out[1]} is more than the model's {layers} layers: not estimated"
+    return out[0], out[1], out[2]
 
 
 def _layer_specs(model: _Model, kv_heads: int, elem: int, block: int, *, version: str) -> list[_Spec]:

@@ -111,6 +111,8 @@ def counted(config: Mapping[str, Any], *, tp: int, pp: int) -> Weights | str:
     if isinstance(shape, str):
         return shape
     parts, dtype, size = shape
+    if pp > len(parts.layers):
+        return f"pipeline_parallel_size {pp} is more than the model's {len(parts.layers)} layers: not estimated"
     per_gpu = _per_gpu(parts, tp=tp, pp=pp) * size
     total = (parts.embed + parts.head + sum(parts.layers) + sum(parts.replicated) + parts.final_norm) * size
     inputs = (
