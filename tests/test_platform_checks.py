@@ -368,3 +368,48 @@ def test_an_unknown_connector_is_refused_first_on_a_gpu_with_full_cuda_graphs(ma
         disable_hybrid_kv_cache_manager=True,
     )
     assert verdict_rule(make_repo, with_hardware(replayssm, gpu="MI300X")) == "kv-connector-unknown"
+
+
+def test_speculative_decoding_keeps_the_graph_lookup_of_an_unknown_connector(make_repo: MakeRepo) -> None:
+    # found by tests/oracle/results/gpu-0.33.0.json: with n-gram speculative decoding CUDA graphs stay full, so vLLM
+    # still looks the connector class up while building the config (only dynamic speculative decoding,
+    # num_speculative_tokens_per_batch_size, turns them piecewise first)
+    ngram = {"method": "ngram", "num_speculative_tokens": 5, "prompt_lookup_max": 4, "prompt_lookup_min": 2}
+    layer = files(
+        "NemotronHForCausalLM",
+        kv_transfer_config={"kv_connector": "NixlConector", "kv_role": "kv_producer"},
+        use_replayssm=True,
+        enable_prefix_caching=False,
+        disable_hybrid_kv_cache_manager=True,
+        speculative_config=ngram,
+    )
+    assert verdict_rule(make_repo, with_hardware(layer, gpu="H100-SXM-80GB")) == "kv-connector-unknown"
+    assert verdict_rule(make_repo, layer) == "replayssm-speculative"  # no GPU: the CPU platform finds the ReplaySSM one
+
+
+def test_a_device_id_that_is_no_index_and_no_uuid_is_refused_on_a_declared_gpu(make_repo: MakeRepo) -> None:
+    bogus = files(device_ids="bogus")
+    assert of(findings(make_repo, bogus), "device-ids-unknown") == []  # no GPU declared: the host decides
+    cuda = findings(make_repo, with_hardware(bogus, gpu="H100-SXM-80GB"))
+    assert of(cuda, "device-ids-unknown") == [
+        "device_ids = \"bogus\" names 'bogus', which is no GPU index and no GPU UUID; vLLM 0.33.0 refuses to start: "
+        "\"no GPU has UUID 'bogus' (the driver's lookup by UUID: Not Found)\""
+    ]
+    uuid = files(device_ids="GPU-5a1c7f0e-1b2c-3d4e-5f60-718293a4b5c6")
+    assert of(findings(make_repo, with_hardware(uuid, gpu="H100-SXM-80GB")), "device-ids-unknown") == []
+    rocm = findings(make_repo, with_hardware(uuid, gpu="MI300X"))
+    assert [f.message.split("refuses to start: ")[1] for f in rocm if f.rule == "device-ids-unknown"] == [
+        "\"Non-integer device ID 'GPU-5a1c7f0e-1b2c-3d4e-5f60-718293a4b5c6' is not supported by rocm.\""
+    ]
+
+
+def test_ray_data_parallelism_still_has_each_rank_s_world_size_checked(make_repo: MakeRepo) -> None:
+    # found by tests/oracle/results/gpu-0.27.0.json: ray places the data-parallel ranks, but ParallelConfig still
+    # refuses a tensor x pipeline world larger than the node's GPUs
+    ray = {"data_parallel_backend": "ray"}
+    wide = with_hardware(files(pipeline_parallel_size=16, **ray), gpu="H100-SXM-80GB", gpus_per_node=8)
+    assert verdict_rule(make_repo, wide) == "host-gpu-count"
+    fits = with_hardware(
+        files(tensor_parallel_size=4, data_parallel_size=4, **ray), gpu="H100-SXM-80GB", gpus_per_node=8
+    )
+    assert of(findings(make_repo, fits), "host-gpu-count") == []  # 4 GPUs a rank; ray spreads the 4 ranks

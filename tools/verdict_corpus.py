@@ -235,9 +235,10 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     (r"unrecognized arguments", "unknown-option"),
     (r"invalid choice", "invalid-value"),
     (r"Unknown Mamba SSU backend", "invalid-value"),
-    # --device-ids: an entry that is no integer and no GPU-/MIG- UUID reaches the platform's
-    # device_control_id_to_physical_device_id, whose int() refuses it (EngineArgs._resolve_device_ids)
-    (r"invalid literal for int\(\) with base 10: '", "invalid-value"),
+    # --device-ids: a list of names reaches the platform's device_control_id_to_physical_device_id
+    # (EngineArgs._resolve_device_ids): CUDA looks a name up as a GPU UUID (the GPU oracle answers as NVML for its
+    # declared devices), ROCm refuses every name
+    (r"no GPU has UUID|Non-integer device ID", "device-ids-unknown"),
     (r"Please specify kv_role when kv_connector is set", "kv-role-missing"),
     (r"Unsupported kv_role|kv_role\s+Input should be", "kv-role-invalid"),
     (r"Stochastic rounding for Mamba cache requires the SSM cache to be float16", "mamba-stochastic-rounding-dtype"),

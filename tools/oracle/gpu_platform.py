@@ -166,12 +166,23 @@ def _device_queries(spec: dict[str, Any], base: type, rocm_names: dict[str, str]
         "is_fully_connected": classmethod(lambda cls, physical_device_ids: True),
         "device_count": classmethod(lambda cls: visible_count(spec)),
         "is_cumem_allocator_available": cumem_available,
-        "device_control_id_to_physical_device_id": classmethod(lambda cls, device_id: int(device_id)),
         "get_device_numa_node": classmethod(lambda cls, device_id=0: None),
         "get_all_device_numa_nodes": classmethod(lambda cls: None),
         "get_all_gpu_pci_bus_ids": classmethod(lambda cls: {}),
         "log_warnings": classmethod(lambda cls: None),
     }
+    if spec["platform"] != "rocm":
+        # CudaPlatform looks a non-integer entry up as a GPU UUID through NVML (absent here): the declared
+        # devices' UUIDs are found, anything else is NVML's "Not Found"; ROCm keeps vLLM's own (indexes only)
+        def control_id(cls: Any, device_id: str) -> int:
+            if device_id.isdigit():
+                return int(device_id)
+            for index in range(visible_count(spec)):
+                if device_id == uuid(cls, index):
+                    return index
+            raise ValueError(f"no GPU has UUID {device_id!r} (the driver's lookup by UUID: Not Found)")
+
+        queries["device_control_id_to_physical_device_id"] = classmethod(control_id)
     if rocm_names is None and "get_cuda_runtime_major" in dir(base):
         # the wheels of 0.27-0.33 are built with CUDA 12.9 (torch's CUDA build); the oracle's torch is CPU-only
         queries["get_cuda_runtime_major"] = classmethod(lambda cls: 12)

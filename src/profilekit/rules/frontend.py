@@ -414,3 +414,42 @@ def device_ids_out_of_range(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
                 )
             ]
     return []
+
+
+@rule(
+    "device-ids-unknown",
+    Severity.ERROR,
+    "device_ids naming a GPU that is no index and no GPU UUID (on a declared GPU)",
+    source="vllm/engine/arg_utils.py EngineArgs._resolve_device_ids; vllm/platforms/cuda.py and interface.py "
+    "device_control_id_to_physical_device_id",
+)
+def device_ids_unknown(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    """A list of names only (vLLM maps every entry; a list mixing indexes fails as device-ids-mixed): on CUDA a
+    name is looked up as a GPU UUID through NVML, so one that is not `GPU-...`/`MIG-...` finds nothing; ROCm takes
+    indexes only. A UUID-shaped name depends on the host's GPUs and is left to it."""
+    ids = device_ids_list(f.serve.get("device_ids"))
+    if f.gpu is None or not ids or len(set(ids)) != len(ids) or not all(isinstance(i, str) for i in ids):
+        return []
+    names = [str(i) for i in ids]
+    if f.gpu.platform == "rocm":
+        bad = names[0]
+        message = f"Non-integer device ID {bad!r} is not supported by rocm."
+        fix = f"list the {f.gpu.name} GPUs by index (0, 1, ...): ROCm takes no names"
+    else:
+        unknown = [n for n in names if not n.startswith(("GPU-", "MIG-"))]
+        if not unknown:
+            return []
+        bad = unknown[0]
+        message = f"no GPU has UUID {bad!r} (the driver's lookup by UUID: Not Found)"
+        fix = "list the GPUs by index (0, 1, ...) or by the UUIDs `nvidia-smi -L` prints (GPU-...)"
+    return [
+        _hit(
+            f,
+            "device-ids-unknown",
+            f"device_ids = {shown(f.serve['device_ids'])} names {bad!r}, which is no GPU index and no GPU UUID",
+            message,
+            f.loc("serve", "device_ids"),
+            fix=fix,
+            at=order.before("ParallelConfig", f.version, DEVICE_IDS_STEP + 1),
+        )
+    ]

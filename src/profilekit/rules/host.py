@@ -294,15 +294,18 @@ class GpuNeed:
 _WORLD = ("tensor_parallel_size", "pipeline_parallel_size", "prefill_context_parallel_size")
 
 
-def gpu_need(role: RoleConfig) -> GpuNeed | None:
-    """TP x PP x PCP x local data-parallel ranks, or None where the host's share cannot be told from the profile."""
+def gpu_need(role: RoleConfig, *, world_only: bool = False) -> GpuNeed | None:
+    """TP x PP x PCP x local data-parallel ranks, or None where the host's share cannot be told from the profile.
+
+    `world_only`: one data-parallel rank's world (with `data_parallel_backend = "ray"` ray places the ranks, and
+    vLLM still checks each rank's world size against the node's GPUs)."""
     serve = role.serve
     if not role.is_vllm:
         return None
     nnodes = serve.get("nnodes", 1)
     if nnodes != 1 or serve.get("distributed_executor_backend") in ("ray", "external_launcher"):
         return None
-    if serve.get("data_parallel_backend", "mp") != "mp":
+    if serve.get("data_parallel_backend", "mp") != "mp" and not world_only:
         return None
     factors: list[str] = []
     world = 1
@@ -319,6 +322,8 @@ def gpu_need(role: RoleConfig) -> GpuNeed | None:
     local = serve.get("data_parallel_size_local")
     if dp is None or dp < 1:
         return None
+    if world_only:
+        return GpuNeed(world, world, 1, " x ".join(factors) if factors else "no parallelism", tuple(locations))
     if serve.get("data_parallel_external_lb") is True or serve.get("data_parallel_rank") is not None:
         ranks = 1
         locations += _entry_loc(role, "serve", "data_parallel_rank")
@@ -389,12 +394,13 @@ def host_gpu_count(ctx: Context) -> Iterable[Hit]:
     hits: list[Hit] = []
     for role in ctx.stack.roles.values():
         seen = _host_gpus(role)
-        need = gpu_need(role)
+        ray_ranks = role.serve.get("data_parallel_backend") == "ray"
+        need = gpu_need(role, world_only=ray_ranks)
         if seen is None or need is None:
             continue
         n, what, where, listing = seen
-        if n == need.count or (n > need.count and not listing):
-            continue  # a node with more GPUs than one role takes is ordinary
+        if n == need.count or (n > need.count and not listing) or (ray_ranks and n >= need.world_size):
+            continue  # a node with more GPUs than one role takes is ordinary (ray places data-parallel ranks)
         head = f"role {role.name} has {what} and needs {_gpus(need.count)} ({need.sizes})"
         locs = [*where, *need.locations]
         fewer = f"list {_gpus(need.count)} in {DEVICES}" if listing else f"run on nodes of {_gpus(need.count)}"

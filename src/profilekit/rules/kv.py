@@ -19,6 +19,7 @@ from profilekit.rules.engine import STAGE_ARGPARSE, STAGE_POST_INIT, Context, Hi
 from profilekit.rules.facts import KV_ROLES, Connector, RoleFacts, at_least
 from profilekit.rules.replayssm import describe_connector
 from profilekit.rules.scheduling import full_cudagraphs
+from profilekit.vllm.constraints import speculative_view
 
 _BASE_CONNECTORS = (
     "DecodeBenchConnector",
@@ -70,11 +71,15 @@ GRAPH_LOOKUP = (STAGE_POST_INIT, 6, 15)
 
 def _graph_lookup(f: RoleFacts, c: Connector) -> bool:
     """vLLM on the declared GPU certainly looks the connector class up for its CUDA graphs: a transfer instance,
-    not eager, full graphs (the default, or a FULL mode written); a pooling runner or speculative decoding may turn
-    them piecewise first, so those are not claimed."""
+    not eager, full graphs (the default, or a FULL mode written); a pooling runner, or dynamic speculative decoding
+    (`num_speculative_tokens_per_batch_size`, `_maybe_override_dynamic_sd_cudagraph_mode`), may turn them piecewise
+    first, so those are not claimed. Other speculative decoding keeps full graphs."""
     if f.gpu is None or c is not f.explicit or not c.is_transfer_instance:
         return False
-    if any(key in f.serve for key in ("runner", "convert", "speculative_config")):
+    if any(key in f.serve for key in ("runner", "convert")):
+        return False
+    spec = speculative_view(f.serve)
+    if isinstance(spec, dict) and spec.get("num_speculative_tokens_per_batch_size") is not None:
         return False
     return full_cudagraphs(f)
 
