@@ -179,3 +179,25 @@ def test_parallel_sizes_vllm_never_builds_are_not_estimated_and_never_crash_or_h
         checked = run("--repo", repo, "check", "app+h100")
         assert checked.code in (0, 1), checked
         assert "Traceback" not in checked.err
+
+
+def test_a_hybrid_model_shows_its_mamba_state_and_the_block_vllm_aligns_to_it(make_repo: MakeRepo, run: Run) -> None:
+    # Nemotron-H 8B with ReplaySSM: 24 Mamba layers whose state (conv, float32 SSM, the ReplaySSM rings) one
+    # attention page must hold, so vLLM grows the attention block from 16 to 1120 tokens and pads the Mamba page
+    # (the figures are vLLM's own: tests/oracle/test_capacity_kv.py)
+    result = run("--repo", REPO_ROOT, "capacity", "nemotron-replayssm+site/h100")
+    assert result.code == 0, result
+    lines = result.out.splitlines()
+    assert "  KV cache: 16.00 KiB per token on one GPU, blocks of 1120 tokens" in lines  # 4 attention layers
+    assert "    24 Mamba and 4 attention layers of 52 (nemotron_h)" in lines
+    assert "    Mamba conv state bfloat16, SSM state float32 (serve.mamba_ssm_cache_dtype)" in lines
+    assert "    ReplaySSM rings of 16 steps (replayssm_buffer_len 16, mamba_backend triton): 303104 bytes" in lines
+    assert (
+        "    attention block size 1120: one attention page of 4587520 bytes holds a Mamba state (vLLM's page "
+        "alignment; padding 0.63 %)" in lines
+    )
+    assert "    Mamba cache mode align: 3 state pages per request and Mamba layer" in lines  # prefix caching on
+    nemotron = '[serve]\nmodel = "nvidia/Nemotron-H-8B-Base-8K"\nenable_prefix_caching = false\n'
+    off = run("--repo", _repo(make_repo, nemotron, h100="H100-SXM-80GB"), "capacity", "app+h100")
+    assert "    Mamba cache mode none: 1 state page per request and Mamba layer" in off.out.splitlines(), off.out
+    assert "    Mamba conv state bfloat16, SSM state float32 (Nemotron-H's default)" in off.out.splitlines()

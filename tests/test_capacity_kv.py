@@ -140,10 +140,24 @@ def test_said_instead_of_guessed(name: str, serve: dict[str, Any], said: str) ->
     assert kv_layout(CONFIGS[name]["config"], version="0.33.0", serve=serve, gpu=None) == said
 
 
-def test_hybrid_mamba_not_modelled() -> None:
-    config = {"model_type": "nemotron_h", "num_hidden_layers": 4, "hybrid_override_pattern": "M-M*"}
+def test_what_the_kv_cache_of_a_model_does_not_model_is_said() -> None:
+    config = {
+        "model_type": "nemotron_h",
+        "hybrid_override_pattern": "M-M*",
+        "num_attention_heads": 8,
+        "num_key_value_heads": 2,
+        "head_dim": 64,
+    }
+    # a hybrid model's Mamba layers follow the cache mode, which prefix caching (the model's default) decides
     assert kv_layout(config, version="0.33.0", serve={}, gpu=None) == (
-        "not modelled yet: the Mamba/linear-attention layers of a hybrid model (nemotron_h)"
+        "the Mamba cache mode is unknown (it follows prefix caching, which the model decides)"
+    )
+    assert isinstance(
+        kv_layout(config, version="0.33.0", serve={}, gpu=None, mamba_mode="none", max_model_len=64), KvLayout
+    )
+    qwen3_next = {"model_type": "qwen3_next", "num_hidden_layers": 48, "full_attention_interval": 4}
+    assert kv_layout(qwen3_next, version="0.33.0", serve={}, gpu=None, mamba_mode="align", max_model_len=64) == (
+        "not modelled yet: the Mamba/linear-attention layers of a hybrid model (qwen3_next)"
     )
     assert kv_layout({"model_type": "llama"}, version="0.33.0", serve={}, gpu=None) == (
         "config.json has no num_hidden_layers"
@@ -152,6 +166,61 @@ def test_hybrid_mamba_not_modelled() -> None:
     assert kv_layout(falcon, version="0.33.0", serve={}, gpu=None) == (
         "not modelled yet: the KV cache of model_type 'falcon'"
     )
+
+
+NEMOTRON_H = "nemotron-h-8b-base-8k (hybrid Mamba-2)"
+
+
+@pytest.mark.parametrize(
+    ("name", "config", "serve", "said"),
+    [
+        (
+            NEMOTRON_H,
+            {"mamba_num_heads": 0},
+            {},
+            "config.json's Mamba sizes are not sizes (heads 0, inner 0): not estimated",
+        ),
+        (
+            "jamba-v0.1 (hybrid Mamba-1, MoE)",
+            {"mamba_d_conv": -4},
+            {},
+            "config.json's Mamba sizes are not sizes (conv_kernel -4): not estimated",
+        ),
+        (
+            NEMOTRON_H,
+            {},
+            {"mamba_cache_dtype": ["float16"]},
+            "not modelled yet: Mamba state dtypes ['float16'] / 'float32'",
+        ),
+        (
+            NEMOTRON_H,
+            {"head_dim": None, "attention_head_dim": None, "hidden_size": 8},
+            {},
+            "head_size 0 is not a size: not estimated",
+        ),
+        (
+            "llama-3.1-8b",
+            {"num_hidden_layers": 10**9},
+            {},
+            "config.json's num_hidden_layers 1000000000 is more than any model has (over 100000): not estimated",
+        ),
+        (
+            NEMOTRON_H,
+            {},
+            {"use_replayssm": True, "replayssm_buffer_len": -2},
+            "replayssm_buffer_len -2 is not a length: not estimated",
+        ),
+    ],
+)
+def test_sizes_no_model_is_built_with_are_not_estimated(
+    name: str, config: dict[str, Any], serve: dict[str, Any], said: str
+) -> None:
+    # junk a hand-edited config.json or layer may hold: a sentence, never a ZeroDivisionError, a TypeError or a
+    # tuple of a billion layers (a random-junk run over every key of the hybrid configs found these)
+    written = {**CONFIGS[name]["config"], **config}
+    written = {key: value for key, value in written.items() if value is not None}
+    found = kv_layout(written, version="0.33.0", serve=serve, gpu=None, mamba_mode="align", max_model_len=4096)
+    assert found == said
 
 
 def test_committed_oracle_results_are_all_equal() -> None:

@@ -24,6 +24,9 @@ from typing import Any
 import pytest
 
 from profilekit.capacity.kv import KvLayout, kv_layout
+from profilekit.capacity.mamba import FAMILIES as HYBRID_FAMILIES
+from profilekit.rules.facts import prefix_caching_and_mamba_mode
+from profilekit.rules.models import ModelFacts
 from tests.oracle.conftest import oracle_disabled
 from tests.oracle.oracle_client import build_env
 
@@ -55,6 +58,39 @@ SLIDING: tuple[dict[str, Any], ...] = (
 )
 
 
+# and a hybrid (Mamba) model these: prefix caching on and off (Mamba cache modes align and none), the state dtypes
+HYBRID: tuple[dict[str, Any], ...] = (
+    {"tensor_parallel_size": 1, "max_model_len": 4096, "enable_prefix_caching": False},
+    {"tensor_parallel_size": 2, "max_model_len": 8192, "enable_prefix_caching": True},
+    {"tensor_parallel_size": 1, "block_size": 64, "max_model_len": 2048, "enable_prefix_caching": True},
+    {"tensor_parallel_size": 4, "max_model_len": 2048, "mamba_ssm_cache_dtype": "float16", "kv_cache_dtype": "fp8"},
+    {"tensor_parallel_size": 1, "pipeline_parallel_size": 2, "max_model_len": 2048, "mamba_cache_dtype": "float32"},
+)
+# and Nemotron-H these: the ReplaySSM rings (Triton and FlashInfer Mamba backends)
+REPLAYSSM: tuple[dict[str, Any], ...] = (
+    {"tensor_parallel_size": 1, "max_model_len": 4096, "use_replayssm": True, "enable_prefix_caching": False},
+    {
+        "tensor_parallel_size": 2,
+        "max_model_len": 4096,
+        "use_replayssm": True,
+        "replayssm_buffer_len": 8,
+        "mamba_backend": "flashinfer",
+        "enable_prefix_caching": False,
+    },
+    {"tensor_parallel_size": 4, "max_model_len": 2048, "use_replayssm": True},
+)
+# config.json files without `architectures` (a trimmed copy): the class transformers maps the model type to
+ARCHITECTURE = {"granitemoehybrid": "GraniteMoeHybridForCausalLM"}
+
+
+def _mamba_mode(version: str, config: dict[str, Any], serve: dict[str, Any]) -> str | None:
+    """The Mamba cache mode profilekit's role facts give the role (prefix caching's default, then the mode)."""
+    arch = (config.get("architectures") or [ARCHITECTURE.get(str(config.get("model_type")))])[0]
+    return prefix_caching_and_mamba_mode(
+        version, ModelFacts(model=None, architecture=arch, source="config.json"), serve
+    )[2]
+
+
 def _cases() -> list[dict[str, Any]]:
     cases: list[dict[str, Any]] = []
     for n, (name, entry) in enumerate(CONFIGS.items()):
@@ -63,14 +99,16 @@ def _cases() -> list[dict[str, Any]]:
         config = entry["config"]
         text = config.get("text_config", config)
         sets = [COMMON[(n + k) % len(COMMON)] for k in range(4)]
-        if text.get("sliding_window"):
+        if text.get("model_type") in HYBRID_FAMILIES:
+            sets = [*HYBRID, *sets[:2], *(REPLAYSSM if text.get("model_type") == "nemotron_h" else ())]
+        elif text.get("sliding_window"):
             sets += SLIDING
         for options in sets:
             serve = {**BASE, **options}
             if text["num_attention_heads"] % serve["tensor_parallel_size"]:
                 continue
             # within the model's positions (and its window where the window caps them)
-            serve["max_model_len"] = min(serve["max_model_len"], text["max_position_embeddings"])
+            serve["max_model_len"] = min(serve["max_model_len"], text.get("max_position_embeddings", 2048))
             if serve.get("disable_sliding_window"):
                 serve["max_model_len"] = min(serve["max_model_len"], text["sliding_window"])
             cases.append({"model": name, "config": config, "serve": serve})
@@ -95,7 +133,16 @@ def probed(oracle_version: str) -> Iterator[tuple[str, list[dict[str, Any]], lis
     layouts: list[Any] = []
     requests: list[str] = []
     for case in CASES:
-        layout = kv_layout(case["config"], version=oracle_version, serve=case["serve"], gpu=None)
+        serve = case["serve"]
+        mode = _mamba_mode(oracle_version, case["config"], serve)
+        layout = kv_layout(
+            case["config"],
+            version=oracle_version,
+            serve=serve,
+            gpu=None,
+            mamba_mode=mode,
+            max_model_len=serve["max_model_len"],
+        )
         layouts.append(layout)
         amounts = _amounts(layout, case["serve"]["max_model_len"]) if isinstance(layout, KvLayout) else [GIB]
         case_request = {"config": case["config"], "serve": case["serve"], "available": amounts}
@@ -157,6 +204,9 @@ def test_kv_cache_equals_vllm(probed: tuple[str, list[dict[str, Any]], list[Any]
     for case, answer, layout in zip(CASES, answers, layouts, strict=True):
         mml = case["serve"]["max_model_len"]
         wrong = _compare(layout, answer, mml)
+        mode = _mamba_mode(version, case["config"], case["serve"])
+        if answer["ok"] and mode is not None and mode != answer["mamba_cache_mode"]:
+            wrong.append(f"Mamba cache mode {mode} != vLLM {answer['mamba_cache_mode']}")
         entry = report.setdefault(
             case["model"], {"source": CONFIGS[case["model"]]["source"], "cases": 0, "equal": 0, "refused_by_vllm": 0}
         )

@@ -21,6 +21,13 @@ layer of every pipeline stage, with vLLM's own spec classes filled from vLLM's o
   for a model whose layers all slide); the sliding-window block size by the release's own
   `_largest_kernel_block_within` for a FlashAttention-like backend (kernel block sizes `MultipleOf(16)`).
 
+A hybrid model (Nemotron-H, GraniteMoeHybrid, Jamba) first gets the platform's own hybrid alignment,
+`Platform._align_hybrid_block_size(vllm_config, <FlashAttention's kernel blocks>)` (the attention block size and the
+padded Mamba page), then a `MambaSpec` for each Mamba layer from the layer class's own `get_kv_cache_spec` (the
+release's MambaMixer2/MambaMixer, with the state shapes and dtypes of the model class's own
+`get_mamba_state_shape_from_config` / `get_mamba_state_dtype_from_config`); which layers are Mamba, attention or
+neither is the model module's `ALL_DECODER_LAYER_TYPES` indexed as its code indexes it.
+
 Then vLLM's own planning on those specs and the requested available bytes per GPU: the release's
 `get_kv_cache_configs` (grouping, page-size unification, the null-block reserve where the release has it, the
 fit check and the estimated maximum length its refusal names, the number of blocks),
@@ -86,11 +93,28 @@ from vllm.v1.attention.backend import MultipleOf  # noqa: E402
 
 
 class _FlashAttentionLike:
-    """The kernel block sizes of vLLM's FlashAttention backend on CUDA (`MultipleOf(16)`, every release)."""
+    """The kernel block sizes of vLLM's FlashAttention backend on CUDA (`MultipleOf(16)`, every release); its
+    `customize_spec` keeps the spec as it is (the base AttentionBackend's)."""
 
     @staticmethod
     def get_supported_kernel_block_sizes(kv_cache_spec: Any = None) -> list[Any]:
         return [MultipleOf(16)]
+
+    @staticmethod
+    def customize_spec(spec: Any) -> Any:
+        return spec
+
+    @staticmethod
+    def get_name() -> str:
+        return "FLASH_ATTN"
+
+    @staticmethod
+    def supports_block_size(block_size: int | None) -> bool:
+        return block_size is None or block_size % 16 == 0
+
+
+# the hybrid block alignment asks the platform for every attention backend of the model (0.32.0 on): FlashAttention
+_platform._find_non_ssm_backends = classmethod(lambda cls, vllm_config: [_FlashAttentionLike])
 
 
 def _make(cls: type, **kwargs: Any) -> Any:
@@ -125,11 +149,64 @@ def layer_windows(vllm_config: Any) -> list[int | None]:
     return windows
 
 
+def _model_class(vllm_config: Any) -> Any:
+    from vllm.model_executor.models import ModelRegistry
+
+    mc = vllm_config.model_config
+    model_cls, _ = ModelRegistry.resolve_model_cls(mc.architecture, model_config=mc)
+    return model_cls
+
+
+def layer_kinds(vllm_config: Any) -> list[str]:
+    """Each decoder layer's kind ("attention", "mamba" or "none": an MLP/MoE-only layer) as a hybrid model's
+    vLLM code builds it: the module's `ALL_DECODER_LAYER_TYPES` indexed by `hybrid_override_pattern[i]`
+    (Nemotron-H), `layer_types[i]` (GraniteMoeHybrid) or `layers_block_type[i]` (Jamba)."""
+    text = vllm_config.model_config.hf_text_config
+    module = sys.modules[_model_class(vllm_config).__module__]
+    table = module.ALL_DECODER_LAYER_TYPES
+    source = inspect.getsource(module)
+    # the attribute the model code indexes (transformers' Jamba config has layer_types too, of other names)
+    attribute = next(
+        a for a in ("hybrid_override_pattern", "layer_types", "layers_block_type") if f"config.{a}[" in source
+    )
+    keys = getattr(text, attribute)
+    kinds = []
+    for key in list(keys)[: text.num_hidden_layers]:
+        name = table[key].__name__
+        kinds.append("mamba" if "Mamba" in name else "attention" if "Attention" in name else "none")
+    return kinds
+
+
+def _mamba_spec(vllm_config: Any, model_cls: Any) -> Any:
+    """The spec a Mamba layer of the model returns: its layer class's own `get_kv_cache_spec` (MambaBase's, and
+    the release's MambaMixer2 override), with the state shapes and dtypes of the model class's own
+    `get_mamba_state_shape_from_config` / `get_mamba_state_dtype_from_config` (what the layer computes)."""
+    module = sys.modules[model_cls.__module__]
+    mixer = module.MambaMixer2 if hasattr(module, "MambaMixer2") else module.MambaMixer
+    shapes = tuple(model_cls.get_mamba_state_shape_from_config(vllm_config))
+    dtypes = tuple(model_cls.get_mamba_state_dtype_from_config(vllm_config))
+    probe_cls = type(
+        "ProbeMixer",
+        (mixer,),
+        {"get_state_shape": lambda self: shapes, "get_state_dtype": lambda self: dtypes},
+    )
+    layer = object.__new__(probe_cls)
+    return layer.get_kv_cache_spec(vllm_config)
+
+
 def build_specs(vllm_config: Any) -> list[dict[str, Any]]:
     """One `{layer name: KVCacheSpec}` per pipeline stage (tensor-parallel ranks of a stage are equal)."""
     mc = vllm_config.model_config
     pc = vllm_config.parallel_config
     cc = vllm_config.cache_config
+    kinds: list[str] | None = None
+    mamba: Any = None
+    if mc.is_hybrid:
+        # the attention block size and the padded Mamba page, as the platform aligns them once the model's
+        # attention backend is known (`Platform._align_hybrid_block_size`, FlashAttention's kernel blocks)
+        _platform._align_hybrid_block_size(vllm_config, _FlashAttentionLike)
+        kinds = layer_kinds(vllm_config)
+        mamba = _mamba_spec(vllm_config, _model_class(vllm_config))
     kv_heads = mc.get_num_kv_heads(pc)
     head_size = mc.get_head_size()
     cache_dtype = cc.cache_dtype
@@ -138,6 +215,9 @@ def build_specs(vllm_config: Any) -> list[dict[str, Any]]:
     block_size = cc.block_size
     windows = layer_windows(vllm_config)
     total = len(windows)
+    if kinds is not None:
+        total = len(kinds)
+        windows = [None] * total
     stages: list[dict[str, Any]] = []
     for rank in range(pc.pipeline_parallel_size):
         start, end = get_pp_indices(total, rank, pc.pipeline_parallel_size)
@@ -145,6 +225,10 @@ def build_specs(vllm_config: Any) -> list[dict[str, Any]]:
         for i in range(start, end):
             name = f"model.layers.{i}.self_attn.attn"
             window = windows[i]
+            if kinds is not None and kinds[i] != "attention":
+                if kinds[i] == "mamba":
+                    specs[f"model.layers.{i}.mixer"] = mamba
+                continue
             if mc.use_mla:
                 specs[name] = _make(
                     kvi.MLAAttentionSpec,
@@ -184,6 +268,8 @@ def build_specs(vllm_config: Any) -> list[dict[str, Any]]:
 
 
 def _kind(spec: Any) -> str:
+    if isinstance(spec, kvi.MambaSpec):
+        return "mamba"
     if isinstance(spec, kvi.MLAAttentionSpec):
         return "mla"
     if isinstance(spec, kvi.SlidingWindowSpec):
@@ -261,6 +347,7 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
             "max_num_batched_tokens": vllm_config.scheduler_config.max_num_batched_tokens,
             "async_scheduling": bool(vllm_config.scheduler_config.async_scheduling),
             "stage_layers": [len(s) for s in stages],
+            "mamba_cache_mode": getattr(vllm_config.cache_config, "mamba_cache_mode", "none"),
             **probe_plan,
         }
     finally:

@@ -15,9 +15,11 @@ holds every figure equal to vLLM's own objects (tools/oracle/kv_probe.py).
 Modelled: full attention (MHA, GQA, MQA: the KV heads a rank holds, replicated when tensor_parallel_size exceeds
 them), DeepSeek-style MLA (one latent head of kv_lora_rank + qk_rope_head_dim, no V), sliding-window layers (a
 global `sliding_window`, `layer_types`, Gemma-2/3 patterns, Qwen's `use_sliding_window`/`max_window_layers`), the
-hybrid allocator and `disable_hybrid_kv_cache_manager`, pipeline stages and decode context parallelism. Not
-modelled (a str says so): Mamba and linear-attention layers, chunked local attention, sparse MLA indexers,
-quantised KV caches other than the fp8 family, models whose config.json lacks the keys read.
+hybrid allocator and `disable_hybrid_kv_cache_manager`, pipeline stages and decode context parallelism; the Mamba
+layers of Nemotron-H, Granite-4.0-H and Jamba (their state in capacity/mamba.py; here the platform's block alignment,
+`Platform._align_hybrid_block_size`, and `MambaSpec.max_memory_usage_bytes` per Mamba cache mode). Not modelled (a
+str says so): gated-delta-net and KDA layers and the other hybrid families, chunked local attention, sparse MLA
+indexers, quantised KV caches other than the fp8 family, models whose config.json lacks the keys read.
 
 Assumed where the attention backend decides (said in `KvLayout.inputs`): without a written `block_size`, 16
 (`CacheConfig.DEFAULT_BLOCK_SIZE`, every release; `Platform.update_block_size_for_backend` then takes the chosen
@@ -30,9 +32,13 @@ parallelism and async scheduling the batches in flight depend on the model runne
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
+from profilekit.capacity.mamba import FAMILIES as MAMBA_FAMILIES
+from profilekit.capacity.mamba import MambaState, layer_kinds, mamba_state
+from profilekit.capacity.memory import MAX_LAYERS
 from profilekit.hardware import Gpu
 from profilekit.records import record
 from profilekit.vllm.modelshape import DTYPE_BYTES, HEAD_KEYS, KV_HEAD_KEYS, ModelShape, as_int
@@ -73,7 +79,7 @@ ALL_SLIDE = ("mistral", "mixtral", "qwen3_moe", "phi3")
 class LayerSpec:
     """One kind of KV-cache layer, as vLLM's KVCacheSpec on one GPU."""
 
-    kind: str  # "full", "mla", "sliding_window"
+    kind: str  # "full", "mla", "sliding_window", "mamba"
     layers: int  # how many layers of this kind on one GPU (the first pipeline stage)
     block_size: int
     page_bytes: int  # vLLM's spec.page_size_bytes for one layer (after page-size unification)
@@ -88,6 +94,9 @@ class _Spec:
     block_size: int
     page_bytes: int
     window: int | None
+    # a Mamba layer: the pages of state one request holds (MambaSpec.max_memory_usage_bytes); 0: one per block of
+    # the request (Mamba cache mode `all`)
+    state_pages: int = 0
 
 
 @record(frozen=True, slots=True)
@@ -107,11 +116,13 @@ class KvLayout:
     def bytes_per_token(self) -> float:
         """KV bytes one token costs on one GPU in the full-attention-like layers (for display; with decode context
         parallelism a GPU holds every dcp-th token)."""
-        full = sum(s.layers * s.page_bytes / s.block_size for s in self.specs if s.kind != "sliding_window")
+        full = sum(s.layers * s.page_bytes / s.block_size for s in self.specs if s.kind in ("full", "mla"))
         return full / self.dcp
 
     def _spec_bytes(self, spec: _Spec, max_model_len: int) -> int:
         """`spec.max_memory_usage_bytes(vllm_config)`."""
+        if spec.kind == "mamba":
+            return spec.page_bytes * (spec.state_pages or _cdiv(max_model_len, spec.block_size))
         if spec.kind == "sliding_window" and spec.window is not None:
             tokens = min(spec.window - 1 + self.in_flight, max_model_len)
             return (_cdiv(tokens, spec.block_size) + 1) * spec.page_bytes
@@ -219,13 +230,33 @@ class _Model:
     windows: tuple[int | None, ...]  # each layer's sliding window
     dtype: str  # the checkpoint's dtype (for kv_cache_dtype "auto")
     inputs: tuple[str, ...]
+    kinds: tuple[str, ...] | None = None  # a hybrid model: each layer's kind (capacity/mamba.py)
+    model_type: str = ""
+
+
+def _layers(text: Mapping[str, Any], model_type: str) -> tuple[int, tuple[str, ...] | None, str] | str:
+    """The decoder layers (a hybrid model: with each layer's kind) and how they were read."""
+    layers = as_int(text.get("num_hidden_layers"))
+    if layers is not None and layers > MAX_LAYERS:
+        return f"config.json's num_hidden_layers {layers} is more than any model has (over {MAX_LAYERS}): not estimated"
+    if model_type not in MAMBA_FAMILIES:
+        if layers is None or layers <= 0:
+            return "config.json has no num_hidden_layers"
+        return layers, None, f"{layers} layers from config.json num_hidden_layers"
+    kinds = layer_kinds(text, model_type)
+    if isinstance(kinds, str):
+        return kinds
+    if model_type == "granitemoehybrid" and layers is not None and 0 < layers < len(kinds):
+        kinds = kinds[:layers]  # the model builds num_hidden_layers layers, indexing layer_types
+    return len(kinds), kinds, f"{len(kinds)} layers ({model_type}'s layer kinds)"
 
 
 def _model(config: Mapping[str, Any], serve: Mapping[str, Any]) -> _Model | str:
     shape = ModelShape.of(dict(config))
     text = shape.text
     model_type = str(text.get("model_type") or config.get("model_type") or "")
-    if model_type in HYBRID_TYPES or any(key in text for key in HYBRID_KEYS):
+    hybrid = model_type in MAMBA_FAMILIES
+    if not hybrid and (model_type in HYBRID_TYPES or any(key in text for key in HYBRID_KEYS)):
         return (
             f"not modelled yet: the Mamba/linear-attention layers of a hybrid model ({model_type or 'no model_type'})"
         )
@@ -233,12 +264,13 @@ def _model(config: Mapping[str, Any], serve: Mapping[str, Any]) -> _Model | str:
         return "not modelled yet: chunked local attention (attention_chunk_size, Llama-4)"
     if text.get("index_topk") is not None or text.get("compress_ratios") is not None:
         return f"not modelled yet: the sparse-attention indexer cache ({model_type})"
-    if model_type not in MODELLED_TYPES:
+    if model_type not in MODELLED_TYPES and not hybrid:
         return f"not modelled yet: the KV cache of model_type {model_type!r}"
-    layers = as_int(text.get("num_hidden_layers"))
-    if layers is None or layers <= 0:
-        return "config.json has no num_hidden_layers"
-    inputs: list[str] = [f"{layers} layers from config.json num_hidden_layers"]
+    found_layers = _layers(text, model_type)
+    if isinstance(found_layers, str):
+        return found_layers
+    layers, kinds, layers_said = found_layers
+    inputs: list[str] = [layers_said]
     mla = model_type in MLA_TYPES and text.get("kv_lora_rank") is not None
     if text.get("kv_lora_rank") is not None and not mla:
         return f"not modelled yet: multi-head latent attention of model_type {model_type!r}"
@@ -254,24 +286,34 @@ def _model(config: Mapping[str, Any], serve: Mapping[str, Any]) -> _Model | str:
             return "config.json has no num_attention_heads"
         heads = found_heads[0]
         kv_heads, kv_key = shape.first(KV_HEAD_KEYS) or (heads, f"{found_heads[1]} (no KV-head key)")
-        head_dim = as_int(text.get("head_dim"))
+        head_key = "head_dim"
+        if text.get(head_key) is None and model_type == "nemotron_h":
+            head_key = "attention_head_dim"  # the name older Nemotron-H configs use
+        head_dim = as_int(text.get(head_key))
         hidden = as_int(text.get("hidden_size"))
         if head_dim is not None and head_dim > 0:
             head_size = head_dim
-            inputs.append(f"head_size {head_size} from config.json head_dim")
+            inputs.append(f"head_size {head_size} from config.json {head_key}")
         elif hidden is not None and heads > 0:
             head_size = hidden // heads
             inputs.append(f"head_size {head_size} from config.json hidden_size {hidden} // {heads} heads")
         else:
             return "config.json has neither head_dim nor hidden_size"
+        if head_size <= 0:
+            return f"head_size {head_size} is not a size: not estimated"
         inputs.append(f"{_heads(kv_heads)} from config.json {kv_key}")
-    windows = _windows(text, model_type, layers, disabled=serve.get("disable_sliding_window") is True)
+    no_window: tuple[int | None, ...] = (None,) * layers
+    windows = (
+        no_window
+        if hybrid
+        else _windows(text, model_type, layers, disabled=serve.get("disable_sliding_window") is True)
+    )
     if isinstance(windows, str):
         return windows
     if mla and any(w is not None for w in windows):
         return "not modelled yet: MLA with sliding-window layers"
     dtype = _model_dtype(shape, serve)
-    return _Model(layers, kv_heads, head_size, mla, windows, dtype, tuple(inputs))
+    return _Model(layers, kv_heads, head_size, mla, windows, dtype, tuple(inputs), kinds, model_type)
 
 
 def _model_dtype(shape: ModelShape, serve: Mapping[str, Any]) -> str:
@@ -356,8 +398,19 @@ def pp_indices(layers: int, rank: int, stages: int) -> tuple[int, int]:
     return start, start + partitions[rank]
 
 
-def kv_layout(config: Mapping[str, Any], *, version: str, serve: Mapping[str, Any], gpu: Gpu | None) -> KvLayout | str:
-    """The KV cache of the role on one GPU; a str says what is missing or not modelled (never a guess)."""
+def kv_layout(
+    config: Mapping[str, Any],
+    *,
+    version: str,
+    serve: Mapping[str, Any],
+    gpu: Gpu | None,
+    mamba_mode: str | None = None,
+    max_model_len: int | None = None,
+) -> KvLayout | str:
+    """The KV cache of the role on one GPU; a str says what is missing or not modelled (never a guess).
+
+    A hybrid model needs the role's Mamba cache mode (`none` or `align`, RoleFacts.mamba_cache_mode: it follows
+    prefix caching) and, in mode `none`, its max_model_len (the Mamba block size vLLM shows)."""
     del gpu  # the layout does not depend on the device (its memory is the caller's `available`)
     model = _model(config, serve)
     if isinstance(model, str):
@@ -384,8 +437,19 @@ def kv_layout(config: Mapping[str, Any], *, version: str, serve: Mapping[str, An
         if written_block
         else f"block_size {block}: vLLM's default on CUDA (an estimate where the attention backend decides)"
     )
-    specs = _layer_specs(model, kv_heads, elem, block, version=version)
-    sliding = any(s.kind == "sliding_window" for s in specs)
+    mamba: _Spec | None = None
+    if model.kinds is not None:
+        text = ModelShape.of(dict(config)).text
+        hybrid = _hybrid(text, model, serve, version=version, tp=tp, attn_token=2 * kv_heads * model.head_size * elem)
+        if isinstance(hybrid, str):
+            return hybrid
+        found_mamba = _mamba_spec(hybrid, serve, mamba_mode, max_model_len, block=block, dcp=dcp, version=version)
+        if isinstance(found_mamba, str):
+            return found_mamba
+        mamba, block, said_mamba = found_mamba
+        inputs += [*hybrid[0].inputs, *said_mamba]
+    specs = _layer_specs(model, kv_heads, elem, block, version=version, mamba=mamba)
+    sliding = any(s is not None and s.kind == "sliding_window" for s in specs)
     in_flight = 0
     if sliding:
         if dcp > 1:
@@ -428,10 +492,75 @@ def _parallel_sizes(serve: Mapping[str, Any], *, layers: int) -> tuple[int, int,
     return out[0], out[1], out[2]
 
 
-def _layer_specs(model: _Model, kv_heads: int, elem: int, block: int, *, version: str) -> list[_Spec]:
-    """`Attention.get_kv_cache_spec` / `MLAAttention.get_kv_cache_spec` of every layer of the model."""
-    specs: list[_Spec] = []
-    for window in model.windows:
+def _hybrid(
+    text: Mapping[str, Any], model: _Model, serve: Mapping[str, Any], *, version: str, tp: int, attn_token: int
+) -> tuple[MambaState, int] | str:
+    """The Mamba state of a hybrid model's Mamba layers, and one attention layer's page for one token."""
+    if model.mla:
+        return "not modelled yet: a hybrid model with multi-head latent attention"
+    state = mamba_state(text, model.model_type, version=version, tp=tp, model_dtype=model.dtype, serve=serve)
+    if isinstance(state, str):
+        return state
+    return state, attn_token
+
+
+def _mamba_spec(
+    hybrid: tuple[MambaState, int],
+    serve: Mapping[str, Any],
+    mode: str | None,
+    max_model_len: int | None,
+    *,
+    block: int,
+    dcp: int,
+    version: str,
+) -> tuple[_Spec, int, list[str]] | str:
+    """`Platform._align_hybrid_block_size` and `MambaBase.get_kv_cache_spec`: the attention block grows (in
+    multiples of FlashAttention's kernel block, 16) until one attention page holds a Mamba state, and the Mamba
+    page is padded to the attention page; the spec and the attention block size."""
+    state, attn_token = hybrid
+    if mode is None:
+        return "the Mamba cache mode is unknown (it follows prefix caching, which the model decides)"
+    if mode not in ("none", "align", "all"):
+        return f"not modelled yet: Mamba cache mode {mode!r}"
+    if serve.get("disable_hybrid_kv_cache_manager") is True or dcp > 1:
+        return "not modelled yet: a hybrid model without the hybrid KV cache manager or with decode context parallelism"
+    if max_model_len is None:
+        return "max_model_len is needed: a Mamba layer's blocks per request depend on it"
+    alignment = max(KERNEL_BLOCK, block)
+    if mode == "all":  # 0.27.0-0.31.0: blocks aligned to the Mamba chunk (or a written mamba_block_size)
+        written = as_int(serve.get("mamba_block_size"))
+        chunk = math.lcm(written if written is not None and written > 0 else state.chunk_size, alignment)
+        attn_block = chunk * _cdiv(_cdiv(state.page_bytes, attn_token), chunk)
+    else:
+        attn_block = alignment * _cdiv(state.page_bytes, alignment * attn_token)
+    if at_least(version, "0.32.0"):
+        attn_block = KERNEL_BLOCK * _cdiv(attn_block, KERNEL_BLOCK)  # every backend's smallest kernel block
+    aligned = max(block, attn_block)
+    page = aligned * attn_token
+    mamba_block = {"align": aligned, "all": attn_block}.get(mode, max_model_len)
+    # MambaSpec.max_memory_usage_bytes: `all` keeps a state per block of the request, `align` the last two (and
+    # MambaMixer2's prefill checkpoint from 0.32.0), `none` one
+    pages = {"align": 2 + state.checkpoint_blocks, "all": 0}.get(mode, 1)
+    held = f"{pages} state page{'s' if pages > 1 else ''}" if pages else f"a state page per {mamba_block} tokens"
+    said = [
+        f"attention block size {aligned}: one attention page of {page} bytes holds a Mamba state "
+        f"(vLLM's page alignment; padding {100 * (page - state.page_bytes) / state.page_bytes:.2f} %)",
+        f"Mamba cache mode {mode}: {held} per request and Mamba layer",
+    ]
+    return _Spec("mamba", mamba_block, page, None, pages), aligned, said
+
+
+def _layer_specs(
+    model: _Model, kv_heads: int, elem: int, block: int, *, version: str, mamba: _Spec | None = None
+) -> list[_Spec | None]:
+    """`Attention.get_kv_cache_spec` / `MLAAttention.get_kv_cache_spec` (a hybrid model's Mamba layers: `mamba`;
+    its MLP-only layers: None) of every layer of the model."""
+    specs: list[_Spec | None] = []
+    for i, window in enumerate(model.windows):
+        kind = model.kinds[i] if model.kinds is not None else "attention"
+        if kind != "attention":
+            specs.append(mamba if kind == "mamba" else None)
+            continue
         if model.mla:
             specs.append(_Spec("mla", block, block * model.head_size * elem, None))
         elif window is not None:
@@ -464,8 +593,13 @@ def _in_flight(serve: Mapping[str, Any], pp: int) -> tuple[int, str] | str:
     return batches * batched, f"{batches} batches in flight x max_num_batched_tokens {batched} ({said})"
 
 
-def _groups(specs: list[_Spec], pp: int, *, hybrid_off: bool) -> tuple[tuple[_Spec, tuple[int, ...]], ...] | str:
-    """`get_kv_cache_groups` and `_project_kv_cache_groups_to_worker`: each group's spec and layers per stage."""
+def _groups(
+    layer_specs: list[_Spec | None], pp: int, *, hybrid_off: bool
+) -> tuple[tuple[_Spec, tuple[int, ...]], ...] | str:
+    """`get_kv_cache_groups` and `_project_kv_cache_groups_to_worker`: each group's spec and layers per stage
+    (the pipeline stages split every decoder layer, those without a KV cache too)."""
+    index = [i for i, s in enumerate(layer_specs) if s is not None]
+    specs = [s for s in layer_specs if s is not None]
     kinds = {s.kind for s in specs}
     if hybrid_off and "full" in kinds and "sliding_window" in kinds:
         # `unify_hybrid_kv_cache_specs`: the sliding-window layers are allocated as full attention
@@ -478,14 +612,14 @@ def _groups(specs: list[_Spec], pp: int, *, hybrid_off: bool) -> tuple[tuple[_Sp
             return unified
         specs = unified
     buckets: dict[_Spec, list[int]] = {}
-    for i, spec in enumerate(specs):
+    for i, spec in zip(index, specs, strict=True):
         buckets.setdefault(spec, []).append(i)
     # `_get_kv_cache_groups_uniform_page_size`: equal groups, the layers of a kind split round-robin
     sizes = [len(v) for v in buckets.values()]
     group_size = min(sizes)
     if max(sizes) < min(sizes) * 1.5:
         group_size = max(sizes)
-    bounds = [pp_indices(len(specs), r, pp) for r in range(pp)]
+    bounds = [pp_indices(len(layer_specs), r, pp) for r in range(pp)]
     out: list[tuple[_Spec, tuple[int, ...]]] = []
     for spec, layers in buckets.items():
         parts = _cdiv(len(layers), group_size)
@@ -503,7 +637,7 @@ def _unify(specs: list[_Spec]) -> list[_Spec] | str:
         if largest % s.page_bytes:
             return "the layers' KV-cache pages cannot be unified (vLLM refuses: not divisible)"
         ratio = largest // s.page_bytes
-        out.append(_Spec(s.kind, s.block_size * ratio, largest, s.window))
+        out.append(_Spec(s.kind, s.block_size * ratio, largest, s.window, s.state_pages))
     return out
 
 

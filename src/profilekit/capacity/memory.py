@@ -28,6 +28,9 @@ GIB = 1 << 30
 NON_TORCH = GIB
 NON_TORCH_DISTRIBUTED = GIB + GIB // 2
 CUDA_GRAPHS = GIB // 2
+# a sanity bound, not vLLM's: the largest published models have a few hundred layers, and the layout and the weight
+# count hold one entry per layer (a junk num_hidden_layers of 10**9 would otherwise take gigabytes)
+MAX_LAYERS = 100_000
 DEFAULT_UTILIZATION = 0.9  # CacheConfig.gpu_memory_utilization
 
 

@@ -98,6 +98,7 @@ def plan(
     max_model_len: int | None,
     tokens: int,
     seqs: int,
+    mamba_mode: str | None = None,
 ) -> Plan:
     """The capacity of one role (see the module's docstring for what each part needs)."""
     tp = _positive(serve.get("tensor_parallel_size"))
@@ -106,7 +107,9 @@ def plan(
     if config is None:
         kv = "no config.json for the model: the KV cache's layers, heads and head size are unknown"
     else:
-        kv = kv_layout(_text(config), version=version, serve=serve, gpu=gpu)
+        kv = kv_layout(
+            _text(config), version=version, serve=serve, gpu=gpu, mamba_mode=mamba_mode, max_model_len=max_model_len
+        )
     mem: Memory | str
     if gpu is None:
         mem = "no GPU declared ([hardware] gpu): its memory is unknown"

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from profilekit.capacity.memory import GIB
+from profilekit.capacity.memory import GIB, MAX_LAYERS
 from profilekit.records import record
 from profilekit.vllm.modelshape import DTYPE_BYTES, ModelShape, as_int
 
@@ -132,6 +132,11 @@ def _shape(config: Mapping[str, Any]) -> tuple[_Layers, str, int] | str:
             "vocab_size or intermediate_size"
         )
     assert hidden is not None and layers is not None and heads is not None and vocab is not None and inter is not None
+    if min(hidden, layers, heads, vocab, inter) <= 0 or layers > MAX_LAYERS:
+        return (
+            "not counted from config.json: hidden_size, num_hidden_layers, num_attention_heads, vocab_size and "
+            f"intermediate_size must be sizes (num_hidden_layers at most {MAX_LAYERS})"
+        )
     kv_heads = as_int(config.get("num_key_value_heads")) or heads
     head_dim = as_int(config.get("head_dim")) or hidden // heads
     dtype = ModelShape.of(dict(config)).dtype or "bfloat16"

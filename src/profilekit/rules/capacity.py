@@ -90,6 +90,7 @@ def role_plan(f: RoleFacts, root: Path | None) -> Plan:
         max_model_len=derived_max_model_len(f),
         tokens=b.batched_tokens if b is not None else 2048,
         seqs=b.seqs if b is not None else 256,
+        mamba_mode=f.mamba_cache_mode,
     )
 
 

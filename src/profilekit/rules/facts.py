@@ -17,6 +17,8 @@ from profilekit.vllm.constraints import speculative_view
 from profilekit.vllm.versions import version_key
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from profilekit.compose.model import RoleConfig, Stack
     from profilekit.errors import Location
     from profilekit.hardware import Gpu
@@ -252,6 +254,16 @@ def _mamba_cache_mode(version: str, model: ModelFacts, prefix_caching: bool | No
     return mode
 
 
+def prefix_caching_and_mamba_mode(
+    version: str, model: ModelFacts, serve: Mapping[str, Any]
+) -> tuple[bool | None, bool | None, str | None]:
+    """Prefix caching as written, as in effect, and the effective Mamba cache mode of a role serving `model`."""
+    written = serve.get("enable_prefix_caching")
+    explicit = written if isinstance(written, bool) else None
+    effective = _prefix_caching(version, model, explicit)
+    return explicit, effective, _mamba_cache_mode(version, model, effective, serve.get("mamba_cache_mode"))
+
+
 def role_facts(
     role: RoleConfig,
     version: str,
@@ -264,10 +276,7 @@ def role_facts(
     model = model_facts(role, root, models)
     explicit, children = _explicit_connector(role, serve)
     implied = _implied_connector(role, serve, env)
-    pc_written = serve.get("enable_prefix_caching")
-    pc_explicit = pc_written if isinstance(pc_written, bool) else None
-    prefix_caching = _prefix_caching(version, model, pc_explicit)
-    mode = _mamba_cache_mode(version, model, prefix_caching, serve.get("mamba_cache_mode"))
+    pc_explicit, prefix_caching, mode = prefix_caching_and_mamba_mode(version, model, serve)
 
     spec = speculative_view(serve)  # --spec-* merged in, as vLLM builds SpeculativeConfig
     num_spec: int | None = 0

@@ -58,6 +58,10 @@ _KIMI = ArchInfo(hybrid=True, mamba_prefix_caching=False, replayssm_since="0.29.
 _HYBRID = ArchInfo(hybrid=True)
 # hybrid models whose transformers class leaves `_supports_attention_backend` unset
 _HYBRID_NO_TRANSFORMERS = ArchInfo(hybrid=True, transformers_backend=False)
+# hybrid models whose class implements SupportsMambaPrefixCaching (Mamba cache mode `all` before 0.32.0), found
+# by the capacity oracle (tests/oracle/test_capacity_kv.py compares the mode vLLM 0.27.x picks)
+_HYBRID_PREFIX = ArchInfo(hybrid=True, mamba_prefix_caching=True)
+_HYBRID_PREFIX_NO_TRANSFORMERS = ArchInfo(hybrid=True, mamba_prefix_caching=True, transformers_backend=False)
 _PLAIN = ArchInfo()
 
 ARCHITECTURES: dict[str, ArchInfo] = {
@@ -75,11 +79,13 @@ ARCHITECTURES: dict[str, ArchInfo] = {
     "Qwen3_5MoeForCausalLM": _HYBRID_NO_TRANSFORMERS,
     "Qwen3_5ForConditionalGeneration": _HYBRID_NO_TRANSFORMERS,
     "Qwen3_5MoeForConditionalGeneration": _HYBRID_NO_TRANSFORMERS,
-    "JambaForCausalLM": _HYBRID_NO_TRANSFORMERS,
-    "FalconH1ForCausalLM": _HYBRID_NO_TRANSFORMERS,
-    "GraniteMoeHybridForCausalLM": _HYBRID,
+    "JambaForCausalLM": _HYBRID_PREFIX_NO_TRANSFORMERS,
+    "FalconH1ForCausalLM": _HYBRID_PREFIX_NO_TRANSFORMERS,
+    "GraniteMoeHybridForCausalLM": _HYBRID_PREFIX,
     # vllm/model_executor/models/zamba2.py: no SupportsPP in any release 0.27.0-0.33.0, no SupportsLoRA (0.33.0)
-    "Zamba2ForCausalLM": ArchInfo(hybrid=True, pipeline_parallel=False, lora=False, transformers_backend=False),
+    "Zamba2ForCausalLM": ArchInfo(
+        hybrid=True, mamba_prefix_caching=True, pipeline_parallel=False, lora=False, transformers_backend=False
+    ),
     "BambaForCausalLM": _HYBRID_NO_TRANSFORMERS,
     "Lfm2ForCausalLM": _HYBRID,
     "Lfm2MoeForCausalLM": _HYBRID,
