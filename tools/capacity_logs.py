@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compare profilekit's capacity figures with published vLLM start-up logs (issue 32, item 4; docs/CAPACITY.md).
 
-tests/data/capacity/logs.toml holds 28 published logs, each with its source and only what the log shows. For every
+tests/data/capacity/logs.toml holds 37 published logs, each with its source and only what the log shows. For every
 log whose model's config.json profilekit has (`MODELS` below: the shipped configs, tests/data/capacity's sourced
 ones) and that shows the KV cache memory vLLM had, profilekit's KV cache is computed for the log's options and
 given that same memory: its "GPU KV cache size" tokens, its "Maximum concurrency" and, for a logged refusal, its
@@ -53,6 +53,8 @@ def models() -> dict[str, tuple[dict[str, Any], str]]:
         "meta-llama/Llama-3.1-8B-Instruct": (kv["llama-3.1-8b"], "its config.json (kv-configs.json)"),
         # the GPTQ checkpoint of Mistral-7B-Instruct-v0.2: v0.3's attention shape (32 layers, 8 KV heads of 128)
         "TheBloke/Mistral-7B-Instruct-v0.2-GPTQ": (kv["mistral-7b-v0.3"], "Mistral-7B-v0.3's attention shape"),
+        # the FP8 checkpoint of Qwen3-30B-A3B: its weights are quantized, its attention shape is the model's
+        "Qwen/Qwen3-30B-A3B-FP8": (kv["qwen3-30b-a3b (MoE)"], "Qwen3-30B-A3B's config.json (kv-configs.json)"),
         # DeepSeek-R1-Distill-Qwen-14B is Qwen2.5-14B's shape: a fine-tune of it with the same shapes
         "deepseek-ai/DeepSeek-R1-Distill-Qwen-14B": (
             _checkpoint("deepcogito/cogito-v1-preview-qwen-14B"),
