@@ -343,6 +343,26 @@ def test_a_capture_size_of_zero_is_refused_on_a_gpu(make_repo: MakeRepo, version
     assert [f.rule for f in unknown] == ["hardware-unknown"]
 
 
+@pytest.mark.parametrize("version", RELEASES)
+def test_a_compile_size_named_wrong_is_refused_on_a_gpu_even_eager(make_repo: MakeRepo, version: str) -> None:
+    # every release: a GPU platform settles the CUDA graph sizes (eager too) and then reads compile_sizes; the CPU
+    # platform, vLLM's oracle, never does (tools/gpu_report.py found it in the 0.30.0 broad corpus on every GPU)
+    layer = files(enforce_eager=True, compilation_config={"compile_sizes": [8, "cudagraph_capture_size"]})
+    found = findings(make_repo, with_hardware(layer, gpu="T4"), version)
+    assert of(found, "compile-sizes-name") == [
+        f"compile_sizes names 'cudagraph_capture_size' on T4; vLLM {version} refuses to start: \"Unrecognized size "
+        "type in compile_sizes, expect 'cudagraph_capture_sizes', got cudagraph_capture_size\""
+    ]
+    assert next(f.fix for f in found if f.rule == "compile-sizes-name").startswith(
+        "did you mean 'cudagraph_capture_sizes'?"
+    )
+    right = files(compilation_config={"compile_sizes": [8, "cudagraph_capture_sizes"]})
+    assert findings(make_repo, with_hardware(right, gpu="MI300X"), version) == []
+    unknown = findings(make_repo, layer, version)  # no GPU: today's verdict, and a warning naming every GPU
+    assert [f.rule for f in unknown] == ["hardware-unknown"]
+    assert "compile-sizes-name on V100-SXM2-32GB, T4," in unknown[0].message
+
+
 # ---- a KV connector's class on a GPU: looked up for the CUDA graphs while the config is built ------------------
 
 
@@ -400,6 +420,25 @@ def test_a_device_id_that_is_no_index_and_no_uuid_is_refused_on_a_declared_gpu(m
     rocm = findings(make_repo, with_hardware(uuid, gpu="MI300X"))
     assert [f.message.split("refuses to start: ")[1] for f in rocm if f.rule == "device-ids-unknown"] == [
         "\"Non-integer device ID 'GPU-5a1c7f0e-1b2c-3d4e-5f60-718293a4b5c6' is not supported by rocm.\""
+    ]
+
+
+def test_a_backend_that_is_neither_ray_nor_mp_is_refused_before_the_device_ids_are_looked_up(
+    make_repo: MakeRepo,
+) -> None:
+    # found by tests/oracle/results/gpu-0.31.0.json: with no data_parallel_address the launch block asserts the
+    # backend, before ParallelConfig's arguments (the device ids) are resolved; with an address the field refuses it
+    layer = with_hardware(files(data_parallel_backend="bogus", device_ids="bogus"), gpu="T4")
+    found = findings(make_repo, layer, "0.31.0")
+    assert verdict_rule(make_repo, layer, "0.31.0") == "invalid-value"
+    assert of(found, "invalid-value") == [
+        'data_parallel_backend = "bogus"; vLLM 0.31.0 refuses to start: "(\'data_parallel_backend can only be ray or '
+        "mp, got %s', 'bogus')\""
+    ]
+    addressed = files(data_parallel_backend="bogus", data_parallel_address="10.0.0.1")
+    assert [m.split(": ", 1)[1] for m in of(findings(make_repo, addressed), "invalid-value")] == [
+        'vLLM 0.33.0 refuses "bogus": "1 validation error for ParallelConfig / data_parallel_backend / Input should '
+        "be 'ray' or 'mp'\""
     ]
 
 

@@ -432,6 +432,7 @@ MESSAGE_RULES: list[tuple[str, str]] = [
     (r"--enable-hc-sp currently requires CUDA$", "gpu-platform-unsupported"),
     (r"Async scheduling is not compatible with ROCm DeepEP", "gpu-platform-unsupported"),
     (r"Maximum cudagraph size should be greater than or equal to 1", "max-cudagraph-capture-size-zero"),
+    (r"Unrecognized size type in compile_sizes", "compile-sizes-name"),
     (r"dbo_decode_token_threshold and dbo_prefill_token_threshold must be at least", "microbatching-thresholds"),
     (r"offload_num_in_group \(\d+\) must be <= offload_group_size", "offload-prefetch-group"),
     (r"offload_prefetch_step \(-?\d+\) must be >= 1 when prefetch offloading", "offload-prefetch-group"),

@@ -18,6 +18,9 @@ Sources, every release 0.27.0-0.33.0 unless said:
   (`VllmConfig.__post_init__`, 0.30.0+), the Proton profiler off CUDA (`VllmConfig.__post_init__` 0.28.0-0.29.0,
   `_validate_profiler_config` 0.30.0+), `--enable-hc-sp` with tensor parallelism off CUDA (0.32.0; 0.33.0 accepts
   ROCm too), async scheduling with ROCm DeepEP high-throughput DBO (`VllmConfig.__post_init__`, only on ROCm).
+- `compile-sizes-name`: `CompilationConfig.post_init_cudagraph_sizes`, at the end of `VllmConfig._set_cudagraph_sizes`
+  (which a GPU platform always runs, eager or not; the CPU platform never does), asserts that each name in
+  `compilation_config.compile_sizes` is 'cudagraph_capture_sizes'.
 - `max-cudagraph-capture-size-zero`: `VllmConfig._set_cudagraph_sizes` asserts a capture size of at least 1 when
   CUDA graphs are on, which they are on a GPU (vLLM's CPU platform, the oracle's, turns them off): with a GPU
   declared, `max_cudagraph_capture_size = 0` is refused.
@@ -39,6 +42,7 @@ and `hardware-unknown` names the GPUs of the catalogue whose verdict differs.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
 from collections.abc import Callable, Iterable
 from functools import cache
@@ -106,6 +110,7 @@ GPU_RULES = (
     "microbatching-all2all-backend",
     "compilation-config",
     "max-cudagraph-capture-size-zero",
+    "compile-sizes-name",
 )
 
 
@@ -330,6 +335,42 @@ def max_cudagraph_capture_size_zero(ctx: Context, f: RoleFacts) -> Iterable[Hit]
             "remove max_cudagraph_capture_size (vLLM derives it), set it to 1 or more, or set enforce_eager = true",
             role=f.role.name,
             order=CUDAGRAPH_SIZE_ASSERT,
+        )
+    ]
+
+
+COMPILE_SIZES_NAME = "cudagraph_capture_sizes"  # the one name compile_sizes takes besides batch sizes
+COMPILE_SIZES: Order = (*CUDAGRAPH_SIZES, 1)  # post_init_cudagraph_sizes: after the capture sizes are settled
+
+
+@rule(
+    "compile-sizes-name",
+    Severity.ERROR,
+    "compilation_config.compile_sizes naming anything but 'cudagraph_capture_sizes', on a declared GPU",
+    source="vllm/config/compilation.py CompilationConfig.post_init_cudagraph_sizes (an assertion), from "
+    "VllmConfig._set_cudagraph_sizes",
+)
+def compile_sizes_name(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    cfg = f.serve.get("compilation_config")
+    sizes = cfg.get("compile_sizes") if isinstance(cfg, dict) else None
+    if f.gpu is None or not isinstance(sizes, list):
+        return []
+    # vLLM de-duplicates through a set first, so which unknown name it names is not fixed: the first written here
+    names = [x for x in sizes if isinstance(x, str) and x != COMPILE_SIZES_NAME]
+    if not names:
+        return []
+    close = difflib.get_close_matches(names[0], [COMPILE_SIZES_NAME], n=1, cutoff=0.6)
+    said = f"did you mean {close[0]!r}? " if close else ""
+    message = f"Unrecognized size type in compile_sizes, expect '{COMPILE_SIZES_NAME}', got {names[0]}"
+    return [
+        Hit(
+            "compile-sizes-name",
+            _refuses(f, f"compile_sizes names {names[0]!r} on {f.gpu.name}", message),
+            [*f.loc("serve", "compilation_config", "compile_sizes"), *_gpu_locs(f)],
+            f"{said}write batch sizes as numbers, or '{COMPILE_SIZES_NAME}' (compile for every CUDA graph "
+            "capture size)",
+            role=f.role.name,
+            order=COMPILE_SIZES,
         )
     ]
 

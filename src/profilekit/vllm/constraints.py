@@ -237,6 +237,8 @@ def _field_problems(values: Values, flag: Flag, value: Any, serve: dict[str, Any
     entry = values.option(flag.dest)
     if entry is None or kind_of(flag).base in ("json", "json_config", "dict_or_str"):
         return []
+    if flag.dest == "data_parallel_backend" and serve.get("data_parallel_address") is None:
+        return []  # with no address the launch block asserts ray or mp first (rules/dataparallel.py `_address`)
     if not _holds(entry.get("when"), serve):
         return []
     if not isinstance(value, (str, int, float, bool)):
