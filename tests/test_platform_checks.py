@@ -432,8 +432,8 @@ def test_a_backend_that_is_neither_ray_nor_mp_is_refused_before_the_device_ids_a
     found = findings(make_repo, layer, "0.31.0")
     assert verdict_rule(make_repo, layer, "0.31.0") == "invalid-value"
     assert of(found, "invalid-value") == [
-        'data_parallel_backend = "bogus"; vLLM 0.31.0 refuses to start: "(\'data_parallel_backend can only be ray or '
-        "mp, got %s', 'bogus')\""
+        "serve.data_parallel_backend: vLLM 0.31.0 refuses it: \"('data_parallel_backend can only be ray or mp, got "
+        "%s', 'bogus')\""
     ]
     addressed = files(data_parallel_backend="bogus", data_parallel_address="10.0.0.1")
     assert [m.split(": ", 1)[1] for m in of(findings(make_repo, addressed), "invalid-value")] == [

@@ -16,7 +16,7 @@ from profilekit.records import record
 from profilekit.rules import order
 from profilekit.rules.engine import Context, Hit, rule
 from profilekit.rules.facts import RoleFacts, at_least
-from profilekit.rules.modelcfg import Undecided, lacking, needs, serve_bool, serve_int, shape, shown
+from profilekit.rules.modelcfg import Undecided, lacking, needs, serve_bool, serve_int, shape
 
 SOURCE_LAUNCH = "vllm/engine/arg_utils.py EngineArgs.create_engine_config (data-parallel launch options)"
 SOURCE_PARALLEL = "vllm/config/parallel.py ParallelConfig"
@@ -276,22 +276,6 @@ def _size_local(f: RoleFacts, args: _Args, out: Launch) -> Failure | None:
     return _default_size_local(f, args, out)
 
 
-def _address(f: RoleFacts, args: _Args) -> Failure | None:
-    """The block's last step, `if self.data_parallel_address is None:`: ray looks up the host's address, anything
-    else must be mp (an assertion, every release 0.27.0-0.33.0). A backend other than ray or mp with an address
-    written reaches ParallelConfig, whose field says so (rules/options.py)."""
-    if args.backend in ("ray", "mp") or f.serve.get("data_parallel_address") is not None:
-        return None
-    return Failure(
-        "invalid-value",
-        10,
-        f"data_parallel_backend = {shown(args.backend)}",
-        f"('data_parallel_backend can only be ray or mp, got %s', {str(args.backend)!r})",
-        'write data_parallel_backend = "mp" (processes on this node) or "ray"',
-        ("data_parallel_backend",),
-    )
-
-
 def _external_rank(args: _Args, out: Launch) -> Failure | None:
     """`if data_parallel_external_lb:` an external rank needs a rank and one local rank; hybrid LB is off."""
     if args.rank is None:
@@ -383,7 +367,6 @@ def _launch(f: RoleFacts) -> Launch | None:
         or _multi_node(args)
         or _external_lb(f, args, out)
         or _size_local(f, args, out)
-        or _address(f, args)
     )
     if out.failure is not None:  # vLLM raised before it built ParallelConfig: what it would pass stays unset
         return out

@@ -238,7 +238,7 @@ def _field_problems(values: Values, flag: Flag, value: Any, serve: dict[str, Any
     if entry is None or kind_of(flag).base in ("json", "json_config", "dict_or_str"):
         return []
     if flag.dest == "data_parallel_backend" and serve.get("data_parallel_address") is None:
-        return []  # with no address the launch block asserts ray or mp first (rules/dataparallel.py `_address`)
+        return _backend_assertion(values, value)
     if not _holds(entry.get("when"), serve):
         return []
     if not isinstance(value, (str, int, float, bool)):
@@ -247,6 +247,22 @@ def _field_problems(values: Values, flag: Flag, value: Any, serve: dict[str, Any
     if key not in values.memo:
         values.memo[key] = _field_errors(values, flag, value, entry)
     return list(values.memo[key])
+
+
+# create_engine_config's data-parallel block, after its raises (rules/dataparallel.py: steps 0-9), right before
+# ParallelConfig is built
+DATA_PARALLEL_ADDRESS = 10
+
+
+def _backend_assertion(values: Values, value: Any) -> list[ValueProblem]:
+    """`if self.data_parallel_address is None:` ray looks the host's address up, anything else must be mp (an
+    assertion, every release 0.27.0-0.33.0), before ParallelConfig's field would refuse it."""
+    rank = values.construction_rank("ParallelConfig")
+    if value in ("ray", "mp") or rank is None:
+        return []
+    message = f"('data_parallel_backend can only be ray or mp, got %s', {str(value)!r})"
+    fix = 'write "mp" (processes on this node) or "ray"'
+    return [ValueProblem(_says(values.version, message), fix, (), Where("config", rank - 1, DATA_PARALLEL_ADDRESS))]
 
 
 def _field_errors(values: Values, flag: Flag, value: Any, entry: dict[str, Any]) -> list[ValueProblem]:
