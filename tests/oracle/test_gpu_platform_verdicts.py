@@ -121,10 +121,7 @@ def test_profilekit_gives_vllms_verdict_on_a_slice_of_the_corpora(
         assert outcome.unexplained == [], (corpus, outcome.unexplained[:5])
         assert gpu_report.false_rejects(outcome) == [], (corpus, gpu_report.false_rejects(outcome)[:5])
         assert gpu_report.false_accepts(outcome) == [], (corpus, gpu_report.false_accepts(outcome)[:5])
-        # both refuse; on a GPU vLLM resolves the KV connector class earlier than profilekit's order, calibrated on
-        # the CPU platform, puts it (docs/GPU-VERDICTS.md): the one wrong-rule kind left open (issue 27)
-        other = [d for d in outcome.disagreements if d["vllm"] != "kv-connector-unknown"]
-        assert other == [], (corpus, [(d["case"], d["reason"]) for d in other[:10]])
+        assert outcome.disagreements == [], (corpus, [(d["case"], d["reason"]) for d in outcome.disagreements[:10]])
         assert outcome.decided > 0 or corpus == "launches", corpus
 
 
@@ -134,8 +131,8 @@ def test_the_committed_results_agree_on_every_gpu(version: str) -> None:
     assert path.is_file(), f"run `python3 tools/gpu_report.py --versions {version}`"
     data = json.loads(path.read_text(encoding="utf-8"))
     assert sorted(data["gpus"]) == sorted(gpu_report.GPUS)
-    # not yet 100 % (issue 27 stays open): the committed figures are whole and say what is left, by kind
+    # every decided case of every GPU: vLLM's verdict, by the same rule (the undecidable ones say why)
     for gpu, row in data["gpus"].items():
         assert row["decided"] > 0, gpu
-        assert row["agreements"] + row["false_rejects"] + row["false_accepts"] + row["wrong_rule"] == row["decided"]
-        assert row["agreement_rate"] >= 0.96, (gpu, row)
+        assert row["agreements"] == row["decided"], (gpu, row["false_rejects"], row["false_accepts"], row["wrong_rule"])
+        assert row["false_rejects"] == row["false_accepts"] == row["wrong_rule"] == 0, (gpu, row)
