@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from profilekit.capacity.kv import KvLayout, LayerSpec, kv_layout, pp_indices
+from profilekit.hardware import CATALOGUE
 
 CONFIGS = json.loads((Path(__file__).parent / "data" / "capacity" / "kv-configs.json").read_text())["models"]
 GIB = 1 << 30
@@ -155,9 +156,9 @@ def test_what_the_kv_cache_of_a_model_does_not_model_is_said() -> None:
     assert isinstance(
         kv_layout(config, version="0.33.0", serve={}, gpu=None, mamba_mode="none", max_model_len=64), KvLayout
     )
-    qwen3_next = {"model_type": "qwen3_next", "num_hidden_layers": 48, "full_attention_interval": 4}
-    assert kv_layout(qwen3_next, version="0.33.0", serve={}, gpu=None, mamba_mode="align", max_model_len=64) == (
-        "not modelled yet: the Mamba/linear-attention layers of a hybrid model (qwen3_next)"
+    kimi_linear = {"model_type": "kimi_linear", "num_hidden_layers": 27, "linear_attn_config": {"kda_layers": [1]}}
+    assert kv_layout(kimi_linear, version="0.33.0", serve={}, gpu=None, mamba_mode="align", max_model_len=64) == (
+        "not modelled yet: the Mamba/linear-attention layers of a hybrid model (kimi_linear)"
     )
     assert kv_layout({"model_type": "llama"}, version="0.33.0", serve={}, gpu=None) == (
         "config.json has no num_hidden_layers"
@@ -166,6 +167,43 @@ def test_what_the_kv_cache_of_a_model_does_not_model_is_said() -> None:
     assert kv_layout(falcon, version="0.33.0", serve={}, gpu=None) == (
         "not modelled yet: the KV cache of model_type 'falcon'"
     )
+
+
+QWEN3_NEXT = "qwen3-coder-next (hybrid gated delta net, MoE, trimmed)"
+
+
+def test_a_gated_delta_net_model_has_its_state_aligned_like_mamba() -> None:
+    # Qwen3-Next: full attention every 4th layer, gated delta nets between (tests/oracle/test_capacity_kv.py holds
+    # the figures equal to vLLM's own layer spec in every release)
+    config = CONFIGS[QWEN3_NEXT]["config"]
+    kv = kv_layout(
+        config, version="0.32.0", serve={"tensor_parallel_size": 2}, gpu=None, mamba_mode="none", max_model_len=4096
+    )
+    assert isinstance(kv, KvLayout), kv
+    assert kv.specs == (LayerSpec("mamba", 36, 4096, 557056), LayerSpec("full", 12, 544, 557056))
+    assert kv.inputs[-6:-2] == (
+        "36 Mamba and 12 attention layers of 48 (qwen3_next)",
+        "gated delta net state: conv 4096 x 3, temporal 16 value heads x 128 x 128, per GPU at tensor_parallel_size 2",
+        "Mamba conv state bfloat16, SSM state bfloat16 (as the conv state)",
+        "Mamba state 548864 bytes per layer and request, before padding to the attention page",
+    )
+
+
+def test_gated_delta_net_checkpoints_of_0_33_are_said_to_depend_on_the_gpu() -> None:
+    config = CONFIGS[QWEN3_NEXT]["config"]
+
+    def on(gpu: str | None, **serve: Any) -> KvLayout | str:
+        device = CATALOGUE[gpu] if gpu else None
+        return kv_layout(config, version="0.33.0", serve=serve, gpu=device, mamba_mode="align", max_model_len=4096)
+
+    assert isinstance(on("A100-SXM4-80GB"), KvLayout)  # Triton's GDN prefill: no checkpoints
+    assert on("H100-SXM-80GB") == (
+        "not modelled yet: vLLM 0.33.0's gated delta net prefill checkpoints in Mamba cache mode align (FlashInfer's "
+        "GDN prefill on H100-SXM-80GB exports them)"
+    )
+    assert isinstance(on("H100-SXM-80GB", gdn_prefill_backend="triton"), KvLayout)
+    assert "declare [hardware] gpu" in str(on(None))
+    assert "with CUDA runtime 13 or newer" in str(on("B200"))
 
 
 NEMOTRON_H = "nemotron-h-8b-base-8k (hybrid Mamba-2)"

@@ -163,6 +163,11 @@ def layer_kinds(vllm_config: Any) -> list[str]:
     (Nemotron-H), `layer_types[i]` (GraniteMoeHybrid) or `layers_block_type[i]` (Jamba)."""
     text = vllm_config.model_config.hf_text_config
     module = sys.modules[_model_class(vllm_config).__module__]
+    if not hasattr(module, "ALL_DECODER_LAYER_TYPES"):
+        # Qwen3-Next: the decoder layer builds a gated delta net where `config.layer_types[i] == "linear_attention"`
+        # and attention where it is "full_attention" (the config class fills layer_types in)
+        kinds_by_type = {"linear_attention": "mamba", "full_attention": "attention"}
+        return [kinds_by_type[t] for t in list(text.layer_types)[: text.num_hidden_layers]]
     table = module.ALL_DECODER_LAYER_TYPES
     source = inspect.getsource(module)
     # the attribute the model code indexes (transformers' Jamba config has layer_types too, of other names)
@@ -182,7 +187,7 @@ def _mamba_spec(vllm_config: Any, model_cls: Any) -> Any:
     the release's MambaMixer2 override), with the state shapes and dtypes of the model class's own
     `get_mamba_state_shape_from_config` / `get_mamba_state_dtype_from_config` (what the layer computes)."""
     module = sys.modules[model_cls.__module__]
-    mixer = module.MambaMixer2 if hasattr(module, "MambaMixer2") else module.MambaMixer
+    mixer = _mixer_class(module)
     shapes = tuple(model_cls.get_mamba_state_shape_from_config(vllm_config))
     dtypes = tuple(model_cls.get_mamba_state_dtype_from_config(vllm_config))
     probe_cls = type(
@@ -191,7 +196,31 @@ def _mamba_spec(vllm_config: Any, model_cls: Any) -> Any:
         {"get_state_shape": lambda self: shapes, "get_state_dtype": lambda self: dtypes},
     )
     layer = object.__new__(probe_cls)
+    resolve = getattr(sys.modules[mixer.__module__], "_resolve_gdn_prefill_backend", None)
+    if resolve is not None and "_checkpoint_alignment" in inspect.getsource(mixer):
+        # 0.33.0's Qwen gated delta net: __init__ sets a checkpoint alignment only when its prefill backend is
+        # FlashInfer in align mode; vLLM's own resolution of the backend decides, as the layer's __init__ does
+        if resolve(vllm_config)[1] == "flashinfer":
+            raise RuntimeError("the probe does not build FlashInfer's GDN prefill checkpoint exporter")
+        layer.vllm_config = vllm_config
+        layer._checkpoint_alignment = None
     return layer.get_kv_cache_spec(vllm_config)
+
+
+def _mixer_class(module: Any) -> Any:
+    """The Mamba layer class the model module builds: MambaMixer2, MambaMixer, or (Qwen3-Next) the one MambaBase
+    subclass it imports (the gated delta net)."""
+    for name in ("MambaMixer2", "MambaMixer"):
+        if hasattr(module, name):
+            return getattr(module, name)
+    from vllm.model_executor.layers.mamba.abstract import MambaBase
+
+    found = [
+        v for v in vars(module).values() if isinstance(v, type) and issubclass(v, MambaBase) and v is not MambaBase
+    ]
+    if len(found) != 1:
+        raise RuntimeError(f"no single Mamba layer class in {module.__name__}: {found}")
+    return found[0]
 
 
 def build_specs(vllm_config: Any) -> list[dict[str, Any]]:

@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from profilekit.capacity.mamba import FAMILIES as MAMBA_FAMILIES
-from profilekit.capacity.mamba import MambaState, layer_kinds, mamba_state
+from profilekit.capacity.mamba import GDN, MambaState, layer_kinds, mamba_state
 from profilekit.capacity.memory import MAX_LAYERS
 from profilekit.hardware import Gpu
 from profilekit.records import record
@@ -246,7 +246,7 @@ def _layers(text: Mapping[str, Any], model_type: str) -> tuple[int, tuple[str, .
     kinds = layer_kinds(text, model_type)
     if isinstance(kinds, str):
         return kinds
-    if model_type == "granitemoehybrid" and layers is not None and 0 < layers < len(kinds):
+    if model_type in ("granitemoehybrid", "qwen3_next") and layers is not None and 0 < layers < len(kinds):
         kinds = kinds[:layers]  # the model builds num_hidden_layers layers, indexing layer_types
     return len(kinds), kinds, f"{len(kinds)} layers ({model_type}'s layer kinds)"
 
@@ -411,7 +411,6 @@ def kv_layout(
 
     A hybrid model needs the role's Mamba cache mode (`none` or `align`, RoleFacts.mamba_cache_mode: it follows
     prefix caching) and, in mode `none`, its max_model_len (the Mamba block size vLLM shows)."""
-    del gpu  # the layout does not depend on the device (its memory is the caller's `available`)
     model = _model(config, serve)
     if isinstance(model, str):
         return model
@@ -443,6 +442,9 @@ def kv_layout(
         hybrid = _hybrid(text, model, serve, version=version, tp=tp, attn_token=2 * kv_heads * model.head_size * elem)
         if isinstance(hybrid, str):
             return hybrid
+        exported = _gdn_checkpoints(text, model, serve, gpu, mamba_mode, version=version)
+        if exported is not None:
+            return exported
         found_mamba = _mamba_spec(hybrid, serve, mamba_mode, max_model_len, block=block, dcp=dcp, version=version)
         if isinstance(found_mamba, str):
             return found_mamba
@@ -502,6 +504,28 @@ def _hybrid(
     if isinstance(state, str):
         return state
     return state, attn_token
+
+
+def _gdn_checkpoints(
+    text: Mapping[str, Any], model: _Model, serve: Mapping[str, Any], gpu: Gpu | None, mode: str | None, *, version: str
+) -> str | None:
+    """From 0.33.0, in Mamba cache mode `align`, a Qwen gated delta net layer whose prefill backend is FlashInfer
+    exports prefill checkpoints: one more block per request, and Mamba blocks on a checkpoint grid (not modelled).
+    `_resolve_gdn_prefill_backend` picks FlashInfer, unless another backend is written, on CUDA at capability 9.x, and
+    at 10.x or 12.x with a key head dim of 128 and CUDA runtime 13 or newer (which a profile does not say)."""
+    if model.model_type not in GDN or mode != "align" or not at_least(version, "0.33.0"):
+        return None
+    if serve.get("gdn_prefill_backend", "auto") not in ("auto", "flashinfer"):
+        return None
+    not_modelled = "not modelled yet: vLLM 0.33.0's gated delta net prefill checkpoints in Mamba cache mode align"
+    if gpu is None:
+        return f"{not_modelled} (whether they are exported depends on the GPU: declare [hardware] gpu)"
+    key_dim = as_int(text.get("linear_key_head_dim")) or 128
+    if gpu.platform == "cuda" and gpu.capability[0] == 9:
+        return f"{not_modelled} (FlashInfer's GDN prefill on {gpu.name} exports them)"
+    if gpu.platform == "cuda" and gpu.capability[0] in (10, 12) and key_dim == 128:
+        return f"{not_modelled} (FlashInfer's GDN prefill exports them on {gpu.name} with CUDA runtime 13 or newer)"
+    return None
 
 
 def _mamba_spec(

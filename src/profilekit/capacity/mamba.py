@@ -1,18 +1,20 @@
 """The Mamba state of a hybrid model's Mamba layers on one GPU, as vLLM builds it per release.
 
-A hybrid model (Nemotron-H, Granite-4.0-H, Jamba) interleaves attention layers with Mamba layers. A Mamba layer
-keeps no per-token KV cache but a fixed state per request: a convolution state and an SSM state
-(`MambaStateShapeCalculator.mamba2_state_shape` / `mamba1_state_shape`, vllm/model_executor/layers/mamba/
-mamba_utils.py), sharded over tensor parallelism, in the dtypes `MambaStateDtypeCalculator` picks
-(`mamba_cache_dtype`, `mamba_ssm_cache_dtype`; Nemotron-H's SSM state defaults to float32,
-`NemotronHForCausalLMConfig.update_mamba_ssm_cache_dtype`). Which layers are Mamba is what the model code indexes:
-`hybrid_override_pattern` (Nemotron-H: `M` Mamba, `*` attention, `-` MLP, `E` MoE), `layer_types` (Granite-4.0-H)
-or transformers' `JambaConfig.layers_block_type` (attention where `i % attn_layer_period == attn_layer_offset`).
-A key missing from config.json takes the default of transformers' config class (said in the inputs).
+A hybrid model (Nemotron-H, Granite-4.0-H, Jamba, Qwen3-Next) interleaves attention layers with Mamba layers. A
+Mamba layer keeps no per-token KV cache but a fixed state per request: a convolution state and an SSM state
+(`MambaStateShapeCalculator.mamba2_state_shape` / `mamba1_state_shape` / `gated_delta_net_state_shape`,
+vllm/model_executor/layers/mamba/mamba_utils.py), sharded over tensor parallelism, in the dtypes
+`MambaStateDtypeCalculator` picks (`mamba_cache_dtype`, `mamba_ssm_cache_dtype`; Nemotron-H's SSM state defaults
+to float32, `NemotronHForCausalLMConfig.update_mamba_ssm_cache_dtype`). Which layers are Mamba is what the model
+code indexes: `hybrid_override_pattern` (Nemotron-H: `M` Mamba, `*` attention, `-` MLP, `E` MoE), `layer_types`
+(Granite-4.0-H, Qwen3-Next) or transformers' `JambaConfig.layers_block_type` (attention where
+`i % attn_layer_period == attn_layer_offset`). A key missing from config.json takes the default of the config
+class (said in the inputs).
 
 Every release 0.27.0-0.33.0; tests/oracle/test_capacity_kv.py holds the figures equal to the spec the release's
-own layer class returns. Not modelled (a str says so): the ReplaySSM ring buffers, speculative decoding's extra
-state, gated-delta-net and KDA layers (Qwen3-Next, Kimi Linear) and the other hybrid families.
+own layer class returns. Not modelled (a str says so): the ReplaySSM rings of other families than Nemotron-H,
+speculative decoding's extra state, KDA layers (Kimi Linear), 0.33.0's gated delta net prefill checkpoints
+(capacity/kv.py `_gdn_checkpoints`) and the other hybrid families.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from profilekit.vllm.versions import version_key
 
 MAMBA2 = ("nemotron_h", "granitemoehybrid")
 MAMBA1 = ("jamba",)
-FAMILIES = (*MAMBA2, *MAMBA1)
+GDN = ("qwen3_next",)  # gated delta nets (`gated_delta_net_state_shape`)
+FAMILIES = (*MAMBA2, *MAMBA1, *GDN)
 
 # transformers' config classes: what a config.json without the key gets (NemotronHConfig, GraniteMoeHybridConfig,
 # JambaConfig)
@@ -45,6 +48,13 @@ _DEFAULTS: dict[str, dict[str, int]] = {
         "mamba_d_state": 256,
         "mamba_d_conv": 4,
         "mamba_expand": 2,
+    },
+    "qwen3_next": {  # vLLM's own Qwen3NextConfig (0.27.0-0.31.0) and transformers' agree on these
+        "linear_num_key_heads": 16,
+        "linear_num_value_heads": 32,
+        "linear_key_head_dim": 128,
+        "linear_value_head_dim": 128,
+        "linear_conv_kernel_dim": 4,
     },
     "jamba": {
         "mamba_d_state": 16,
@@ -100,20 +110,31 @@ def layer_kinds(text: Mapping[str, Any], model_type: str) -> tuple[str, ...] | s
         if unknown:
             return f"not modelled yet: hybrid_override_pattern layer kinds {''.join(unknown)!r}"
         return tuple(_NEMOTRON_KINDS[c] for c in pattern)
-    if model_type == "granitemoehybrid":
+    if model_type == "granitemoehybrid" or (model_type in GDN and text.get("layer_types") is not None):
         types = text.get("layer_types")
         if not isinstance(types, list) or not types:
             return "config.json has no layer_types"
-        unknown = sorted({str(t) for t in types if t not in _GRANITE_KINDS})
+        unknown = sorted({str(t) for t in types if not isinstance(t, str) or t not in _GRANITE_KINDS})
         if unknown:
             return f"not modelled yet: layer_types {', '.join(unknown)}"
         return tuple(_GRANITE_KINDS[str(t)] for t in types)
     layers = as_int(text.get("num_hidden_layers"))
     if layers is None or layers <= 0 or layers > MAX_LAYERS:
         return f"config.json's num_hidden_layers is no layer count (1 to {MAX_LAYERS})"
+    if model_type in GDN:
+        return _gdn_kinds(text, layers)
     read = _Reader(text, model_type)
     period, offset = read.get("attn_layer_period") or 8, read.get("attn_layer_offset") or 0
     return tuple("attention" if i % period == offset else "mamba" for i in range(layers))
+
+
+def _gdn_kinds(text: Mapping[str, Any], layers: int) -> tuple[str, ...] | str:
+    """Qwen3-Next without `layer_types`: the config class fills them in, full attention every 4th layer (vLLM's own
+    Qwen3NextConfig, 0.27.0-0.31.0, always 4; transformers' from `full_attention_interval`, 4 by default)."""
+    interval = text.get("full_attention_interval", 4)
+    if interval != 4:
+        return f"not modelled yet: full_attention_interval {interval!r} without layer_types (releases differ)"
+    return tuple("mamba" if (i + 1) % 4 else "attention" for i in range(layers))
 
 
 def _not_sizes(**sizes: int | None) -> str | None:
@@ -144,7 +165,10 @@ def mamba_state(
     if isinstance(kinds, str):
         return kinds
     read = _Reader(text, model_type)
-    shape = _mamba2(read, model_type, tp) if model_type in MAMBA2 else _mamba1(read, tp)
+    if model_type in MAMBA2:
+        shape = _mamba2(read, model_type, tp)
+    else:
+        shape = _gdn(read, tp) if model_type in GDN else _mamba1(read, tp)
     if isinstance(shape, str):
         return shape
     conv, ssm, said = shape
@@ -242,6 +266,27 @@ def _replayssm_ring(
     )
     said = f"ReplaySSM rings of {ring} steps (replayssm_buffer_len {window}, mamba_backend {backend}): {size} bytes"
     return size, said
+
+
+def _gdn(read: _Reader, tp: int) -> tuple[int, int, str] | str:
+    """`gated_delta_net_state_shape`: a conv state over q, k (key heads) and v (value heads), and a temporal state
+    of value heads x value dim x key dim, both sharded over tensor parallelism."""
+    sizes = {key: read.get(key) for key in _DEFAULTS["qwen3_next"]}
+    wrong = _not_sizes(**sizes)
+    if wrong:
+        return wrong
+    key_heads, value_heads, key_dim, value_dim, kernel = (int(sizes[key] or 0) for key in _DEFAULTS["qwen3_next"])
+    conv_dim = _divide(2 * key_heads * key_dim + value_heads * value_dim, tp, "the gated delta net conv dimension")
+    if isinstance(conv_dim, str):
+        return conv_dim
+    local_heads = _divide(value_heads, tp, "the gated delta net value heads")
+    if isinstance(local_heads, str):
+        return local_heads
+    said = (
+        f"gated delta net state: conv {conv_dim} x {kernel - 1}, temporal {local_heads} value heads x {value_dim} x "
+        f"{key_dim}"
+    )
+    return conv_dim * (kernel - 1), local_heads * value_dim * key_dim, said
 
 
 def _mamba1(read: _Reader, tp: int) -> tuple[int, int, str] | str:
