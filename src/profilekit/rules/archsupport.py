@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 from profilekit.errors import Severity
 from profilekit.rules import order
 from profilekit.rules.engine import STAGE_POST_INIT, Context, Hit, rule
-from profilekit.rules.facts import RoleFacts, at_least
+from profilekit.rules.facts import RoleFacts
 from profilekit.rules.modelcfg import serve_int
-from profilekit.vllm.versions import version_key
+from profilekit.vllm.versions import at_least, version_key
 
 if TYPE_CHECKING:
     from profilekit.vllm.registry import Registry

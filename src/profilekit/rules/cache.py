@@ -17,7 +17,7 @@ from profilekit.errors import Severity
 from profilekit.hardware import supported_dtypes
 from profilekit.rules import order
 from profilekit.rules.engine import STAGE_POST_INIT, STAGE_VALIDATORS, Context, Hit, rule
-from profilekit.rules.facts import RoleFacts, at_least
+from profilekit.rules.facts import RoleFacts
 from profilekit.rules.modelcfg import (
     Undecided,
     derived_max_model_len,
@@ -30,6 +30,7 @@ from profilekit.rules.modelcfg import (
 from profilekit.rules.specargs import normalised_method
 from profilekit.rules.speculative import _spec
 from profilekit.vllm.modelshape import DTYPES
+from profilekit.vllm.versions import at_least
 
 MSG_MAMBA_BLOCK = "--mamba-block-size can only be set with --enable-prefix-caching"
 

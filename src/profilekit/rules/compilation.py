@@ -21,9 +21,10 @@ from typing import Any
 
 from profilekit.errors import Severity
 from profilekit.rules.engine import STAGE_ARGPARSE, STAGE_POST_INIT, Context, Hit, Order, rule
-from profilekit.rules.facts import RoleFacts, at_least
+from profilekit.rules.facts import RoleFacts
 from profilekit.rules.modelcfg import shown
 from profilekit.vllm.constraints import argparse_problems
+from profilekit.vllm.versions import at_least
 
 POST_INIT: Order = (STAGE_ARGPARSE, 0, 1)  # after the option's field errors (rules/options.py: (0, 0))
 # VllmConfig.__post_init__: after the model runner checks (8) and batch-sharded sampling (8, 2), before the

@@ -17,9 +17,10 @@ from typing import Any
 from profilekit.errors import Severity
 from profilekit.rules import order
 from profilekit.rules.engine import STAGE_ARGPARSE, STAGE_POST_INIT, Context, Hit, Order, rule
-from profilekit.rules.facts import RoleFacts, at_least
+from profilekit.rules.facts import RoleFacts
 from profilekit.rules.modelcfg import serve_int, shape, shown
 from profilekit.rules.models import ARCHITECTURES
+from profilekit.vllm.versions import at_least
 
 PARSE_VALIDATOR: Order = (STAGE_ARGPARSE, 0, 1)  # after the field constraints rules/options.py reports at (0, 0)
 ROUTED_EXPERTS_EARLY = -15  # before 0.31.0: right after verify_with_parallel_config (rules/order.py, -40..-20)

@@ -15,8 +15,9 @@ from profilekit.errors import Location, Severity
 from profilekit.records import record
 from profilekit.rules import order
 from profilekit.rules.engine import Context, Hit, rule
-from profilekit.rules.facts import RoleFacts, at_least
+from profilekit.rules.facts import RoleFacts
 from profilekit.rules.modelcfg import Undecided, lacking, needs, serve_bool, serve_int, shape
+from profilekit.vllm.versions import at_least
 
 SOURCE_LAUNCH = "vllm/engine/arg_utils.py EngineArgs.create_engine_config (data-parallel launch options)"
 SOURCE_PARALLEL = "vllm/config/parallel.py ParallelConfig"

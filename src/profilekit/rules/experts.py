@@ -13,10 +13,11 @@ from collections.abc import Iterable
 from profilekit.errors import Location, Severity
 from profilekit.rules import dataparallel, order
 from profilekit.rules.engine import STAGE_ARGPARSE, STAGE_POST_INIT, Context, Hit, rule
-from profilekit.rules.facts import RoleFacts, at_least
+from profilekit.rules.facts import RoleFacts
 from profilekit.rules.modelcfg import Undecided, needs, serve_bool, serve_int, shape
 from profilekit.rules.parallel import SOURCE_MODEL, SOURCE_PARALLEL, parallel_sizes, refuse
 from profilekit.vllm.constraints import argparse_problems
+from profilekit.vllm.versions import at_least
 
 
 @rule(

@@ -14,7 +14,7 @@ from profilekit.records import record
 from profilekit.rules.models import ModelConfigs, ModelFacts, model_facts
 from profilekit.rules.runnerfacts import uses_mla, v2_model_runner, v2_unsupported_features
 from profilekit.vllm.constraints import speculative_view
-from profilekit.vllm.versions import version_key
+from profilekit.vllm.versions import at_least
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -49,10 +49,6 @@ OFFLOAD_CONNECTORS = frozenset(
         "FlexKVConnectorV1",
     }
 )
-
-
-def at_least(version: str, minimum: str) -> bool:
-    return version_key(version) >= version_key(minimum)
 
 
 @record(frozen=True, slots=True)

@@ -22,9 +22,10 @@ from collections.abc import Iterable
 
 from profilekit.errors import Location, Severity
 from profilekit.rules.engine import STAGE_POST_INIT, Context, Hit, Order, rule
-from profilekit.rules.facts import RoleFacts, at_least
+from profilekit.rules.facts import RoleFacts
 from profilekit.rules.modelcfg import Undecided, needs, serve_bool, serve_int, shape, shown
 from profilekit.rules.runnerfacts import hisparse
+from profilekit.vllm.versions import at_least
 
 SOURCE = "vllm/config/vllm.py VllmConfig.__post_init__"
 MSG_V2 = "HiSparse requires Model Runner V2; remove VLLM_USE_V2_MODEL_RUNNER=0."

@@ -16,10 +16,11 @@ from typing import Any
 
 from profilekit.errors import Location, Severity
 from profilekit.rules.engine import STAGE_ARGPARSE, STAGE_POST_INIT, Context, Hit, rule
-from profilekit.rules.facts import KV_ROLES, Connector, RoleFacts, at_least
+from profilekit.rules.facts import KV_ROLES, Connector, RoleFacts
 from profilekit.rules.replayssm import describe_connector
 from profilekit.rules.scheduling import full_cudagraphs
 from profilekit.vllm.constraints import speculative_view
+from profilekit.vllm.versions import at_least
 
 _BASE_CONNECTORS = (
     "DecodeBenchConnector",

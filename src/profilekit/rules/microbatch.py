@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING
 from profilekit.errors import Severity
 from profilekit.rules import order
 from profilekit.rules.engine import STAGE_POST_INIT, Context, Hit, rule
-from profilekit.rules.facts import RoleFacts, at_least
+from profilekit.rules.facts import RoleFacts
 from profilekit.rules.modelcfg import serve_bool, serve_int
 from profilekit.rules.parallel import refuse
+from profilekit.vllm.versions import at_least
 
 if TYPE_CHECKING:
     from profilekit.hardware import Gpu

@@ -14,10 +14,11 @@ from collections.abc import Iterable
 from profilekit.errors import Severity
 from profilekit.rules import order
 from profilekit.rules.engine import STAGE_VALIDATORS, Context, Hit, rule
-from profilekit.rules.facts import RoleFacts, at_least
+from profilekit.rules.facts import RoleFacts
 from profilekit.rules.modelcfg import Undecided, needs, serve_int, shape, shown
 from profilekit.rules.parallel import refuse
 from profilekit.rules.runnerfacts import uses_mla
+from profilekit.vllm.versions import at_least
 
 MSG_NVFP4_MLA = {
     "0.27.0": (

@@ -22,10 +22,11 @@ from profilekit.rules import order
 from profilekit.rules.archsupport import MOE_BACKEND_MODEL, moe_backend_of
 from profilekit.rules.cache import model_dtype
 from profilekit.rules.engine import STAGE_POST_INIT, Context, Hit, Order, rule
-from profilekit.rules.facts import RoleFacts, at_least
+from profilekit.rules.facts import RoleFacts
 from profilekit.rules.modelcfg import Undecided, needs, serve_bool, serve_int, shape, shown
 from profilekit.rules.outputs import ENGRAM
 from profilekit.rules.parallel import refuse
+from profilekit.vllm.versions import at_least
 
 # after the adaptive-verification check (8, 3) and the compile ranges (8, 50), before the microbatching assertion (9)
 MOONEP: Order = (STAGE_POST_INIT, 8, 60)

@@ -18,9 +18,10 @@ from packaging.version import InvalidVersion, Version
 from profilekit.errors import Severity
 from profilekit.rules import order
 from profilekit.rules.engine import STAGE_ARGPARSE, STAGE_CONFIG_OBJECTS, Context, Hit, Order, rule
-from profilekit.rules.facts import RoleFacts, at_least
+from profilekit.rules.facts import RoleFacts
 from profilekit.rules.modelcfg import shown
 from profilekit.vllm.constraints import load_values
+from profilekit.vllm.versions import at_least
 
 MSG_TRACES = "collect_detailed_traces requires `--otlp-traces-endpoint` to be set."
 MSG_WHITESPACE = "disable_any_whitespace is only supported for xgrammar and guidance backends."

@@ -18,10 +18,11 @@ from typing import Any
 
 from profilekit.errors import Location, Severity
 from profilekit.rules.engine import STAGE_CONFIG_OBJECTS, STAGE_POST_INIT, Context, Hit, Order, rule
-from profilekit.rules.facts import RoleFacts, at_least
+from profilekit.rules.facts import RoleFacts
 from profilekit.rules.modelcfg import serve_int, shown
 from profilekit.rules.scheduler import budget
 from profilekit.vllm.constraints import load_values
+from profilekit.vllm.versions import at_least
 
 MSG_SSU = (
     "Mamba SSU algorithm selection is only supported with the FlashInfer backend. Please set `--mamba-backend "

@@ -15,8 +15,9 @@ from collections.abc import Iterable
 from profilekit.errors import Location, Severity
 from profilekit.rules import order
 from profilekit.rules.engine import STAGE_POST_INIT, Context, Hit, rule
-from profilekit.rules.facts import RoleFacts, at_least
+from profilekit.rules.facts import RoleFacts
 from profilekit.rules.modelcfg import Undecided, lacking, needs, serve_bool, serve_int, shape, shown
+from profilekit.vllm.versions import at_least
 
 SOURCE_PARALLEL = "vllm/config/parallel.py ParallelConfig._validate_parallel_config"
 SOURCE_MODEL = "vllm/config/model.py ModelConfig.verify_with_parallel_config"

@@ -61,13 +61,14 @@ from profilekit.rules.checkpoint import (
 )
 from profilekit.rules.compilation import ROCM_ROTARY_FUSIONS
 from profilekit.rules.engine import RULES, STAGE_POST_INIT, Context, Hit, Order, rule
-from profilekit.rules.facts import RoleFacts, at_least
+from profilekit.rules.facts import RoleFacts
 from profilekit.rules.modelcfg import serve_int, shown
 from profilekit.rules.postinit import ASYNC_SCHEDULING, PROTON_GRAPH_ATTRIBUTION
 from profilekit.rules.runnerfacts import hisparse
 from profilekit.rules.scheduler import failures as scheduler_failures
 from profilekit.rules.scheduling import CUDAGRAPH_SIZES, capture_setting, full_cudagraphs
 from profilekit.vllm.modelshape import DTYPES
+from profilekit.vllm.versions import at_least
 
 DATA = Path(__file__).with_name("quant-capabilities.json")
 

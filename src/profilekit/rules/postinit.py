@@ -19,9 +19,10 @@ from collections.abc import Iterable
 
 from profilekit.errors import Severity
 from profilekit.rules.engine import STAGE_POST_INIT, Context, Hit, Order, rule
-from profilekit.rules.facts import RoleFacts, at_least
+from profilekit.rules.facts import RoleFacts
 from profilekit.rules.modelcfg import serve_bool, shown
 from profilekit.rules.outputs import SAMPLING_REPLAY
+from profilekit.vllm.versions import at_least
 
 # after the per-request spec-decode metrics check (6, rules/outputs.py), before the platform hook (7)
 KV_SHARING_FAST_PREFILL: Order = (STAGE_POST_INIT, 6, 50)

@@ -16,9 +16,10 @@ from typing import Any
 
 from profilekit.errors import Severity
 from profilekit.rules.engine import STAGE_POST_INIT, Context, Hit, Order, rule
-from profilekit.rules.facts import RoleFacts, at_least
+from profilekit.rules.facts import RoleFacts
 from profilekit.rules.modelcfg import shown
 from profilekit.rules.postinit import PROTON_GRAPH_ATTRIBUTION
+from profilekit.vllm.versions import at_least
 
 MSG_EARLY = (
     "The Proton profiler requires CUDA graphs to be disabled. Use --enforce-eager or set "

@@ -19,9 +19,10 @@ from profilekit.errors import Severity
 from profilekit.rules import order
 from profilekit.rules.configs import PARSE_VALIDATOR
 from profilekit.rules.engine import STAGE_CONFIG_OBJECTS, Context, Hit, Order, rule
-from profilekit.rules.facts import RoleFacts, at_least
+from profilekit.rules.facts import RoleFacts
 from profilekit.rules.modelcfg import shown
 from profilekit.vllm.constraints import load_values
+from profilekit.vllm.versions import at_least
 
 # EngineArgs.__post_init__: after validate_parsed_serve_args (rules/frontend.py, -100) and before
 # create_engine_config's first check, validate_environ (rules/env.py, -1)

@@ -19,7 +19,8 @@ from typing import Any
 
 from profilekit.errors import Location, Severity
 from profilekit.rules.engine import STAGE_VALIDATORS, Context, Hit, family_check, rule
-from profilekit.rules.facts import Connector, RoleFacts, at_least
+from profilekit.rules.facts import Connector, RoleFacts
+from profilekit.vllm.versions import at_least
 
 KDA_ARCHITECTURES = ("KimiLinearForCausalLM", "KimiK3ForConditionalGeneration")
 

@@ -11,12 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from profilekit.rules.models import ModelFacts
-from profilekit.vllm.versions import version_key
-
-
-def at_least(version: str, minimum: str) -> bool:
-    return version_key(version) >= version_key(minimum)
-
+from profilekit.vllm.versions import at_least, version_key
 
 # `DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES`: 0.27.x-0.28.0 default to V2 only for these (or a dense model)
 _DEFAULT_V2_027 = frozenset(

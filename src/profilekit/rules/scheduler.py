@@ -23,7 +23,7 @@ from profilekit.hardware import CATALOGUE, BatchDefaults, batch_defaults
 from profilekit.records import record
 from profilekit.rules import order
 from profilekit.rules.engine import Hit, family_check, rule
-from profilekit.rules.facts import RoleFacts, at_least
+from profilekit.rules.facts import RoleFacts
 from profilekit.rules.modelcfg import (
     Undecided,
     derived_max_model_len,
@@ -33,6 +33,7 @@ from profilekit.rules.modelcfg import (
     serve_int,
     shape,
 )
+from profilekit.vllm.versions import at_least
 
 SOURCE = "vllm/config/scheduler.py SchedulerConfig.verify_max_model_len"
 DEFAULTS_SOURCE = "vllm/engine/arg_utils.py EngineArgs.get_batch_defaults"

@@ -22,12 +22,13 @@ from typing import Any
 
 from profilekit.errors import Location, Severity
 from profilekit.rules.engine import STAGE_POST_INIT, Context, Hit, Order, rule
-from profilekit.rules.facts import RoleFacts, at_least
+from profilekit.rules.facts import RoleFacts
 from profilekit.rules.microbatch import microbatches
 from profilekit.rules.modelcfg import serve_bool, serve_int, shown
 from profilekit.rules.postinit import ASYNC_SCHEDULING, drafts_from_hidden_states
 from profilekit.rules.scheduler import budget
 from profilekit.vllm.constraints import speculative_view
+from profilekit.vllm.versions import at_least
 
 SOURCE = "vllm/config/vllm.py VllmConfig.__post_init__"
 ASYNC_V1_RUNNER: Order = ASYNC_SCHEDULING  # the same block as the < 0.33.0 speculative refusals

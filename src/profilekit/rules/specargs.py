@@ -14,7 +14,7 @@ from typing import Any
 
 from profilekit.errors import Severity
 from profilekit.rules.engine import Hit, family_check, rule
-from profilekit.rules.facts import RoleFacts, at_least
+from profilekit.rules.facts import RoleFacts
 from profilekit.rules.modelcfg import shown
 from profilekit.rules.speculative import (
     POST_INIT_ADAPTIVE,
@@ -30,6 +30,7 @@ from profilekit.rules.speculative import (
     _unreadable,
 )
 from profilekit.vllm.mtp import is_mtp_method
+from profilekit.vllm.versions import at_least
 
 SOURCE = "vllm/config/speculative.py SpeculativeConfig"
 SUFFIX_DEPTH = 24  # suffix_decoding_max_tree_depth's default: suffix decoding's count when none is given

@@ -24,7 +24,7 @@ from typing import Any
 from profilekit.errors import Severity
 from profilekit.rules import order
 from profilekit.rules.engine import Context, Hit, rule
-from profilekit.rules.facts import RoleFacts, at_least
+from profilekit.rules.facts import RoleFacts
 from profilekit.rules.modelcfg import Undecided, derived_max_model_len, lacking, needs, shape, shown
 from profilekit.rules.specargs import NO_DRAFT_BRANCH, normalised_method
 from profilekit.rules.speculative import (
@@ -38,6 +38,7 @@ from profilekit.rules.speculative import (
 )
 from profilekit.vllm.constraints import speculative_origin
 from profilekit.vllm.mtp import mtp_draft
+from profilekit.vllm.versions import at_least
 
 # `_STR_DTYPE_TO_TORCH_DTYPE` of vllm/config/model.py (0.33.0)
 HEAD_DTYPES = ("half", "float16", "float", "float32", "bfloat16")

@@ -15,7 +15,7 @@ from typing import Any
 from profilekit.errors import Severity
 from profilekit.rules import order
 from profilekit.rules.engine import Hit, family_check, rule
-from profilekit.rules.facts import RoleFacts, at_least
+from profilekit.rules.facts import RoleFacts
 from profilekit.rules.modelcfg import Undecided, needs, shown
 from profilekit.vllm.constraints import speculative_conflicts, speculative_origin, speculative_view
 from profilekit.vllm.mtp import (
@@ -27,6 +27,7 @@ from profilekit.vllm.mtp import (
     is_mtp_method,
     mtp_draft,
 )
+from profilekit.vllm.versions import at_least
 
 SOURCE = "vllm/config/speculative.py SpeculativeConfig.__post_init__"
 # methods that work without a model when a count is given: the MTP methods and dspark take the target, the

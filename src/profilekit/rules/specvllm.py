@@ -16,12 +16,13 @@ from typing import Any
 from profilekit.errors import Severity
 from profilekit.rules import order
 from profilekit.rules.engine import STAGE_POST_INIT, Context, Hit, rule
-from profilekit.rules.facts import RoleFacts, at_least
+from profilekit.rules.facts import RoleFacts
 from profilekit.rules.modelcfg import serve_int, shown
 from profilekit.rules.scheduler import budget
 from profilekit.rules.specargs import normalised_method, verified_count
 from profilekit.rules.speculative import _spec, _unreadable
 from profilekit.vllm.constraints import speculative_origin
+from profilekit.vllm.versions import at_least
 
 # VllmConfig.__post_init__: after _reject_mismatched_float_kv_cache, before verify_with_parallel_config
 WATERMARKING = (order.FLOAT_KV_CACHE + order.ATTENTION_HEADS) // 2

@@ -17,8 +17,9 @@ from typing import Any
 from profilekit.errors import Severity
 from profilekit.rules import order
 from profilekit.rules.engine import STAGE_ARGPARSE, Context, Hit, Order, rule
-from profilekit.rules.facts import RoleFacts, at_least
+from profilekit.rules.facts import RoleFacts
 from profilekit.rules.modelcfg import shown
+from profilekit.vllm.versions import at_least
 
 PARSE_VALIDATOR: Order = (STAGE_ARGPARSE, 0, 1)  # after the field constraints rules/options.py reports at (0, 0)
 # vllm/v1/kv_cache_interface.py KVCacheSpecKind, the same in every release 0.27.0-0.33.0

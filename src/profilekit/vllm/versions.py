@@ -28,3 +28,8 @@ def resolve_version(cli: str | None, configured: str | None) -> str:
 def version_key(version: str) -> tuple[int, ...]:
     """A sortable key for a supported release string (asked per rule and role: computed once per string)."""
     return tuple(int(part) for part in version.split("."))
+
+
+def at_least(version: str, release: str) -> bool:
+    """The release branches of vLLM's code: `version` is `release` or later."""
+    return version_key(version) >= version_key(release)
