@@ -238,7 +238,9 @@ def _field_problems(values: Values, flag: Flag, value: Any, serve: dict[str, Any
     if entry is None or kind_of(flag).base in ("json", "json_config", "dict_or_str"):
         return []
     if flag.dest == "data_parallel_backend" and serve.get("data_parallel_address") is None:
-        return _backend_assertion(values, value)
+        assertion = _backend_assertion(values, value)
+        if assertion is not None:
+            return [assertion]
     if not _holds(entry.get("when"), serve):
         return []
     if not isinstance(value, (str, int, float, bool)):
@@ -254,15 +256,16 @@ def _field_problems(values: Values, flag: Flag, value: Any, serve: dict[str, Any
 DATA_PARALLEL_ADDRESS = 10
 
 
-def _backend_assertion(values: Values, value: Any) -> list[ValueProblem]:
+def _backend_assertion(values: Values, value: Any) -> ValueProblem | None:
     """`if self.data_parallel_address is None:` ray looks the host's address up, anything else must be mp (an
-    assertion, every release 0.27.0-0.33.0), before ParallelConfig's field would refuse it."""
+    assertion, every release 0.27.0-0.33.0), before ParallelConfig's field would refuse it (None: the value passes,
+    or the release ranks no ParallelConfig and the field's own check stands)."""
     rank = values.construction_rank("ParallelConfig")
     if value in ("ray", "mp") or rank is None:
-        return []
+        return None
     message = f"('data_parallel_backend can only be ray or mp, got %s', {str(value)!r})"
     fix = 'write "mp" (processes on this node) or "ray"'
-    return [ValueProblem(_says(values.version, message), fix, (), Where("config", rank - 1, DATA_PARALLEL_ADDRESS))]
+    return ValueProblem(_says(values.version, message), fix, (), Where("config", rank - 1, DATA_PARALLEL_ADDRESS))
 
 
 def _field_errors(values: Values, flag: Flag, value: Any, entry: dict[str, Any]) -> list[ValueProblem]:
