@@ -16,10 +16,11 @@ Modelled: full attention (MHA, GQA, MQA: the KV heads a rank holds, replicated w
 them), DeepSeek-style MLA (one latent head of kv_lora_rank + qk_rope_head_dim, no V), sliding-window layers (a
 global `sliding_window`, `layer_types`, Gemma-2/3 patterns, Qwen's `use_sliding_window`/`max_window_layers`), the
 hybrid allocator and `disable_hybrid_kv_cache_manager`, pipeline stages and decode context parallelism; the Mamba
-layers of Nemotron-H, Granite-4.0-H and Jamba (their state in capacity/mamba.py; here the platform's block alignment,
-`Platform._align_hybrid_block_size`, and `MambaSpec.max_memory_usage_bytes` per Mamba cache mode). Not modelled (a
-str says so): gated-delta-net and KDA layers and the other hybrid families, chunked local attention, sparse MLA
-indexers, quantised KV caches other than the fp8 family, models whose config.json lacks the keys read.
+layers of Nemotron-H, Granite-4.0-H and Jamba and Qwen3-Next's gated delta nets (their state in capacity/mamba.py;
+here the platform's block alignment, `Platform._align_hybrid_block_size`, and `MambaSpec.max_memory_usage_bytes` per
+Mamba cache mode). Not modelled (a str says so): KDA layers and the other hybrid families, 0.33.0's gated delta net
+prefill checkpoints, chunked local attention, sparse MLA indexers, quantised KV caches other than the fp8 family,
+models whose config.json lacks the keys read.
 
 Assumed where the attention backend decides (said in `KvLayout.inputs`): without a written `block_size`, 16
 (`CacheConfig.DEFAULT_BLOCK_SIZE`, every release; `Platform.update_block_size_for_backend` then takes the chosen
@@ -42,7 +43,7 @@ from profilekit.capacity.memory import MAX_LAYERS
 from profilekit.hardware import Gpu
 from profilekit.records import record
 from profilekit.vllm.modelshape import DTYPE_BYTES, HEAD_KEYS, KV_HEAD_KEYS, ModelShape, as_int
-from profilekit.vllm.versions import version_key
+from profilekit.vllm.versions import at_least
 
 # `is_deepseek_mla`: the model types whose kv_lora_rank makes them MLA (those without a sparse indexer)
 MLA_TYPES = ("deepseek_v2", "deepseek_v3")
@@ -206,11 +207,6 @@ class KvLayout:
         return int(self.max_concurrency(available, max_model_len) * max_model_len)
 
 
-def at_least(version: str, release: str) -> bool:
-    """The release branches of vLLM's code: `version` is `release` or later."""
-    return version_key(version) >= version_key(release)
-
-
 def _cdiv(a: int, b: int) -> int:
     return -(a // -b)
 
@@ -251,8 +247,7 @@ def _layers(text: Mapping[str, Any], model_type: str) -> tuple[int, tuple[str, .
     return len(kinds), kinds, f"{len(kinds)} layers ({model_type}'s layer kinds)"
 
 
-def _model(config: Mapping[str, Any], serve: Mapping[str, Any]) -> _Model | str:
-    shape = ModelShape.of(dict(config))
+def _model(shape: ModelShape, config: Mapping[str, Any], serve: Mapping[str, Any]) -> _Model | str:
     text = shape.text
     model_type = str(text.get("model_type") or config.get("model_type") or "")
     hybrid = model_type in MAMBA_FAMILIES
@@ -411,7 +406,8 @@ def kv_layout(
 
     A hybrid model needs the role's Mamba cache mode (`none` or `align`, RoleFacts.mamba_cache_mode: it follows
     prefix caching) and, in mode `none`, its max_model_len (the Mamba block size vLLM shows)."""
-    model = _model(config, serve)
+    shape = ModelShape.of(dict(config))
+    model = _model(shape, config, serve)
     if isinstance(model, str):
         return model
     sizes = _parallel_sizes(serve, layers=len(model.windows))
@@ -438,18 +434,20 @@ def kv_layout(
     )
     mamba: _Spec | None = None
     if model.kinds is not None:
-        text = ModelShape.of(dict(config)).text
-        hybrid = _hybrid(text, model, serve, version=version, tp=tp, attn_token=2 * kv_heads * model.head_size * elem)
-        if isinstance(hybrid, str):
-            return hybrid
-        exported = _gdn_checkpoints(text, model, serve, gpu, mamba_mode, version=version)
+        state = _hybrid(shape.text, model, model.kinds, serve, version=version, tp=tp)
+        if isinstance(state, str):
+            return state
+        exported = _gdn_checkpoints(shape.text, model, serve, gpu, mamba_mode, version=version)
         if exported is not None:
             return exported
-        found_mamba = _mamba_spec(hybrid, serve, mamba_mode, max_model_len, block=block, dcp=dcp, version=version)
+        attn_token = 2 * kv_heads * model.head_size * elem  # one attention layer's page for one token
+        found_mamba = _mamba_spec(
+            state, attn_token, serve, mamba_mode, max_model_len, block=block, dcp=dcp, version=version
+        )
         if isinstance(found_mamba, str):
             return found_mamba
         mamba, block, said_mamba = found_mamba
-        inputs += [*hybrid[0].inputs, *said_mamba]
+        inputs += [*state.inputs, *said_mamba]
     specs = _layer_specs(model, kv_heads, elem, block, version=version, mamba=mamba)
     sliding = any(s is not None and s.kind == "sliding_window" for s in specs)
     in_flight = 0
@@ -495,15 +493,18 @@ def _parallel_sizes(serve: Mapping[str, Any], *, layers: int) -> tuple[int, int,
 
 
 def _hybrid(
-    text: Mapping[str, Any], model: _Model, serve: Mapping[str, Any], *, version: str, tp: int, attn_token: int
-) -> tuple[MambaState, int] | str:
-    """The Mamba state of a hybrid model's Mamba layers, and one attention layer's page for one token."""
+    text: Mapping[str, Any],
+    model: _Model,
+    kinds: tuple[str, ...],
+    serve: Mapping[str, Any],
+    *,
+    version: str,
+    tp: int,
+) -> MambaState | str:
+    """The Mamba state of a hybrid model's Mamba layers."""
     if model.mla:
         return "not modelled yet: a hybrid model with multi-head latent attention"
-    state = mamba_state(text, model.model_type, version=version, tp=tp, model_dtype=model.dtype, serve=serve)
-    if isinstance(state, str):
-        return state
-    return state, attn_token
+    return mamba_state(text, model.model_type, kinds, version=version, tp=tp, model_dtype=model.dtype, serve=serve)
 
 
 def _gdn_checkpoints(
@@ -529,7 +530,8 @@ def _gdn_checkpoints(
 
 
 def _mamba_spec(
-    hybrid: tuple[MambaState, int],
+    state: MambaState,
+    attn_token: int,
     serve: Mapping[str, Any],
     mode: str | None,
     max_model_len: int | None,
@@ -541,7 +543,6 @@ def _mamba_spec(
     """`Platform._align_hybrid_block_size` and `MambaBase.get_kv_cache_spec`: the attention block grows (in
     multiples of FlashAttention's kernel block, 16) until one attention page holds a Mamba state, and the Mamba
     page is padded to the attention page; the spec and the attention block size."""
-    state, attn_token = hybrid
     if mode is None:
         return "the Mamba cache mode is unknown (it follows prefix caching, which the model decides)"
     if mode not in ("none", "align", "all"):

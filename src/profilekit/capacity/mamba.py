@@ -25,7 +25,7 @@ from typing import Any
 from profilekit.capacity.memory import MAX_LAYERS
 from profilekit.records import record
 from profilekit.vllm.modelshape import DTYPE_BYTES, as_int
-from profilekit.vllm.versions import version_key
+from profilekit.vllm.versions import at_least
 
 MAMBA2 = ("nemotron_h", "granitemoehybrid")
 MAMBA1 = ("jamba",)
@@ -77,7 +77,6 @@ _GRANITE_KINDS = {
 class MambaState:
     """What the KV-cache planning needs of a hybrid model's Mamba layers."""
 
-    kinds: tuple[str, ...]  # each decoder layer: "attention", "mamba" or "none" (an MLP or MoE layer)
     page_bytes: int  # one Mamba layer's state on one GPU, before vLLM pads it to the attention page
     checkpoint_blocks: int  # MambaMixer2's prefill checkpoint block (0.32.0 on; counted in `align` mode)
     inputs: tuple[str, ...]
@@ -145,6 +144,12 @@ def _not_sizes(**sizes: int | None) -> str | None:
     return f"config.json's Mamba sizes are not sizes ({', '.join(wrong)}): not estimated"
 
 
+def _extra_groups(groups: int, tp: int) -> int:
+    """`MambaStateShapeCalculator.extra_groups_for_head_shards`: groups added so that tensor parallelism divides
+    them."""
+    return 0 if groups % tp == 0 else tp - groups
+
+
 def _divide(a: int, b: int, what: str) -> int | str:
     """vLLM's `divide` (an assertion: the engine stops)."""
     if a % b:
@@ -153,17 +158,22 @@ def _divide(a: int, b: int, what: str) -> int | str:
 
 
 def mamba_state(
-    text: Mapping[str, Any], model_type: str, *, version: str, tp: int, model_dtype: str, serve: Mapping[str, Any]
+    text: Mapping[str, Any],
+    model_type: str,
+    kinds: tuple[str, ...],
+    *,
+    version: str,
+    tp: int,
+    model_dtype: str,
+    serve: Mapping[str, Any],
 ) -> MambaState | str:
-    """The Mamba layers' state of one GPU, or why it is not modelled."""
+    """The Mamba layers' state of one GPU, or why it is not modelled (`kinds`: `layer_kinds`, as the caller read
+    them)."""
     replayssm = serve.get("use_replayssm") is True
     if replayssm and model_type != "nemotron_h":
         return f"not modelled yet: the ReplaySSM ring buffers of {model_type}"
     if serve.get("speculative_config") is not None:
         return "not modelled yet: the extra Mamba state of speculative decoding"
-    kinds = layer_kinds(text, model_type)
-    if isinstance(kinds, str):
-        return kinds
     read = _Reader(text, model_type)
     if model_type in MAMBA2:
         shape = _mamba2(read, model_type, tp)
@@ -193,8 +203,8 @@ def mamba_state(
     ]
     if read.taken:
         inputs.append(f"transformers' defaults for keys config.json lacks: {', '.join(read.taken)}")
-    mixer2_checkpoint = model_type in MAMBA2 and version_key(version) >= version_key("0.32.0")
-    return MambaState(kinds, page, 1 if mixer2_checkpoint else 0, tuple(inputs), _chunk_size(text, model_type))
+    mixer2_checkpoint = model_type in MAMBA2 and at_least(version, "0.32.0")
+    return MambaState(page, 1 if mixer2_checkpoint else 0, tuple(inputs), _chunk_size(text, model_type))
 
 
 def _chunk_size(text: Mapping[str, Any], model_type: str) -> int:
@@ -227,7 +237,7 @@ def _mamba2(read: _Reader, model_type: str, tp: int) -> tuple[int, int, str] | s
         return wrong
     assert heads is not None and head_dim is not None and groups is not None  # for mypy: checked just above
     assert state is not None and kernel is not None and inter is not None
-    groups += 0 if groups % tp == 0 else tp - groups  # extra_groups_for_head_shards
+    groups += _extra_groups(groups, tp)
     conv_dim = _divide(inter + 2 * groups * state, tp, "the Mamba conv dimension")
     local_heads = _divide(heads, tp, "the Mamba heads")
     if isinstance(conv_dim, str):
@@ -248,15 +258,15 @@ def _replayssm_ring(
     if window < 1:
         return f"replayssm_buffer_len {window} is not a length: not estimated"
     backend = serve.get("mamba_backend", "triton")
-    ring = window + (1 if backend == "flashinfer" and version_key(version) >= version_key("0.30.0") else 0)
+    ring = window + (1 if backend == "flashinfer" and at_least(version, "0.30.0") else 0)
     heads, head_dim = read.get("mamba_num_heads"), read.get("mamba_head_dim")
     groups, state = read.get("n_groups"), read.get("ssm_state_size")
     wrong = _not_sizes(heads=heads, head_dim=head_dim, groups=groups, state_size=state)
     if wrong:
         return wrong
     assert heads is not None and head_dim is not None and groups is not None and state is not None  # for mypy
-    if version_key(version) >= version_key("0.33.0"):
-        groups += 0 if groups % tp == 0 else tp - groups
+    if at_least(version, "0.33.0"):
+        groups += _extra_groups(groups, tp)
     local_groups = _divide(groups, tp, "the Mamba groups")
     if isinstance(local_groups, str):
         return local_groups
