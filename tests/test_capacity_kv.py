@@ -156,9 +156,9 @@ def test_what_the_kv_cache_of_a_model_does_not_model_is_said() -> None:
     assert isinstance(
         kv_layout(config, version="0.33.0", serve={}, gpu=None, mamba_mode="none", max_model_len=64), KvLayout
     )
-    kimi_linear = {"model_type": "kimi_linear", "num_hidden_layers": 27, "linear_attn_config": {"kda_layers": [1]}}
-    assert kv_layout(kimi_linear, version="0.33.0", serve={}, gpu=None, mamba_mode="align", max_model_len=64) == (
-        "not modelled yet: the Mamba/linear-attention layers of a hybrid model (kimi_linear)"
+    falcon_h1 = {"model_type": "falcon_h1", "num_hidden_layers": 24, "num_attention_heads": 8}
+    assert kv_layout(falcon_h1, version="0.33.0", serve={}, gpu=None, mamba_mode="align", max_model_len=64) == (
+        "not modelled yet: the Mamba/linear-attention layers of a hybrid model (falcon_h1)"
     )
     assert kv_layout({"model_type": "llama"}, version="0.33.0", serve={}, gpu=None) == (
         "config.json has no num_hidden_layers"
@@ -204,6 +204,87 @@ def test_gated_delta_net_checkpoints_of_0_33_are_said_to_depend_on_the_gpu() -> 
     assert isinstance(on("H100-SXM-80GB", gdn_prefill_backend="triton"), KvLayout)
     assert "declare [hardware] gpu" in str(on(None))
     assert "with CUDA runtime 13 or newer" in str(on("B200"))
+
+
+KIMI_LINEAR = "kimi-linear-48b-a3b (hybrid KDA, MLA, MoE)"
+
+
+def kimi(version: str = "0.33.0", mode: str = "none", config: dict[str, Any] | None = None, **serve: Any) -> Any:
+    written = {**CONFIGS[KIMI_LINEAR]["config"], **(config or {})}
+    return kv_layout(written, version=version, serve=serve, gpu=None, mamba_mode=mode, max_model_len=4096)
+
+
+def test_kimi_linear_kda_state_beside_mla_pages() -> None:
+    # 20 KDA layers and 7 MLA layers; the figures are vLLM's own (the oracle's probe of KimiGatedDeltaNetAttention
+    # and MLAAttentionSpec in 0.27.0 and 0.33.0: blocks of 1920 tokens, pages of 2211840 bytes)
+    kv = kimi()
+    assert isinstance(kv, KvLayout), kv
+    assert kv.specs == (LayerSpec("mamba", 20, 4096, 2211840), LayerSpec("mla", 7, 1920, 2211840))
+    assert kv.needed_bytes(4096) == 92897280
+    assert (kv.num_blocks(GIB), kv.tokens(GIB, 4096)) == (69, 47104)
+    assert "KDA state: conv 12288 x 3, recurrent 32 heads x 128 x 128, per GPU at tensor_parallel_size 1" in kv.inputs
+    # MLA: the attention block is a multiple of 128 (TP 2, align: 1024 where FlashAttention's 16 would give 944)
+    two = kimi(mode="align", tensor_parallel_size=2)
+    assert isinstance(two, KvLayout), two
+    assert two.specs == (LayerSpec("mamba", 20, 1024, 1179648), LayerSpec("mla", 7, 1024, 1179648))
+    assert (two.num_blocks(GIB), two.tokens(GIB, 4096)) == (130, 53248)
+
+
+def test_kimi_linear_recurrent_state_dtype_by_release() -> None:
+    # before 0.30.0 KDA's recurrent state is float32 whatever mamba_ssm_cache_dtype says; from 0.30.0 bfloat16
+    # halves it and any other dtype is refused by vLLM
+    old, new = kimi("0.29.0", mamba_ssm_cache_dtype="bfloat16"), kimi("0.30.0", mamba_ssm_cache_dtype="bfloat16")
+    assert isinstance(old, KvLayout) and isinstance(new, KvLayout)
+    assert old.specs[0].page_bytes == 2211840 > new.specs[0].page_bytes
+    assert kimi("0.33.0", mamba_ssm_cache_dtype="float16") == (
+        "vLLM refuses mamba_ssm_cache_dtype 'float16' for KDA layers: 'KDA recurrent state supports only auto, "
+        "float32, and bfloat16': not estimated"
+    )
+    assert isinstance(kimi("0.29.0", mamba_ssm_cache_dtype="float16"), KvLayout)
+
+
+@pytest.mark.parametrize(
+    ("config", "serve", "said"),
+    [
+        ({"linear_attn_config": None}, {}, "config.json has no linear_attn_config (Kimi Linear's KDA layers)"),
+        (
+            {"linear_attn_config": {"kda_layers": "1,2", "num_heads": 32}},
+            {},
+            "config.json's linear_attn_config.kda_layers is no list of layer numbers",
+        ),
+        (
+            {"linear_attn_config": {"kda_layers": [1], "num_heads": 0, "head_dim": 128, "short_conv_kernel_size": 4}},
+            {},
+            "config.json's linear_attn_config sizes are not sizes (num_heads 0): not estimated",
+        ),
+        (
+            {
+                "linear_attn_config": {
+                    "kda_layers": [1],
+                    "num_heads": 32,
+                    "head_dim": 128,
+                    "short_conv_kernel_size": 4,
+                    "use_full_rank_gate": True,
+                }
+            },
+            {},
+            "not modelled yet: Kimi-K3's full-rank-gate KDA layers (linear_attn_config.use_full_rank_gate)",
+        ),
+        (
+            {"kv_lora_rank": None},
+            {},
+            "config.json has no kv_lora_rank: Kimi Linear's attention layers are multi-head latent attention",
+        ),
+        (
+            {},
+            {"tensor_parallel_size": 3},
+            "the KDA heads (32) is not divisible by tensor_parallel_size 3: vLLM stops on its assertion",
+        ),
+    ],
+)
+def test_kimi_linear_what_is_not_estimated_is_said(config: dict[str, Any], serve: dict[str, Any], said: str) -> None:
+    written = {key: value for key, value in {**CONFIGS[KIMI_LINEAR]["config"], **config}.items() if value is not None}
+    assert kv_layout(written, version="0.33.0", serve=serve, gpu=None, mamba_mode="none", max_model_len=4096) == said
 
 
 NEMOTRON_H = "nemotron-h-8b-base-8k (hybrid Mamba-2)"

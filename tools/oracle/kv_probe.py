@@ -163,6 +163,9 @@ def layer_kinds(vllm_config: Any) -> list[str]:
     (Nemotron-H), `layer_types[i]` (GraniteMoeHybrid) or `layers_block_type[i]` (Jamba)."""
     text = vllm_config.model_config.hf_text_config
     module = sys.modules[_model_class(vllm_config).__module__]
+    if hasattr(text, "is_kda_layer"):
+        # Kimi Linear: the decoder layer builds KDA where `config.is_kda_layer(i)`, else multi-head latent attention
+        return ["mamba" if text.is_kda_layer(i) else "attention" for i in range(text.num_hidden_layers)]
     if not hasattr(module, "ALL_DECODER_LAYER_TYPES"):
         # Qwen3-Next: the decoder layer builds a gated delta net where `config.layer_types[i] == "linear_attention"`
         # and attention where it is "full_attention" (the config class fills layer_types in)
@@ -187,7 +190,7 @@ def _mamba_spec(vllm_config: Any, model_cls: Any) -> Any:
     the release's MambaMixer2 override), with the state shapes and dtypes of the model class's own
     `get_mamba_state_shape_from_config` / `get_mamba_state_dtype_from_config` (what the layer computes)."""
     module = sys.modules[model_cls.__module__]
-    mixer = _mixer_class(module)
+    mixer = _mixer_class(module, vllm_config.model_config.hf_text_config)
     shapes = tuple(model_cls.get_mamba_state_shape_from_config(vllm_config))
     dtypes = tuple(model_cls.get_mamba_state_dtype_from_config(vllm_config))
     probe_cls = type(
@@ -207,9 +210,13 @@ def _mamba_spec(vllm_config: Any, model_cls: Any) -> Any:
     return layer.get_kv_cache_spec(vllm_config)
 
 
-def _mixer_class(module: Any) -> Any:
-    """The Mamba layer class the model module builds: MambaMixer2, MambaMixer, or (Qwen3-Next) the one MambaBase
-    subclass it imports (the gated delta net)."""
+def _mixer_class(module: Any, text: Any) -> Any:
+    """The Mamba layer class the model module builds: MambaMixer2, MambaMixer, Kimi's KDA layer (the decoder layer
+    picks Kimi-K3's full-rank-gate class or Kimi Linear's by `linear_attn_config.use_full_rank_gate`), or
+    (Qwen3-Next) the one MambaBase subclass it imports (the gated delta net)."""
+    if hasattr(text, "is_kda_layer"):
+        full_rank = bool(text.linear_attn_config.get("use_full_rank_gate", False))
+        return getattr(module, "KimiK3DeltaAttention" if full_rank else "KimiLinearGatedDeltaNetAttention")
     for name in ("MambaMixer2", "MambaMixer"):
         if hasattr(module, name):
             return getattr(module, name)
@@ -368,8 +375,10 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
         try:
             stages = build_specs(vllm_config)
             probe_plan = _layers_and_results(vllm_config, stages, [int(a) for a in request["available"]])
-        except AssertionError as exc:  # vLLM would stop on its own assertion (e.g. DCP with sliding window)
-            return {"ok": False, "error": f"AssertionError: {exc}"}
+        except (AssertionError, ValueError) as exc:
+            # vLLM would stop on its own assertion (e.g. DCP with sliding window) or refuse the platform's hybrid
+            # alignment (e.g. a KDA recurrent state dtype it does not support)
+            return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
         return {
             "ok": True,
             "max_model_len": vllm_config.model_config.max_model_len,

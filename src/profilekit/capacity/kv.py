@@ -16,10 +16,10 @@ Modelled: full attention (MHA, GQA, MQA: the KV heads a rank holds, replicated w
 them), DeepSeek-style MLA (one latent head of kv_lora_rank + qk_rope_head_dim, no V), sliding-window layers (a
 global `sliding_window`, `layer_types`, Gemma-2/3 patterns, Qwen's `use_sliding_window`/`max_window_layers`), the
 hybrid allocator and `disable_hybrid_kv_cache_manager`, pipeline stages and decode context parallelism; the Mamba
-layers of Nemotron-H, Granite-4.0-H and Jamba and Qwen3-Next's gated delta nets (their state in capacity/mamba.py;
-here the platform's block alignment, `Platform._align_hybrid_block_size`, and `MambaSpec.max_memory_usage_bytes` per
-Mamba cache mode). Not modelled (a str says so): KDA layers and the other hybrid families, 0.33.0's gated delta net
-prefill checkpoints, chunked local attention, sparse MLA indexers, quantised KV caches other than the fp8 family,
+layers of Nemotron-H, Granite-4.0-H and Jamba, Qwen3-Next's gated delta nets and Kimi Linear's KDA layers beside
+its MLA layers (their state in capacity/mamba.py; here the platform's block alignment,
+`Platform._align_hybrid_block_size`, a multiple of 128 with MLA, and `MambaSpec.max_memory_usage_bytes` per Mamba cache
+mode). Not modelled (a str says so): the other hybrid families, 0.33.0's gated delta net prefill checkpoints, chunked local attention, sparse MLA indexers, quantised KV caches other than the fp8 family,
 models whose config.json lacks the keys read.
 
 Assumed where the attention backend decides (said in `KvLayout.inputs`): without a written `block_size`, 16
@@ -38,7 +38,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from profilekit.capacity.mamba import FAMILIES as MAMBA_FAMILIES
-from profilekit.capacity.mamba import GDN, MambaState, layer_kinds, mamba_state
+from profilekit.capacity.mamba import GDN, KDA, MambaState, layer_kinds, mamba_state
 from profilekit.capacity.memory import MAX_LAYERS
 from profilekit.hardware import Gpu
 from profilekit.records import record
@@ -69,6 +69,7 @@ HYBRID_KEYS = ("layers_block_type", "hybrid_override_pattern", "layer_block_type
 HYBRID_TYPES = ("jamba", "nemotron_h", "qwen3_next", "granitemoehybrid", "kimi_linear", "falcon_h1", "bamba", "zamba2")
 DEFAULT_BLOCK = 16  # CacheConfig.DEFAULT_BLOCK_SIZE, which FlashAttention keeps (the module docstring)
 KERNEL_BLOCK = 16  # FlashAttention's kernel block sizes: MultipleOf(16)
+MLA_HYBRID_BLOCK = 128  # `_align_hybrid_block_size` with MLA: a multiple of 128 (every release 0.27.0-0.33.0)
 # transformers' config classes: the sliding window a config.json without the key gets
 DEFAULT_WINDOW = {"mistral": 4096}
 # model types whose config class leaves layer_types unset and whose vLLM model code passes no per-layer window:
@@ -266,7 +267,9 @@ def _model(shape: ModelShape, config: Mapping[str, Any], serve: Mapping[str, Any
         return found_layers
     layers, kinds, layers_said = found_layers
     inputs: list[str] = [layers_said]
-    mla = model_type in MLA_TYPES and text.get("kv_lora_rank") is not None
+    mla = model_type in (*MLA_TYPES, *KDA) and text.get("kv_lora_rank") is not None
+    if model_type in KDA and not mla:
+        return "config.json has no kv_lora_rank: Kimi Linear's attention layers are multi-head latent attention"
     if text.get("kv_lora_rank") is not None and not mla:
         return f"not modelled yet: multi-head latent attention of model_type {model_type!r}"
     if mla:
@@ -440,9 +443,10 @@ def kv_layout(
         exported = _gdn_checkpoints(shape.text, model, serve, gpu, mamba_mode, version=version)
         if exported is not None:
             return exported
-        attn_token = 2 * kv_heads * model.head_size * elem  # one attention layer's page for one token
+        # one attention layer's page for one token (`_align_hybrid_block_size`: MLA's latent head has no V)
+        attn_token = (1 if model.mla else 2) * kv_heads * model.head_size * elem
         found_mamba = _mamba_spec(
-            state, attn_token, serve, mamba_mode, max_model_len, block=block, dcp=dcp, version=version
+            state, attn_token, serve, mamba_mode, max_model_len, block=block, dcp=dcp, version=version, mla=model.mla
         )
         if isinstance(found_mamba, str):
             return found_mamba
@@ -502,7 +506,7 @@ def _hybrid(
     tp: int,
 ) -> MambaState | str:
     """The Mamba state of a hybrid model's Mamba layers."""
-    if model.mla:
+    if model.mla and model.model_type not in KDA:
         return "not modelled yet: a hybrid model with multi-head latent attention"
     return mamba_state(text, model.model_type, kinds, version=version, tp=tp, model_dtype=model.dtype, serve=serve)
 
@@ -539,9 +543,11 @@ def _mamba_spec(
     block: int,
     dcp: int,
     version: str,
+    mla: bool = False,
 ) -> tuple[_Spec, int, list[str]] | str:
     """`Platform._align_hybrid_block_size` and `MambaBase.get_kv_cache_spec`: the attention block grows (in
-    multiples of FlashAttention's kernel block, 16) until one attention page holds a Mamba state, and the Mamba
+    multiples of FlashAttention's kernel block, 16; with MLA of 128, which the TRTLLM/FlashInfer MLA decode kernels
+    need and every MLA backend's kernel block divides) until one attention page holds a Mamba state, and the Mamba
     page is padded to the attention page; the spec and the attention block size."""
     if mode is None:
         return "the Mamba cache mode is unknown (it follows prefix caching, which the model decides)"
@@ -551,7 +557,7 @@ def _mamba_spec(
         return "not modelled yet: a hybrid model without the hybrid KV cache manager or with decode context parallelism"
     if max_model_len is None:
         return "max_model_len is needed: a Mamba layer's blocks per request depend on it"
-    alignment = max(KERNEL_BLOCK, block)
+    alignment = max(KERNEL_BLOCK, block, MLA_HYBRID_BLOCK if mla else 0)
     if mode == "all":  # 0.27.0-0.31.0: blocks aligned to the Mamba chunk (or a written mamba_block_size)
         written = as_int(serve.get("mamba_block_size"))
         chunk = math.lcm(written if written is not None and written > 0 else state.chunk_size, alignment)

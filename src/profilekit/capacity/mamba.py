@@ -1,20 +1,22 @@
 """The Mamba state of a hybrid model's Mamba layers on one GPU, as vLLM builds it per release.
 
-A hybrid model (Nemotron-H, Granite-4.0-H, Jamba, Qwen3-Next) interleaves attention layers with Mamba layers. A
-Mamba layer keeps no per-token KV cache but a fixed state per request: a convolution state and an SSM state
-(`MambaStateShapeCalculator.mamba2_state_shape` / `mamba1_state_shape` / `gated_delta_net_state_shape`,
+A hybrid model (Nemotron-H, Granite-4.0-H, Jamba, Qwen3-Next, Kimi Linear) interleaves attention layers with Mamba
+layers. A Mamba layer keeps no per-token KV cache but a fixed state per request: a convolution state and an SSM state
+(`MambaStateShapeCalculator.mamba2_state_shape` / `mamba1_state_shape` / `gated_delta_net_state_shape` /
+`kda_state_shape`,
 vllm/model_executor/layers/mamba/mamba_utils.py), sharded over tensor parallelism, in the dtypes
 `MambaStateDtypeCalculator` picks (`mamba_cache_dtype`, `mamba_ssm_cache_dtype`; Nemotron-H's SSM state defaults
 to float32, `NemotronHForCausalLMConfig.update_mamba_ssm_cache_dtype`). Which layers are Mamba is what the model
 code indexes: `hybrid_override_pattern` (Nemotron-H: `M` Mamba, `*` attention, `-` MLP, `E` MoE), `layer_types`
-(Granite-4.0-H, Qwen3-Next) or transformers' `JambaConfig.layers_block_type` (attention where
-`i % attn_layer_period == attn_layer_offset`). A key missing from config.json takes the default of the config
+(Granite-4.0-H, Qwen3-Next), transformers' `JambaConfig.layers_block_type` (attention where
+`i % attn_layer_period == attn_layer_offset`) or Kimi Linear's `linear_attn_config.kda_layers` (numbered from 1). A key missing from config.json takes the default of the config
 class (said in the inputs).
 
 Every release 0.27.0-0.33.0; tests/oracle/test_capacity_kv.py holds the figures equal to the spec the release's
 own layer class returns. Not modelled (a str says so): the ReplaySSM rings of other families than Nemotron-H,
-speculative decoding's extra state, KDA layers (Kimi Linear), 0.33.0's gated delta net prefill checkpoints
-(capacity/kv.py `_gdn_checkpoints`) and the other hybrid families.
+speculative decoding's extra state, Kimi-K3's full-rank-gate KDA layers (whose FlashKDA prefill checkpoints and
+RecoverSSM records depend on the GPU), 0.33.0's gated delta net prefill checkpoints (capacity/kv.py
+`_gdn_checkpoints`) and the other hybrid families.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ from profilekit.vllm.versions import at_least
 MAMBA2 = ("nemotron_h", "granitemoehybrid")
 MAMBA1 = ("jamba",)
 GDN = ("qwen3_next",)  # gated delta nets (`gated_delta_net_state_shape`)
-FAMILIES = (*MAMBA2, *MAMBA1, *GDN)
+KDA = ("kimi_linear",)  # Kimi Delta Attention (`kda_state_shape`), beside multi-head latent attention layers
+FAMILIES = (*MAMBA2, *MAMBA1, *GDN, *KDA)
 
 # transformers' config classes: what a config.json without the key gets (NemotronHConfig, GraniteMoeHybridConfig,
 # JambaConfig)
@@ -88,7 +91,7 @@ class _Reader:
 
     def __init__(self, text: Mapping[str, Any], model_type: str) -> None:
         self.text = text
-        self.defaults = _DEFAULTS[model_type]
+        self.defaults = _DEFAULTS.get(model_type, {})
         self.taken: list[str] = []
 
     def get(self, key: str) -> int | None:
@@ -122,6 +125,8 @@ def layer_kinds(text: Mapping[str, Any], model_type: str) -> tuple[str, ...] | s
         return f"config.json's num_hidden_layers is no layer count (1 to {MAX_LAYERS})"
     if model_type in GDN:
         return _gdn_kinds(text, layers)
+    if model_type in KDA:
+        return _kda_kinds(text, layers)
     read = _Reader(text, model_type)
     period, offset = read.get("attn_layer_period") or 8, read.get("attn_layer_offset") or 0
     return tuple("attention" if i % period == offset else "mamba" for i in range(layers))
@@ -134,6 +139,22 @@ def _gdn_kinds(text: Mapping[str, Any], layers: int) -> tuple[str, ...] | str:
     if interval != 4:
         return f"not modelled yet: full_attention_interval {interval!r} without layer_types (releases differ)"
     return tuple("mamba" if (i + 1) % 4 else "attention" for i in range(layers))
+
+
+def _kda_kinds(text: Mapping[str, Any], layers: int) -> tuple[str, ...] | str:
+    """Kimi Linear: `KimiLinearConfig.is_kda_layer(i)`, layer i + 1 listed in `linear_attn_config.kda_layers`
+    (numbered from 1); every other layer is multi-head latent attention."""
+    linear = text.get("linear_attn_config")
+    if not isinstance(linear, Mapping):
+        return "config.json has no linear_attn_config (Kimi Linear's KDA layers)"
+    numbers = linear.get("kda_layers")
+    if not isinstance(numbers, list) or not all(isinstance(n, int) and not isinstance(n, bool) for n in numbers):
+        return "config.json's linear_attn_config.kda_layers is no list of layer numbers"
+    kda = set(numbers)
+    kinds = tuple("mamba" if i + 1 in kda else "attention" for i in range(layers))
+    if "mamba" not in kinds:
+        return "not modelled yet: a Kimi Linear config without KDA layers"
+    return kinds
 
 
 def _not_sizes(**sizes: int | None) -> str | None:
@@ -177,12 +198,14 @@ def mamba_state(
     read = _Reader(text, model_type)
     if model_type in MAMBA2:
         shape = _mamba2(read, model_type, tp)
+    elif model_type in KDA:
+        shape = _kda(text, tp, serve)
     else:
         shape = _gdn(read, tp) if model_type in GDN else _mamba1(read, tp)
     if isinstance(shape, str):
         return shape
     conv, ssm, said = shape
-    dtypes = _state_dtypes(text, model_type, model_dtype, serve)
+    dtypes = _state_dtypes(text, model_type, model_dtype, serve, version=version)
     if isinstance(dtypes, str):
         return dtypes
     (conv_bytes, ssm_bytes), dtype_said = dtypes
@@ -299,6 +322,32 @@ def _gdn(read: _Reader, tp: int) -> tuple[int, int, str] | str:
     return conv_dim * (kernel - 1), local_heads * value_dim * key_dim, said
 
 
+def _kda(text: Mapping[str, Any], tp: int, serve: Mapping[str, Any]) -> tuple[int, int, str] | str:
+    """`kda_state_shape` (Kimi Linear's `KimiGatedDeltaNetAttention`): a conv state over q, k and v (heads x head
+    dim each) and a recurrent state of heads x head dim x head dim, both sharded over tensor parallelism. The model
+    code reads `num_heads`, `head_dim` and `short_conv_kernel_size` of `linear_attn_config` with no default."""
+    linear = text.get("linear_attn_config")
+    assert isinstance(linear, Mapping)  # layer_kinds checked it
+    if linear.get("use_full_rank_gate"):
+        return "not modelled yet: Kimi-K3's full-rank-gate KDA layers (linear_attn_config.use_full_rank_gate)"
+    if serve.get("use_kda_recoverssm") is True:
+        return "not modelled yet: the KDA RecoverSSM records (use_kda_recoverssm)"
+    heads, head_dim = as_int(linear.get("num_heads")), as_int(linear.get("head_dim"))
+    kernel = as_int(linear.get("short_conv_kernel_size"))
+    wrong = _not_sizes(num_heads=heads, head_dim=head_dim, short_conv_kernel_size=kernel)
+    if wrong:
+        return wrong.replace("config.json's Mamba sizes", "config.json's linear_attn_config sizes")
+    assert heads is not None and head_dim is not None and kernel is not None  # for mypy: checked just above
+    conv_dim = _divide(3 * heads * head_dim, tp, "the KDA conv dimension")
+    if isinstance(conv_dim, str):
+        return conv_dim
+    local_heads = _divide(heads, tp, "the KDA heads")
+    if isinstance(local_heads, str):
+        return local_heads
+    said = f"KDA state: conv {conv_dim} x {kernel - 1}, recurrent {local_heads} heads x {head_dim} x {head_dim}"
+    return conv_dim * (kernel - 1), local_heads * head_dim * head_dim, said
+
+
 def _mamba1(read: _Reader, tp: int) -> tuple[int, int, str] | str:
     """`mamba1_state_shape` (Jamba: intermediate = mamba_expand x hidden_size)."""
     hidden = as_int(read.text.get("hidden_size"))
@@ -314,15 +363,27 @@ def _mamba1(read: _Reader, tp: int) -> tuple[int, int, str] | str:
 
 
 def _state_dtypes(
-    text: Mapping[str, Any], model_type: str, model_dtype: str, serve: Mapping[str, Any]
+    text: Mapping[str, Any], model_type: str, model_dtype: str, serve: Mapping[str, Any], *, version: str
 ) -> tuple[tuple[int, int], str] | str:
     """`MambaStateDtypeCalculator._mamba_state_dtype`: the conv state in `mamba_cache_dtype` (auto: the model's),
-    the SSM state in `mamba_ssm_cache_dtype` (auto: the conv state's; Nemotron-H: config.json's, else float32)."""
+    the SSM state in `mamba_ssm_cache_dtype` (auto: the conv state's; Nemotron-H: config.json's, else float32).
+    `kda_state_dtype`: KDA's recurrent state is float32 (before 0.30.0 whatever mamba_ssm_cache_dtype says; from
+    0.30.0 unless it says bfloat16, and vLLM refuses any other)."""
     conv = serve.get("mamba_cache_dtype", "auto")
     conv = model_dtype if conv in ("auto", None) else conv
     ssm = serve.get("mamba_ssm_cache_dtype", "auto")
     ssm_from = "serve.mamba_ssm_cache_dtype"
-    if ssm in ("auto", None) and model_type == "nemotron_h":
+    if model_type in KDA:
+        if not at_least(version, "0.30.0"):
+            ssm, ssm_from = "float32", f"KDA's, whatever mamba_ssm_cache_dtype says in vLLM {version}"
+        elif ssm in ("auto", None):
+            ssm, ssm_from = "float32", "KDA's default"
+        elif ssm not in ("float32", "bfloat16"):
+            return (
+                f"vLLM refuses mamba_ssm_cache_dtype {ssm!r} for KDA layers: 'KDA recurrent state supports only "
+                "auto, float32, and bfloat16': not estimated"
+            )
+    elif ssm in ("auto", None) and model_type == "nemotron_h":
         written = text.get("mamba_ssm_cache_dtype")
         ssm, ssm_from = (written, "config.json") if isinstance(written, str) else ("float32", "Nemotron-H's default")
     elif ssm in ("auto", None):
