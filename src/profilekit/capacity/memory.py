@@ -3,17 +3,21 @@
 vLLM (vllm/v1/worker/gpu_worker.py `determine_available_memory`, every release 0.27.0-0.33.0) asks for
 `total memory x gpu_memory_utilization`, loads the weights, runs one forward pass of `max_num_batched_tokens`
 tokens and one sampler pass of `max_num_seqs` sequences, and gives the KV cache what is left after the weights,
-the pass's peak of PyTorch memory and the memory that grew outside PyTorch (NCCL buffers, cuBLAS workspaces);
-`--kv-cache-memory-bytes` replaces all of that with a figure of its own. Nothing is profiled here, so the
-reserve between the weights and the KV cache is estimated:
+the pass's peak of PyTorch memory, the memory that grew outside PyTorch since its start-up snapshot, and the CUDA
+graphs' estimated memory (`profile_cudagraph_memory`, taken by default: VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1);
+`--kv-cache-memory-bytes` replaces all of that with a figure of its own. The snapshot is taken after
+`init_worker_distributed_environment` ("This ensures NCCL buffers are allocated before we measure available
+memory"; from 0.33.0 after creating the cuBLAS handles too), so NCCL's buffers are not taken from the KV cache.
+Nothing is profiled here, so the reserve between the weights and the KV cache is estimated:
 
     activations = max_num_batched_tokens x (4 x hidden + 3 x intermediate / TP) x 2 bytes
                 + max_num_seqs x vocabulary x 4 bytes x 2            (the sampler's float32 logits, twice)
-    outside PyTorch = 1.0 GiB, 1.5 GiB with more than one GPU (NCCL)
+    outside PyTorch = 1.0 GiB, whatever the GPU count (kernels loaded and buffers allocated in the profile pass)
     CUDA graphs = 0.5 GiB, none with enforce_eager
 
 and its uncertainty is taken as half of it plus 0.5 GiB: a verdict that turns on the reserve is a warning, one that
-holds without any reserve an error.
+holds without any reserve an error. Against published start-up logs (docs/CAPACITY-LOGS.md, older releases): the
+estimate lands low by 0.8-1.6 GiB on four of five, whose releases took no CUDA graphs from the KV cache.
 """
 
 from __future__ import annotations
@@ -25,8 +29,7 @@ from profilekit.records import record
 from profilekit.vllm.modelshape import ModelShape, as_int
 
 GIB = 1 << 30
-NON_TORCH = GIB
-NON_TORCH_DISTRIBUTED = GIB + GIB // 2
+NON_TORCH = GIB  # one figure for any GPU count: NCCL is set up before vLLM's snapshot (see above)
 CUDA_GRAPHS = GIB // 2
 # a sanity bound, not vLLM's: the largest published models have a few hundred layers, and the layout and the weight
 # count hold one entry per layer (a junk num_hidden_layers of 10**9 would otherwise take gigabytes)
@@ -95,7 +98,7 @@ def memory(
     active = activations(config, tokens=tokens, seqs=seqs, tp=tp) if config is not None else None
     guessed = active is None
     active = GIB if active is None else active
-    outside = NON_TORCH_DISTRIBUTED if gpus > 1 else NON_TORCH
+    outside = NON_TORCH
     graphs = 0 if serve.get("enforce_eager") is True else CUDA_GRAPHS
     reserve = active + outside + graphs
     inputs = (
@@ -105,7 +108,7 @@ def memory(
             if guessed
             else f"activations {active / GIB:.2f} GiB: {tokens} batched tokens, {seqs} sequences (estimated)"
         ),
-        f"outside PyTorch {outside / GIB:.2f} GiB ({'NCCL, ' if gpus > 1 else ''}cuBLAS; estimated)",
+        f"outside PyTorch {outside / GIB:.2f} GiB (estimated{'; NCCL is set up before vLLM measures' if gpus > 1 else ''})",
         "CUDA graphs: none (enforce_eager)" if not graphs else f"CUDA graphs {graphs / GIB:.2f} GiB (estimated)",
     )
     return Memory(requested, weights, reserve, reserve // 2 + GIB // 2, False, inputs)
