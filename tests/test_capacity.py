@@ -9,9 +9,13 @@ without it an error, and that a stack missing a GPU or model facts gets no guess
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO_ROOT, MakeRepo, Run
+from tests.rules.layers import RELEASES
 
 LLAMA = '[serve]\nmodel = "meta-llama/Llama-3.1-8B-Instruct"\n'
 GPU = '[layer]\nabstract = true\n\n[hardware]\ngpu = "{gpu}"\n'
@@ -201,3 +205,61 @@ def test_a_hybrid_model_shows_its_mamba_state_and_the_block_vllm_aligns_to_it(ma
     off = run("--repo", _repo(make_repo, nemotron, h100="H100-SXM-80GB"), "capacity", "app+h100")
     assert "    Mamba cache mode none: 1 state page per request and Mamba layer" in off.out.splitlines(), off.out
     assert "    Mamba conv state bfloat16, SSM state float32 (Nemotron-H's default)" in off.out.splitlines()
+
+
+NEMOTRON_L40S = (
+    '[model]\nweights_gib = 16.2\n\n[serve]\nmodel = "nvidia/Nemotron-H-8B-Base-8K"\nmax_model_len = 8192\n'
+    "enable_prefix_caching = false\n"
+)
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_more_sequences_than_mamba_blocks_is_refused_before_cuda_graphs(
+    make_repo: MakeRepo, run: Run, version: str
+) -> None:
+    # vLLM (CompilationConfig.resolve_cudagraph_mode_and_sizes, every release) refuses a hybrid model whose full
+    # decode graphs would need more Mamba blocks than the KV cache holds: one per sequence of max_num_seqs. Nemotron-H
+    # 8B on an L40S holds about 1,300 (capacity shows it); 2,048 sequences cannot be served even with no reserve
+    repo = make_repo(
+        {"app.toml": NEMOTRON_L40S + "max_num_seqs = 2048\n", "l40s.toml": GPU.format(gpu="L40S")},
+        config=f'[vllm]\nversion = "{version}"\n',
+    )
+    result = run("--repo", repo, "check", "app+l40s")
+    assert result.code == 1, result
+    assert "error mamba-blocks-too-few max_num_seqs 2048 is more than the Mamba cache blocks" in result.out
+    assert '"max_num_seqs (2048) exceeds available Mamba cache blocks (' in result.out
+    fixed = re.search(r"fix: set max_num_seqs = (\d+)", result.out)
+    assert fixed is not None, result.out
+    capacity = run("--repo", repo, "capacity", "app+l40s")
+    assert capacity.code == 1, capacity
+    assert capacity.out.splitlines()[-1].startswith("  verdict: refused: fewer Mamba cache blocks than max_num_seqs")
+    # the fix it names starts; so do eager mode and piecewise graphs (no full decode graph, no check)
+    for written in (
+        f"max_num_seqs = {fixed.group(1)}",
+        "max_num_seqs = 2048\nenforce_eager = true",
+        'max_num_seqs = 2048\ncompilation_config = { cudagraph_mode = "PIECEWISE" }',
+    ):
+        (repo / "profiles" / "app.toml").write_text(NEMOTRON_L40S + written + "\n")
+        again = run("--repo", repo, "check", "app+l40s")
+        assert "mamba-blocks-too-few" not in again.out, (written, again.out)
+
+
+def test_mamba_blocks_near_max_num_seqs_are_a_warning_and_other_gpus_are_not_guessed(
+    make_repo: MakeRepo, run: Run
+) -> None:
+    repo = make_repo(
+        {
+            "app.toml": NEMOTRON_L40S + "max_num_seqs = 1300\n",
+            "l40s.toml": GPU.format(gpu="L40S"),
+            "v100.toml": GPU.format(gpu="V100-SXM2-32GB"),
+        }
+    )
+    result = run("--repo", repo, "check", "app+l40s")
+    assert result.code == 0, result
+    assert "warning mamba-blocks-too-few max_num_seqs 1300 is about as many as the Mamba cache blocks" in result.out
+    # before Ampere vLLM's attention backends may keep no full decode graph: no verdict either way
+    older = run("--repo", repo, "check", "app+v100")
+    assert "mamba-blocks-too-few" not in older.out, older.out
+    # an attention-only model has no Mamba blocks to count
+    llama = run("--repo", _repo(make_repo, LLAMA + "max_num_seqs = 100000\n", l40s="L40S"), "check", "app+l40s")
+    assert "mamba-blocks-too-few" not in llama.out, llama.out

@@ -43,6 +43,9 @@ class Plan:
     weights: Weights | str
     kv: KvLayout | str
     memory: Memory | str
+    # max_num_seqs where vLLM checks a hybrid model's Mamba cache blocks against it (full CUDA graphs on a CUDA GPU
+    # of capability 8.0 or newer: `mamba_blocks`); None where it does not
+    graph_seqs: int | None = None
 
     @property
     def complete(self) -> bool:
@@ -73,6 +76,29 @@ class Plan:
             )
         return Verdict(FITS, "one max_model_len request fits, with the reserve's uncertainty to spare")
 
+    def mamba_blocks(self) -> tuple[Verdict, int, int] | None:
+        """vLLM's check before it captures full CUDA graphs of a hybrid model (`CompilationConfig.
+        resolve_cudagraph_mode_and_sizes`, every release 0.27.0-0.33.0): each decode sequence needs one Mamba cache
+        block, so max_num_seqs above the pool's blocks is refused. The verdict (as `verdict`'s states), the blocks
+        vLLM would have by the estimate and the blocks it has even if the reserve is at the top of its uncertainty;
+        None when the plan has no Mamba layers or never gets that far."""
+        kv, mem, max_num_seqs = self.kv, self.memory, self.graph_seqs
+        if max_num_seqs is None or isinstance(kv, str) or isinstance(mem, str):
+            return None
+        if not any(s.kind == "mamba" for s in kv.specs):
+            return None
+        if self.verdict().state not in (FITS, TIGHT):
+            return None  # vLLM stops before: the weights or the KV cache (their own rules say so)
+        estimated = kv.num_blocks(max(mem.available, 0))
+        safe = kv.num_blocks(max(mem.available - mem.uncertainty, 0))
+        if kv.num_blocks(mem.without_reserve) < max_num_seqs:
+            verdict = Verdict(KV_REFUSED, "fewer Mamba cache blocks than max_num_seqs even with no reserve")
+        elif safe < max_num_seqs:
+            verdict = Verdict(TIGHT, "fewer Mamba cache blocks than max_num_seqs unless the reserve is smaller")
+        else:
+            verdict = Verdict(FITS, "a Mamba cache block for every sequence, with the reserve's uncertainty to spare")
+        return verdict, estimated, safe
+
     def missing(self) -> list[str]:
         """Why a part of the plan is unknown, each reason once."""
         parts = [part for part in (self.weights, self.kv, self.memory) if isinstance(part, str)]
@@ -99,6 +125,7 @@ def plan(
     tokens: int,
     seqs: int,
     mamba_mode: str | None = None,
+    graph_seqs: int | None = None,
 ) -> Plan:
     """The capacity of one role (see the module's docstring for what each part needs)."""
     tp = _positive(serve.get("tensor_parallel_size"))
@@ -125,7 +152,7 @@ def plan(
             seqs=seqs,
             gpus=tp * pp,
         )
-    return Plan(role, gpu, tp * pp, max_model_len, weights, kv, mem)
+    return Plan(role, gpu, tp * pp, max_model_len, weights, kv, mem, graph_seqs)
 
 
 def _text(config: Mapping[str, Any]) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from profilekit.rules.engine import Context, Hit, rule
 from profilekit.rules.facts import RoleFacts
 from profilekit.rules.modelcfg import derived_max_model_len
 from profilekit.rules.scheduler import budget
+from profilekit.rules.scheduling import full_cudagraphs
 
 if TYPE_CHECKING:
     from profilekit.capacity.plan import Plan
@@ -80,6 +81,11 @@ def role_plan(f: RoleFacts, root: Path | None) -> Plan:
     from profilekit.capacity.plan import plan  # noqa: PLC0415 - the capacity stage loads for a role with a GPU only
 
     b = budget(f)
+    gpu = f.gpu
+    # vLLM checks a hybrid model's Mamba blocks against max_num_seqs before capturing full decode graphs: on by
+    # default or written, and kept on a CUDA GPU whose attention backends (FlashAttention, FlashInfer, the MLA
+    # backends; Mamba and GDN: uniform batches) never drop them to piecewise
+    graphs = gpu is not None and gpu.platform == "cuda" and gpu.capability >= (8, 0) and full_cudagraphs(f)
     return plan(
         role=f.role.name,
         gpu=f.gpu,
@@ -91,6 +97,7 @@ def role_plan(f: RoleFacts, root: Path | None) -> Plan:
         tokens=b.batched_tokens if b is not None else 2048,
         seqs=b.seqs if b is not None else 256,
         mamba_mode=f.mamba_cache_mode,
+        graph_seqs=b.seqs if graphs and b is not None else None,
     )
 
 
@@ -225,6 +232,56 @@ def kv_cache_too_small(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
             fix + f" (see {DOCS})",
             role=f.role.name,
             severity=severity,
+        )
+    ]
+
+
+@rule(
+    "mamba-blocks-too-few",
+    Severity.ERROR,
+    "max_num_seqs above the Mamba cache blocks vLLM would have: a hybrid model's full CUDA graphs need one block per "
+    "decode sequence (a warning when only the estimated reserve decides)",
+    source="vllm/config/compilation.py CompilationConfig.resolve_cudagraph_mode_and_sizes",
+)
+def mamba_blocks_too_few(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    p = _plan(ctx, f)
+    found = p.mamba_blocks() if p is not None and p.gpu is not None else None
+    if p is None or p.gpu is None or found is None or p.graph_seqs is None:
+        return []
+    from profilekit.capacity.plan import FITS, KV_REFUSED  # noqa: PLC0415 - loaded with the plan
+
+    verdict, blocks, safe = found
+    if verdict.state == FITS:
+        return []
+    assert not isinstance(p.memory, str)
+    seqs = p.graph_seqs
+    quoted = (
+        f"max_num_seqs ({seqs}) exceeds available Mamba cache blocks ({blocks}). Each decode sequence requires one "
+        f"Mamba cache block, so CUDA graph capture cannot proceed. Please lower max_num_seqs to at most {blocks} or "
+        "increase gpu_memory_utilization."
+    )
+    written = "" if "max_num_seqs" in f.serve else f" (vLLM's default on {p.gpu.name})"
+    if verdict.state == KV_REFUSED:
+        head = (
+            f"max_num_seqs {seqs}{written} is more than the Mamba cache blocks the KV cache holds on {p.gpu.name} "
+            f"even with no activations; vLLM refuses to start after loading the weights and profiling"
+            + ("" if p.memory.exact else " (its figures, estimated)")
+        )
+    else:
+        head = (
+            f"max_num_seqs {seqs}{written} is about as many as the Mamba cache blocks the KV cache would hold on "
+            f"{p.gpu.name} (about {blocks}, an estimate: the reserve's uncertainty decides), so it may refuse"
+        )
+    fix = f"set max_num_seqs = {safe}" if safe > 0 else "use a GPU with more memory"
+    fix += ', or compilation_config.cudagraph_mode = "PIECEWISE" (no full decode graphs)'
+    return [
+        Hit(
+            "mamba-blocks-too-few",
+            f'{head}: "{quoted}"',
+            _places(f, "max_num_seqs", "gpu_memory_utilization", "max_model_len", "tensor_parallel_size"),
+            fix,
+            role=f.role.name,
+            severity=Severity.ERROR if verdict.state == KV_REFUSED else Severity.WARNING,
         )
     ]
 

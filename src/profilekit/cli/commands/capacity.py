@@ -8,6 +8,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from profilekit.capacity.memory import gib
+from profilekit.capacity.plan import FITS
 from profilekit.cli.common import check_format, open_session, out
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK
 from profilekit.rules.capacity import role_plan
@@ -47,13 +48,18 @@ def capacity(*, stack: str, role: str | None, fmt: str) -> int:
         )
     else:
         out(_text(composed.spec, session.version, plans))
-    refused = [p for p in plans if p.verdict().refused]
+    refused = [p for p in plans if _verdict(p)[0] == "refused"]
     return EXIT_FINDINGS if refused else EXIT_OK
 
 
 def _verdict(p: Plan) -> tuple[str, str]:
-    """("fits" | "tight" | "refused" | "unknown", why): Plan.verdict, the weights and the KV cache refusals as one."""
+    """("fits" | "tight" | "refused" | "unknown", why): Plan.verdict, the weights and the KV cache refusals as one,
+    then a hybrid model's Mamba cache blocks (`Plan.mamba_blocks`) where the KV cache fits."""
     verdict = p.verdict()
+    blocks = p.mamba_blocks()
+    if blocks is not None and blocks[0].state != FITS and not verdict.refused:
+        worse = blocks[0] if blocks[0].refused or verdict.state == FITS else verdict
+        return ("refused" if worse.refused else worse.state), worse.why
     return ("refused" if verdict.refused else verdict.state), verdict.why
 
 
@@ -100,9 +106,23 @@ def _role_lines(p: Plan) -> list[str]:
                 lines.append(
                     f"  Maximum concurrency for {p.max_model_len:,} tokens per request: {mark}{concurrency:.2f}x"
                 )
+    lines += _mamba_lines(p)
     state, why = _verdict(p)
     lines.append(f"  verdict: {state}: {why}")
     return lines
+
+
+def _mamba_lines(p: Plan) -> list[str]:
+    """A hybrid model's Mamba cache blocks against max_num_seqs (full CUDA graphs need one per decode sequence)."""
+    found = p.mamba_blocks()
+    if found is None or isinstance(p.memory, str):
+        return []
+    verdict, blocks, safe = found
+    mark = "" if p.memory.exact else "~"
+    return [
+        f"  Mamba cache blocks: {mark}{blocks:,} ({mark}{safe:,} at the reserve's upper bound) for max_num_seqs "
+        f"{p.graph_seqs:,}: {verdict.state}: {verdict.why} (full CUDA graphs need one per decode sequence)"
+    ]
 
 
 def _json(p: Plan) -> dict[str, Any]:
