@@ -196,12 +196,19 @@ def test_gated_delta_net_checkpoints_of_0_33_are_said_to_depend_on_the_gpu() -> 
         device = CATALOGUE[gpu] if gpu else None
         return kv_layout(config, version="0.33.0", serve=serve, gpu=device, mamba_mode="align", max_model_len=4096)
 
-    assert isinstance(on("A100-SXM4-80GB"), KvLayout)  # Triton's GDN prefill: no checkpoints
-    assert on("H100-SXM-80GB") == (
-        "not modelled yet: vLLM 0.33.0's gated delta net prefill checkpoints in Mamba cache mode align (FlashInfer's "
-        "GDN prefill on H100-SXM-80GB exports them)"
-    )
-    assert isinstance(on("H100-SXM-80GB", gdn_prefill_backend="triton"), KvLayout)
+    a100 = on("A100-SXM4-80GB")  # Triton's GDN prefill: no checkpoints
+    assert isinstance(a100, KvLayout)
+    assert a100.specs == (LayerSpec("mamba", 36, 544, 1114112), LayerSpec("full", 12, 544, 1114112))
+    # FlashInfer's GDN prefill on Hopper exports a checkpoint: a third state page per request, and blocks in
+    # multiples of 64 (FLASHINFER_GDN_CHECKPOINT_ALIGNMENT); the figures are vLLM's own (the oracle's probe with the
+    # backend resolution answering as on an H100)
+    h100 = on("H100-SXM-80GB")
+    assert isinstance(h100, KvLayout)
+    assert h100.specs == (LayerSpec("mamba", 36, 576, 1179648), LayerSpec("full", 12, 576, 1179648))
+    assert (h100.needed_bytes(4096), h100.num_blocks(GIB), h100.tokens(GIB, 4096)) == (240648192, 75, 18070)
+    assert "Mamba cache mode align: 3 state pages per request and Mamba layer" in h100.inputs
+    for not_flashinfer in ({"gdn_prefill_backend": "triton"}, {"additional_config": {"gdn_prefill_backend": "triton"}}):
+        assert on("H100-SXM-80GB", **not_flashinfer) == a100
     assert "declare [hardware] gpu" in str(on(None))
     assert "with CUDA runtime 13 or newer" in str(on("B200"))
 

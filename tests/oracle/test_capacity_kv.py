@@ -25,6 +25,7 @@ import pytest
 
 from profilekit.capacity.kv import KvLayout, kv_layout
 from profilekit.capacity.mamba import FAMILIES as HYBRID_FAMILIES
+from profilekit.capacity.mamba import GDN as GDN_FAMILIES
 from profilekit.hardware import CATALOGUE
 from profilekit.rules.facts import prefix_caching_and_mamba_mode
 from profilekit.rules.models import ModelFacts
@@ -118,6 +119,9 @@ def _cases() -> list[dict[str, Any]]:
             if serve.get("disable_sliding_window"):
                 serve["max_model_len"] = min(serve["max_model_len"], text["sliding_window"])
             cases.append({"model": name, "config": config, "serve": serve})
+            if text.get("model_type") in GDN_FAMILIES and options.get("enable_prefix_caching"):
+                # and on a Hopper GPU, where vLLM's GDN prefill is FlashInfer's (0.33.0: prefill checkpoints)
+                cases.append({"model": name, "config": config, "serve": serve, "gpu": "H100-SXM-80GB"})
     return cases
 
 
@@ -141,17 +145,22 @@ def probed(oracle_version: str) -> Iterator[tuple[str, list[dict[str, Any]], lis
     for case in CASES:
         serve = case["serve"]
         mode = _mamba_mode(oracle_version, case["config"], serve)
+        gpu = CATALOGUE[case["gpu"]] if "gpu" in case else _GPU_LIKE_THE_ORACLE
         layout = kv_layout(
             case["config"],
             version=oracle_version,
             serve=serve,
-            gpu=_GPU_LIKE_THE_ORACLE,
+            gpu=gpu,
             mamba_mode=mode,
             max_model_len=serve["max_model_len"],
         )
         layouts.append(layout)
         amounts = _amounts(layout, case["serve"]["max_model_len"]) if isinstance(layout, KvLayout) else [GIB]
         case_request = {"config": case["config"], "serve": case["serve"], "available": amounts}
+        if gpu.platform == "cuda" and gpu.capability[0] == 9:
+            # vLLM's `_resolve_gdn_prefill_backend` picks FlashInfer on Hopper (auto or asked for); on the CPU it
+            # answers Triton, so the probe has it answer as on this GPU
+            case_request["gdn_prefill"] = "flashinfer"
         requests.append(json.dumps(case_request))
     environ = env.worker_environ()
     environ["VLLM_LOGGING_LEVEL"] = "ERROR"

@@ -3,7 +3,9 @@
 Run with an oracle environment's python and PYTHONPATH (`build_env.OracleEnv.worker_environ()`); JSON lines in
 on stdin, one answer a line on stdout (vLLM's logs go to stderr). A request:
 
-    {"config": {config.json}, "serve": {dest: value}, "available": [bytes, ...]}
+    {"config": {config.json}, "serve": {dest: value}, "available": [bytes, ...], "gdn_prefill": "flashinfer"?}
+
+(`gdn_prefill`: vLLM's GDN prefill backend resolution answers as on a Hopper GPU; see `_mamba_layer`.)
 
 For each case the probe builds vLLM's `VllmConfig` from `EngineArgs(**serve)` on the CPU (the CPU platform's
 `check_and_update_config` is replaced by a no-op, so the block size, the batch sizes and the KV-cache dtype are
@@ -185,10 +187,16 @@ def layer_kinds(vllm_config: Any) -> list[str]:
     return kinds
 
 
-def _mamba_spec(vllm_config: Any, model_cls: Any) -> Any:
-    """The spec a Mamba layer of the model returns: its layer class's own `get_kv_cache_spec` (MambaBase's, and
-    the release's MambaMixer2 override), with the state shapes and dtypes of the model class's own
-    `get_mamba_state_shape_from_config` / `get_mamba_state_dtype_from_config` (what the layer computes)."""
+def _mamba_layer(vllm_config: Any, model_cls: Any, gdn_prefill: str | None) -> Any:
+    """A Mamba layer of the model: its layer class with the state shapes and dtypes of the model class's own
+    `get_mamba_state_shape_from_config` / `get_mamba_state_dtype_from_config` (what the layer computes); its own
+    `get_kv_cache_spec` (MambaBase's, and the release's overrides) gives the spec.
+
+    0.33.0's Qwen gated delta net sets, in `__init__`, a prefill checkpoint alignment when its prefill backend is
+    FlashInfer in Mamba cache mode align. vLLM's own `_resolve_gdn_prefill_backend` decides, as `__init__` does; on
+    this CPU it answers Triton, so a request with `"gdn_prefill": "flashinfer"` (a Hopper GPU, where vLLM picks
+    FlashInfer unless another backend is asked for) has the resolution answer FlashInfer where it was asked for or
+    left on auto, and nothing else changes."""
     module = sys.modules[model_cls.__module__]
     mixer = _mixer_class(module, vllm_config.model_config.hf_text_config)
     shapes = tuple(model_cls.get_mamba_state_shape_from_config(vllm_config))
@@ -199,15 +207,19 @@ def _mamba_spec(vllm_config: Any, model_cls: Any) -> Any:
         {"get_state_shape": lambda self: shapes, "get_state_dtype": lambda self: dtypes},
     )
     layer = object.__new__(probe_cls)
-    resolve = getattr(sys.modules[mixer.__module__], "_resolve_gdn_prefill_backend", None)
+    mixer_module = sys.modules[mixer.__module__]
+    resolve = getattr(mixer_module, "_resolve_gdn_prefill_backend", None)
     if resolve is not None and "_checkpoint_alignment" in inspect.getsource(mixer):
-        # 0.33.0's Qwen gated delta net: __init__ sets a checkpoint alignment only when its prefill backend is
-        # FlashInfer in align mode; vLLM's own resolution of the backend decides, as the layer's __init__ does
-        if resolve(vllm_config)[1] == "flashinfer":
-            raise RuntimeError("the probe does not build FlashInfer's GDN prefill checkpoint exporter")
+        requested, active = resolve(vllm_config)
+        if gdn_prefill == "flashinfer" and requested in ("auto", "flashinfer"):
+            active = "flashinfer"
         layer.vllm_config = vllm_config
         layer._checkpoint_alignment = None
-    return layer.get_kv_cache_spec(vllm_config)
+        if vllm_config.cache_config.mamba_cache_mode == "align" and active == "flashinfer":
+            from vllm.v1.attention.backends.gdn_attn import FLASHINFER_GDN_CHECKPOINT_ALIGNMENT
+
+            layer._checkpoint_alignment = FLASHINFER_GDN_CHECKPOINT_ALIGNMENT
+    return layer
 
 
 def _mixer_class(module: Any, text: Any) -> Any:
@@ -230,7 +242,7 @@ def _mixer_class(module: Any, text: Any) -> Any:
     return found[0]
 
 
-def build_specs(vllm_config: Any) -> list[dict[str, Any]]:
+def build_specs(vllm_config: Any, gdn_prefill: str | None = None) -> list[dict[str, Any]]:
     """One `{layer name: KVCacheSpec}` per pipeline stage (tensor-parallel ranks of a stage are equal)."""
     mc = vllm_config.model_config
     pc = vllm_config.parallel_config
@@ -238,11 +250,18 @@ def build_specs(vllm_config: Any) -> list[dict[str, Any]]:
     kinds: list[str] | None = None
     mamba: Any = None
     if mc.is_hybrid:
-        # the attention block size and the padded Mamba page, as the platform aligns them once the model's
-        # attention backend is known (`Platform._align_hybrid_block_size`, FlashAttention's kernel blocks)
-        _platform._align_hybrid_block_size(vllm_config, _FlashAttentionLike)
         kinds = layer_kinds(vllm_config)
-        mamba = _mamba_spec(vllm_config, _model_class(vllm_config))
+        layer = _mamba_layer(vllm_config, _model_class(vllm_config), gdn_prefill)
+        # the built model's Mamba layers, where vLLM's own functions look them up (`get_layers_from_vllm_config`:
+        # their prefill checkpoint alignment), then the attention block size and the padded Mamba page, as the
+        # platform aligns them once the model is loaded (`Platform._align_hybrid_block_size`, FlashAttention's
+        # kernel blocks)
+        forward_context = vllm_config.compilation_config.static_forward_context
+        for i, kind in enumerate(kinds):
+            if kind == "mamba":
+                forward_context[f"model.layers.{i}.mixer"] = layer
+        _platform._align_hybrid_block_size(vllm_config, _FlashAttentionLike)
+        mamba = layer.get_kv_cache_spec(vllm_config)
     kv_heads = mc.get_num_kv_heads(pc)
     head_size = mc.get_head_size()
     cache_dtype = cc.cache_dtype
@@ -373,7 +392,7 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
             # preference, so the default layer-outermost NHD (LBNHC) layout
             vllm_config.cache_config.kv_cache_layout = "NHD"
         try:
-            stages = build_specs(vllm_config)
+            stages = build_specs(vllm_config, request.get("gdn_prefill"))
             probe_plan = _layers_and_results(vllm_config, stages, [int(a) for a in request["available"]])
         except (AssertionError, ValueError) as exc:
             # vLLM would stop on its own assertion (e.g. DCP with sliding window) or refuse the platform's hybrid

@@ -19,7 +19,8 @@ hybrid allocator and `disable_hybrid_kv_cache_manager`, pipeline stages and deco
 layers of Nemotron-H, Granite-4.0-H and Jamba, Qwen3-Next's gated delta nets and Kimi Linear's KDA layers beside
 its MLA layers (their state in capacity/mamba.py; here the platform's block alignment,
 `Platform._align_hybrid_block_size`, a multiple of 128 with MLA, and `MambaSpec.max_memory_usage_bytes` per Mamba cache
-mode). Not modelled (a str says so): the other hybrid families, 0.33.0's gated delta net prefill checkpoints, chunked local attention, sparse MLA indexers, quantised KV caches other than the fp8 family,
+mode, with 0.33.0's gated delta net prefill checkpoints on Hopper). Not modelled (a str says so): the other hybrid
+families, those checkpoints on Blackwell (they depend on the CUDA runtime), chunked local attention, sparse MLA indexers, quantised KV caches other than the fp8 family,
 models whose config.json lacks the keys read.
 
 Assumed where the attention backend decides (said in `KvLayout.inputs`): without a written `block_size`, 16
@@ -33,6 +34,7 @@ parallelism and async scheduling the batches in flight depend on the model runne
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -69,6 +71,7 @@ HYBRID_KEYS = ("layers_block_type", "hybrid_override_pattern", "layer_block_type
 HYBRID_TYPES = ("jamba", "nemotron_h", "qwen3_next", "granitemoehybrid", "kimi_linear", "falcon_h1", "bamba", "zamba2")
 DEFAULT_BLOCK = 16  # CacheConfig.DEFAULT_BLOCK_SIZE, which FlashAttention keeps (the module docstring)
 KERNEL_BLOCK = 16  # FlashAttention's kernel block sizes: MultipleOf(16)
+FLASHINFER_GDN_CHECKPOINT = 64  # vllm/v1/attention/backends/gdn_attn.py FLASHINFER_GDN_CHECKPOINT_ALIGNMENT (0.33.0)
 MLA_HYBRID_BLOCK = 128  # `_align_hybrid_block_size` with MLA: a multiple of 128 (every release 0.27.0-0.33.0)
 # transformers' config classes: the sliding window a config.json without the key gets
 DEFAULT_WINDOW = {"mistral": 4096}
@@ -441,8 +444,20 @@ def kv_layout(
         if isinstance(state, str):
             return state
         exported = _gdn_checkpoints(shape.text, model, serve, gpu, mamba_mode, version=version)
-        if exported is not None:
+        if isinstance(exported, str):
             return exported
+        if exported:
+            state = dataclasses.replace(
+                state,
+                checkpoint_blocks=1,
+                checkpoint_alignment=FLASHINFER_GDN_CHECKPOINT,
+                inputs=(
+                    *state.inputs,
+                    f"FlashInfer's GDN prefill on {gpu.name if gpu else ''} exports prefill checkpoints (vLLM "
+                    f"{version}, Mamba cache mode align): one more state page per request, blocks in multiples of "
+                    f"{FLASHINFER_GDN_CHECKPOINT} tokens",
+                ),
+            )
         # one attention layer's page for one token (`_align_hybrid_block_size`: MLA's latent head has no V)
         attn_token = (1 if model.mla else 2) * kv_heads * model.head_size * elem
         found_mamba = _mamba_spec(
@@ -511,26 +526,40 @@ def _hybrid(
     return mamba_state(text, model.model_type, kinds, version=version, tp=tp, model_dtype=model.dtype, serve=serve)
 
 
+def _gdn_prefill_backend(serve: Mapping[str, Any]) -> str:
+    """The GDN prefill backend asked for: `gdn_prefill_backend` (EngineArgs copies it into additional_config), else
+    `additional_config.gdn_prefill_backend`, else auto."""
+    written = serve.get("gdn_prefill_backend")
+    extra = serve.get("additional_config")
+    if written is None and isinstance(extra, Mapping):
+        written = extra.get("gdn_prefill_backend")
+    return str(written if written is not None else "auto").strip().lower()
+
+
 def _gdn_checkpoints(
     text: Mapping[str, Any], model: _Model, serve: Mapping[str, Any], gpu: Gpu | None, mode: str | None, *, version: str
-) -> str | None:
+) -> bool | str:
     """From 0.33.0, in Mamba cache mode `align`, a Qwen gated delta net layer whose prefill backend is FlashInfer
-    exports prefill checkpoints: one more block per request, and Mamba blocks on a checkpoint grid (not modelled).
-    `_resolve_gdn_prefill_backend` picks FlashInfer, unless another backend is written, on CUDA at capability 9.x, and
-    at 10.x or 12.x with a key head dim of 128 and CUDA runtime 13 or newer (which a profile does not say)."""
+    exports prefill checkpoints: one more state page per request (`num_prefill_checkpoint_blocks`), and the
+    platform's block alignment a multiple of FLASHINFER_GDN_CHECKPOINT_ALIGNMENT (64). `_resolve_gdn_prefill_backend`
+    picks FlashInfer, unless another backend is asked for, on CUDA at capability 9.x, and at 10.x or 12.x with a key
+    head dim of 128 and CUDA runtime 13 or newer (which a profile does not say: said, not guessed)."""
     if model.model_type not in GDN or mode != "align" or not at_least(version, "0.33.0"):
-        return None
-    if serve.get("gdn_prefill_backend", "auto") not in ("auto", "flashinfer"):
-        return None
+        return False
+    if _gdn_prefill_backend(serve) not in ("auto", "flashinfer"):
+        return False
     not_modelled = "not modelled yet: vLLM 0.33.0's gated delta net prefill checkpoints in Mamba cache mode align"
     if gpu is None:
         return f"{not_modelled} (whether they are exported depends on the GPU: declare [hardware] gpu)"
     key_dim = as_int(text.get("linear_key_head_dim")) or 128
     if gpu.platform == "cuda" and gpu.capability[0] == 9:
-        return f"{not_modelled} (FlashInfer's GDN prefill on {gpu.name} exports them)"
+        return True
     if gpu.platform == "cuda" and gpu.capability[0] in (10, 12) and key_dim == 128:
-        return f"{not_modelled} (FlashInfer's GDN prefill exports them on {gpu.name} with CUDA runtime 13 or newer)"
-    return None
+        return (
+            f"{not_modelled} (FlashInfer's GDN prefill exports them on {gpu.name} with CUDA runtime 13 or newer, "
+            "which a profile does not say)"
+        )
+    return False
 
 
 def _mamba_spec(
@@ -558,6 +587,8 @@ def _mamba_spec(
     if max_model_len is None:
         return "max_model_len is needed: a Mamba layer's blocks per request depend on it"
     alignment = max(KERNEL_BLOCK, block, MLA_HYBRID_BLOCK if mla else 0)
+    if mode == "align" and state.checkpoint_alignment:  # internal prefill checkpoints land on block boundaries
+        alignment = math.lcm(alignment, state.checkpoint_alignment)
     if mode == "all":  # 0.27.0-0.31.0: blocks aligned to the Mamba chunk (or a written mamba_block_size)
         written = as_int(serve.get("mamba_block_size"))
         chunk = math.lcm(written if written is not None and written > 0 else state.chunk_size, alignment)

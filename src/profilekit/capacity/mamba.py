@@ -15,7 +15,7 @@ class (said in the inputs).
 Every release 0.27.0-0.33.0; tests/oracle/test_capacity_kv.py holds the figures equal to the spec the release's
 own layer class returns. Not modelled (a str says so): the ReplaySSM rings of other families than Nemotron-H,
 speculative decoding's extra state, Kimi-K3's full-rank-gate KDA layers (whose FlashKDA prefill checkpoints and
-RecoverSSM records depend on the GPU), 0.33.0's gated delta net prefill checkpoints (capacity/kv.py
+RecoverSSM records depend on the GPU), 0.33.0's gated delta net prefill checkpoints on Blackwell (capacity/kv.py
 `_gdn_checkpoints`) and the other hybrid families.
 """
 
@@ -81,9 +81,10 @@ class MambaState:
     """What the KV-cache planning needs of a hybrid model's Mamba layers."""
 
     page_bytes: int  # one Mamba layer's state on one GPU, before vLLM pads it to the attention page
-    checkpoint_blocks: int  # MambaMixer2's prefill checkpoint block (0.32.0 on; counted in `align` mode)
+    checkpoint_blocks: int  # a prefill checkpoint block (MambaMixer2 from 0.32.0; counted in `align` mode)
     inputs: tuple[str, ...]
     chunk_size: int = 2048  # ModelConfig.get_mamba_chunk_size (Mamba cache mode `all` aligns blocks to it)
+    checkpoint_alignment: int = 0  # the layers' prefill checkpoint alignment in `align` mode (0: none declared)
 
 
 class _Reader:
