@@ -88,3 +88,39 @@ def test_a_declared_size_or_index_wins_and_is_split_evenly() -> None:
     assert weights(None, declared_gib=None, index=None, index_source="", tp=1, pp=1) == (
         "no config.json, [model] weights_gib or [model] weights_index for the model"
     )
+
+
+KV_CONFIGS = Path(__file__).resolve().parent / "data" / "capacity" / "kv-configs.json"
+
+
+def _kv_config(name: str) -> dict[str, Any]:
+    import json
+
+    config: dict[str, Any] = json.loads(KV_CONFIGS.read_text(encoding="utf-8"))["models"][name]["config"]
+    return config
+
+
+def test_nemotron_h_is_counted_as_vllm_builds_it() -> None:
+    # Nemotron-H 8B: 24 Mamba-2, 4 attention and 24 MLP layers; vLLM 0.27.0-0.33.0 allocates 8,100,852,736
+    # parameters for it (tests/oracle/test_weights_vllm.py builds the model on the meta device and counts them)
+    config = _kv_config("nemotron-h-8b-base-8k (hybrid Mamba-2)")
+    found = counted(config, tp=1, pp=1)
+    assert not isinstance(found, str), found
+    assert found.total == 8_100_852_736 * 2
+    assert found.inputs[-1] == "Nemotron-H: 24 Mamba-2, 4 attention, 24 MLP layers"
+    # TP 16 over 8 groups: vLLM extends the groups to 16 (each rank holds one), so a rank holds more than 1/16
+    wide = counted(config, tp=16, pp=1)
+    assert not isinstance(wide, str)
+    assert wide.per_gpu > found.total // 16
+    assert "8 groups extended to 16 for tensor_parallel_size 16" in wide.inputs[-1]
+
+
+def test_nemotron_h_parts_not_counted_are_said() -> None:
+    nano = _kv_config("nemotron-3-nano-30b-a3b (hybrid Mamba-2, MoE)")
+    assert counted(nano, tp=1, pp=1) == (
+        "not counted from config.json: Nemotron-H layers 'E' (mixture of experts) are not counted yet"
+    )
+    config = {**_kv_config("nemotron-h-8b-base-8k (hybrid Mamba-2)"), "intermediate_size": 0}
+    assert counted(config, tp=1, pp=1) == (
+        "not counted from config.json: Nemotron-H needs intermediate_size (a size, or one per MLP layer)"
+    )

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,13 +29,12 @@ from profilekit.hardware import CATALOGUE
 from profilekit.rules.facts import prefix_caching_and_mamba_mode
 from profilekit.rules.models import ModelFacts
 from tests.oracle.conftest import oracle_disabled
-from tests.oracle.oracle_client import build_env
+from tests.oracle.probes import run_probe
 
 pytestmark = pytest.mark.oracle
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-PROBE = ROOT / "tools" / "oracle" / "kv_probe.py"
 CONFIGS = json.loads((ROOT / "tests" / "data" / "capacity" / "kv-configs.json").read_text())["models"]
 RESULTS = HERE / "results"
 GIB = 1 << 30
@@ -139,9 +137,8 @@ def _amounts(layout: KvLayout, max_model_len: int) -> list[int]:
 def probed(oracle_version: str) -> Iterator[tuple[str, list[dict[str, Any]], list[Any]]]:
     if oracle_disabled():
         pytest.skip("PROFILEKIT_ORACLE=off")
-    env = build_env.ensure(oracle_version)
     layouts: list[Any] = []
-    requests: list[str] = []
+    requests: list[dict[str, Any]] = []
     for case in CASES:
         serve = case["serve"]
         mode = _mamba_mode(oracle_version, case["config"], serve)
@@ -161,20 +158,8 @@ def probed(oracle_version: str) -> Iterator[tuple[str, list[dict[str, Any]], lis
             # vLLM's `_resolve_gdn_prefill_backend` picks FlashInfer on Hopper (auto or asked for); on the CPU it
             # answers Triton, so the probe has it answer as on this GPU
             case_request["gdn_prefill"] = "flashinfer"
-        requests.append(json.dumps(case_request))
-    environ = env.worker_environ()
-    environ["VLLM_LOGGING_LEVEL"] = "ERROR"
-    run = subprocess.run(
-        [str(env.python), "-u", str(PROBE)],
-        input="\n".join(requests) + "\n",
-        capture_output=True,
-        text=True,
-        env=environ,
-        timeout=900,
-        check=False,
-    )
-    answers = [json.loads(line) for line in run.stdout.splitlines() if line.strip()]
-    assert len(answers) == len(CASES), run.stderr[-4000:]
+        requests.append(case_request)
+    answers = run_probe(oracle_version, "kv_probe.py", requests, timeout=900)
     yield oracle_version, answers, layouts
 
 

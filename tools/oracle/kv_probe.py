@@ -45,7 +45,6 @@ or {"ok": false, "error": "..."} when vLLM refuses the configuration itself (or 
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import inspect
 import json
@@ -54,27 +53,11 @@ import re
 import shutil
 import sys
 import tempfile
-import traceback
 from typing import Any
 
-_ANSWERS = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
-os.dup2(2, 1)
-sys.stdout = sys.stderr
-os.environ["VLLM_TARGET_DEVICE"] = "cpu"
-os.environ["HF_HUB_OFFLINE"] = "1"
-os.environ["TRANSFORMERS_OFFLINE"] = "1"
-os.environ.setdefault("VLLM_NO_USAGE_STATS", "1")
-os.environ.setdefault("VLLM_DO_NOT_TRACK", "1")
+from probe_io import cpu_as_gpu_host, serve
 
-import torch  # noqa: E402
-import vllm.platforms  # noqa: E402
-from vllm.platforms import cpu as cpu_platform_module  # noqa: E402
-
-_platform: Any = cpu_platform_module.CpuPlatform
-# 0.27.x detects the CPU platform only from a "cpu" version string: set it before any module binds it
-vllm.platforms._current_platform = _platform()  # type: ignore[attr-defined]
-_platform.check_and_update_config = classmethod(lambda cls, vllm_config: None)
-_platform.supported_dtypes = property(lambda self: [torch.bfloat16, torch.float16, torch.float32])
+_platform: Any = cpu_as_gpu_host()
 
 from vllm.distributed.utils import get_pp_indices  # noqa: E402
 from vllm.engine.arg_utils import EngineArgs  # noqa: E402
@@ -424,18 +407,5 @@ def _layers_and_results(vllm_config: Any, stages: list[dict[str, Any]], amounts:
     return {"layers": layers, "results": [plan(vllm_config, stages, a) for a in amounts]}
 
 
-def main() -> int:
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        try:
-            reply = answer(json.loads(line))
-        except Exception:
-            reply = {"ok": False, "error": "probe failure: " + traceback.format_exc()}
-        with contextlib.suppress(BrokenPipeError):
-            _ANSWERS.write(json.dumps(reply) + "\n")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(serve(answer))

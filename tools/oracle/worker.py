@@ -87,17 +87,8 @@ from typing import Any, TextIO
 
 # --------------------------------------------------------------------------
 # Process set-up that must happen before vLLM is imported.
-
-_ANSWERS: TextIO = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
-os.dup2(2, 1)
-sys.stdout = sys.stderr
-
-# A CPU-only machine: vLLM must pick its CPU platform (vllm-facts.md 5.1).
-os.environ["VLLM_TARGET_DEVICE"] = "cpu"
-os.environ["HF_HUB_OFFLINE"] = "1"
-os.environ["TRANSFORMERS_OFFLINE"] = "1"
-os.environ.setdefault("VLLM_NO_USAGE_STATS", "1")
-os.environ.setdefault("VLLM_DO_NOT_TRACK", "1")
+# the answers keep the real stdout; a CPU-only machine: vLLM must pick its CPU platform (vllm-facts.md 5.1)
+from probe_io import ANSWERS as _ANSWERS
 
 CPU_PLATFORM = "vllm.platforms.cpu.CpuPlatform"
 

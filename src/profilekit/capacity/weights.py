@@ -6,8 +6,10 @@ Three sources, the first that is given wins:
    of the tensors' bytes;
 3. config.json, for the decoder-only families whose layers profilekit can count (Llama-like dense models with
    multi-head, grouped or multi-query attention, gated MLP, and mixtures of experts of the Mixtral, Qwen-MoE and
-   DeepSeek-MoE kinds without MLA) at the checkpoint's dtype. Quantized checkpoints, MLA, hybrid (Mamba, linear
-   attention) and multimodal models are not counted: give 1 or 2 for them.
+   DeepSeek-MoE kinds without MLA) and Nemotron-H's Mamba-2, attention and MLP layers, at the checkpoint's dtype.
+   Quantized checkpoints, MLA, other hybrid (Mamba, linear attention) and multimodal models are not counted: give 1
+   or 2 for them.
+Counted as vLLM allocates them: the embedding and the LM head with the vocabulary padded to a multiple of 64.
 Per GPU: vLLM shards every linear layer, the embedding and the LM head over tensor parallelism (norms are
 replicated), and gives each pipeline stage a run of layers (the first also the embedding, the last the final norm
 and the LM head). From a total (1, 2) the per-GPU figure is total / (TP x PP), an even split; from config.json it
@@ -95,6 +97,8 @@ def counted(config: Mapping[str, Any], *, tp: int, pp: int) -> Weights | str:
     if config.get("kv_lora_rank") is not None:
         return "not counted from config.json: multi-head latent attention (MLA)"
     model_type = config.get("model_type")
+    if model_type == "nemotron_h":
+        return _counted_nemotron_h(config, tp=tp, pp=pp)
     if model_type not in FAMILIES:
         return (
             f"not counted from config.json: model type {model_type!r} is not one profilekit counts "
@@ -107,7 +111,10 @@ def counted(config: Mapping[str, Any], *, tp: int, pp: int) -> Weights | str:
         isinstance(t, str) and ("mamba" in t or "linear" in t) for t in config["layer_types"]
     ):
         return "not counted from config.json: a hybrid model (layer_types)"
-    shape = _shape(config)
+    return _from_shape(_shape(config), tp=tp, pp=pp)
+
+
+def _from_shape(shape: tuple[_Layers, str, int] | str, *, tp: int, pp: int, said: str = "") -> Weights | str:
     if isinstance(shape, str):
         return shape
     parts, dtype, size = shape
@@ -118,8 +125,78 @@ def counted(config: Mapping[str, Any], *, tp: int, pp: int) -> Weights | str:
     inputs = (
         f"{total // size} parameters counted from config.json at {size} bytes each ({dtype})",
         f"on the most loaded GPU: tensor_parallel_size {tp}, pipeline_parallel_size {pp} (norms replicated)",
+        *([said] if said else []),
     )
     return Weights(total, per_gpu, "config.json (counted)", inputs)
+
+
+VOCAB_PADDING = 64  # vllm/model_executor/layers/vocab_parallel_embedding.py DEFAULT_VOCAB_PADDING_SIZE
+
+
+def padded_vocab(vocab: int) -> int:
+    """`pad_vocab_size`: the rows vLLM allocates for the embedding and the LM head (every release 0.27.0-0.33.0)."""
+    return -(-vocab // VOCAB_PADDING) * VOCAB_PADDING
+
+
+_NEMOTRON_KEYS = ("mamba_num_heads", "mamba_head_dim", "n_groups", "ssm_state_size", "conv_kernel")
+
+
+def _counted_nemotron_h(config: Mapping[str, Any], *, tp: int, pp: int) -> Weights | str:
+    """Nemotron-H (vllm/model_executor/models/nemotron_h.py): per `hybrid_override_pattern`, Mamba-2 layers (`M`:
+    in_proj to x, z, B, C and dt, a depthwise conv over x, B and C with its bias, A, D and dt_bias per head, a gated
+    norm and out_proj), attention (`*`), and squared-ReLU MLPs (`-`: up and down, no gate); each layer a norm, then
+    the final norm, the embedding and an untied LM head. Groups are extended to the tensor-parallel size as vLLM
+    shards them. The mixture-of-experts layers (`E`, Nemotron-3) are not counted yet."""
+    pattern = config.get("hybrid_override_pattern")
+    if not isinstance(pattern, str) or not pattern:
+        return "not counted from config.json: Nemotron-H without hybrid_override_pattern"
+    if set(pattern) - set("M*-"):
+        kinds = "".join(sorted(set(pattern) - set("M*-")))
+        return f"not counted from config.json: Nemotron-H layers {kinds!r} (mixture of experts) are not counted yet"
+    sizes = {
+        key: as_int(config.get(key)) for key in ("hidden_size", "vocab_size", "num_attention_heads", *_NEMOTRON_KEYS)
+    }
+    if any(value is None or value <= 0 for value in sizes.values()):
+        missing = ", ".join(key for key, value in sizes.items() if value is None or value <= 0)
+        return f"not counted from config.json: Nemotron-H needs {missing} as sizes"
+    hidden, vocab, heads, m_heads, m_dim, groups, state, kernel = (int(v or 0) for v in sizes.values())
+    kv = as_int(config.get("num_key_value_heads")) or heads
+    head_dim = as_int(config.get("head_dim")) or as_int(config.get("attention_head_dim")) or hidden // heads
+    inter = config.get("intermediate_size")
+    read = [as_int(i) for i in inter] if isinstance(inter, list) else [as_int(inter)]
+    mlp_sizes = [i for i in read if i is not None and i > 0]
+    if not mlp_sizes or len(mlp_sizes) != len(read):
+        return "not counted from config.json: Nemotron-H needs intermediate_size (a size, or one per MLP layer)"
+    dtype = ModelShape.of(dict(config)).dtype or "bfloat16"
+    size = DTYPE_BYTES.get(dtype)
+    if size is None:
+        return f"not counted from config.json: checkpoint dtype {dtype!r}"
+    extended = groups + (0 if groups % tp == 0 else tp - groups)
+    inner = m_heads * m_dim
+    conv_dim = inner + 2 * extended * state
+    bias, conv_bias = config.get("use_bias") is True, config.get("use_conv_bias", True) is True
+    mamba = hidden * (inner + conv_dim + m_heads) + inner * hidden + conv_dim * kernel + 3 * m_heads + inner
+    mamba += (conv_dim if conv_bias else 0) + ((inner + conv_dim + m_heads + hidden) if bias else 0)
+    attention = hidden * (heads + 2 * kv) * head_dim + heads * head_dim * hidden
+    attention += ((heads + 2 * kv) * head_dim + hidden) if config.get("attention_bias") is True else 0
+    layers: list[int] = []
+    mlp_index = 0
+    for kind in pattern:
+        if kind == "M":
+            layers.append(mamba)
+        elif kind == "*":
+            layers.append(attention)
+        else:
+            width = mlp_sizes[0] if len(mlp_sizes) == 1 else mlp_sizes[min(mlp_index, len(mlp_sizes) - 1)]
+            layers.append(2 * hidden * width + ((width + hidden) if config.get("mlp_bias") is True else 0))
+            mlp_index += 1
+    tied = config.get("tie_word_embeddings", False) is True
+    embed = padded_vocab(vocab) * hidden
+    parts = _Layers(embed, 0 if tied else embed, layers, [hidden] * len(layers), hidden)
+    said = f"Nemotron-H: {pattern.count('M')} Mamba-2, {pattern.count('*')} attention, {pattern.count('-')} MLP layers"
+    if extended != groups:
+        said += f"; {groups} groups extended to {extended} for tensor_parallel_size {tp}"
+    return _from_shape((parts, str(dtype), size), tp=tp, pp=pp, said=said)
 
 
 def _shape(config: Mapping[str, Any]) -> tuple[_Layers, str, int] | str:
@@ -146,13 +223,17 @@ def _shape(config: Mapping[str, Any]) -> tuple[_Layers, str, int] | str:
     attention = hidden * heads * head_dim * 2 + hidden * kv_heads * head_dim * 2
     if config.get("attention_bias") is True or config.get("model_type") == "qwen2":
         attention += heads * head_dim + 2 * kv_heads * head_dim + (hidden if config.get("attention_bias") else 0)
-    norms = 2 * hidden + (2 * head_dim if config.get("model_type") in ("qwen3", "qwen3_moe") else 0)
+    model_type = config.get("model_type")
+    # per layer: the input and post-attention norms (Gemma-2/3: pre- and post-feedforward ones too), and Qwen3's and
+    # Gemma-3's per-head q and k norms
+    norms = (4 if model_type in ("gemma2", "gemma3_text") else 2) * hidden
+    norms += 2 * head_dim if model_type in ("qwen3", "qwen3_moe", "gemma3_text") else 0
     experts = next((as_int(config.get(k)) for k in _EXPERTS if as_int(config.get(k))), None)
     sharded = []
     for index in range(layers):
         sharded.append(attention + _mlp(config, index, hidden=hidden, inter=inter, experts=experts))
     tied = config.get("tie_word_embeddings", FAMILIES[str(config.get("model_type"))]) is True
-    embed = vocab * hidden
+    embed = padded_vocab(vocab) * hidden
     return _Layers(embed, 0 if tied else embed, sharded, [norms] * layers, hidden), str(dtype), size
 
 
