@@ -263,3 +263,43 @@ def test_mamba_blocks_near_max_num_seqs_are_a_warning_and_other_gpus_are_not_gue
     # an attention-only model has no Mamba blocks to count
     llama = run("--repo", _repo(make_repo, LLAMA + "max_num_seqs = 100000\n", l40s="L40S"), "check", "app+l40s")
     assert "mamba-blocks-too-few" not in llama.out, llama.out
+
+
+OFFLOAD = (
+    '[serve]\nmodel = "meta-llama/Llama-3.1-8B-Instruct"\n{serve}\n[hardware]\ngpu = "H100-SXM-80GB"\n{hardware}\n'
+)
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_kv_offload_larger_than_the_nodes_host_memory_is_refused(make_repo: MakeRepo, run: Run, version: str) -> None:
+    # vLLM pins the offloaded KV cache in CPU memory (`_post_init_kv_transfer_config`: kv_offloading_size becomes
+    # the OffloadingConnector's cpu_bytes_to_use, the engine's whole buffer); two data parallel engines on a node of
+    # 512 GiB cannot pin 2 x 300 GiB
+    def check(serve: str, hardware: str = "host_memory_gib = 512") -> str:
+        repo = make_repo(
+            {"app.toml": OFFLOAD.format(serve=serve, hardware=hardware)}, config=f'[vllm]\nversion = "{version}"\n'
+        )
+        result = run("--repo", repo, "check", "app")
+        assert "Traceback" not in result.err
+        return result.out
+
+    out = check("kv_offloading_size = 300\ndata_parallel_size = 2")
+    assert "error kv-offload-exceeds-host-memory the KV cache offloaded to CPU memory pins 600.00 GiB on a node" in out
+    assert "x 2 engines (data parallel ranks on the node)" in out
+    assert "fix: set kv_offloading_size to at most 204 GiB" in out
+    # the same buffer written as the connector's own cpu_bytes_to_use, inside a MultiConnector too
+    native = (
+        'kv_transfer_config = {{ kv_connector = "{name}", kv_role = "kv_both", kv_connector_extra_config = '
+        "{{ cpu_bytes_to_use = {size} }} }}"
+    )
+    assert "kv-offload-exceeds-host-memory" in check(native.format(name="OffloadingConnector", size=600 << 30))
+    multi = (
+        'kv_transfer_config = { kv_connector = "MultiConnector", kv_role = "kv_both", kv_connector_extra_config = '
+        '{ connectors = [{ kv_connector = "OffloadingConnector", kv_connector_extra_config = '
+        "{ cpu_bytes_to_use = 644245094400 } }] } }"
+    )
+    assert "kv-offload-exceeds-host-memory" in check(multi)
+    # what fits, what is not sized here (LMCache's server holds its own), and a node whose memory is not declared
+    assert "kv-offload-exceeds-host-memory" not in check("kv_offloading_size = 300")
+    assert "kv-offload-exceeds-host-memory" not in check('kv_offloading_size = 3000\nkv_offloading_backend = "lmcache"')
+    assert "kv-offload-exceeds-host-memory" not in check("kv_offloading_size = 3000", hardware="")

@@ -45,6 +45,7 @@ LABEL_VALUE = r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$"
 GRES_TYPE = r"^[A-Za-z0-9_.+-]*$"
 MAX_GPUS_PER_NODE = 1024
 MAX_WEIGHTS_GIB = 1 << 20  # a checkpoint of a PiB is a typo
+MAX_HOST_MEMORY_GIB = 1 << 20  # a node of a PiB of memory is a typo too
 GPU_PLATFORMS = ("cuda", "rocm")
 
 
@@ -96,14 +97,17 @@ class Hardware:
 
     gpu: str | None = None
     gpus_per_node: int | None = None
+    host_memory_gib: float | None = None  # one node's CPU memory (docs/HARDWARE.md)
 
-    def written(self) -> dict[str, str | int]:
+    def written(self) -> dict[str, str | int | float]:
         """The values that are set, as a table (pydantic's `model_dump(exclude_none=True)`)."""
-        table: dict[str, str | int] = {}
+        table: dict[str, str | int | float] = {}
         if self.gpu is not None:
             table["gpu"] = self.gpu
         if self.gpus_per_node is not None:
             table["gpus_per_node"] = self.gpus_per_node
+        if self.host_memory_gib is not None:
+            table["host_memory_gib"] = self.host_memory_gib
         return table
 
 
@@ -387,7 +391,10 @@ def _hardware(raw: object) -> Hardware:
     count = table.get("gpus_per_node")
     if count is not None and (type(count) is not int or not 1 <= count <= MAX_GPUS_PER_NODE):
         raise _Refused
-    return Hardware(gpu, count)
+    host = table.get("host_memory_gib")
+    if host is not None and (type(host) not in (int, float) or not 0 < host <= MAX_HOST_MEMORY_GIB):
+        raise _Refused
+    return Hardware(gpu, count, None if host is None else float(host))
 
 
 def _role(raw: object) -> Role:

@@ -21,6 +21,7 @@ from profilekit.load.layerdata import (
     LABEL_KEY,
     LABEL_VALUE,
     MAX_GPUS_PER_NODE,
+    MAX_HOST_MEMORY_GIB,
     MAX_PORT,
     MAX_WEIGHTS_GIB,
     REFERENCE,
@@ -130,6 +131,10 @@ class Hardware(BaseModel):
     )
     gpus_per_node: int | None = Field(
         default=None, strict=True, ge=1, le=MAX_GPUS_PER_NODE, description="how many of them one node has"
+    )
+    host_memory_gib: Annotated[float, Field(gt=0, le=MAX_HOST_MEMORY_GIB)] | None = Field(
+        default=None,
+        description="one node's host (CPU) memory in GiB: what the KV cache offloaded to CPU memory must fit in",
     )
 
 

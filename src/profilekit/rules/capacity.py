@@ -298,3 +298,95 @@ def _utilization_fix(f: RoleFacts, p: Plan, needed: int) -> str:
     if isinstance(util, (int, float)) and util < want <= 0.98:
         return f"gpu_memory_utilization = {want:.2f}"
     return ""
+
+
+# ---- the KV cache offloaded to CPU memory, against the host memory a node has -------------------------------------
+
+_OFFLOAD_CONNECTORS = ("OffloadingConnector", "SimpleCPUOffloadConnector")
+_SIMPLE_DEFAULT = 8 << 30  # simple_cpu_offload_connector.py DEFAULT_CPU_CAPACITY_BYTES
+
+
+def _size(value: object) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
+
+
+def _connector_buffer(name: object, extra: object, world: int) -> tuple[int, str] | None:
+    """The CPU bytes one engine's offloading connector pins (`cpu_bytes_to_use` is the engine's, summed over its
+    ranks; SimpleCPUOffloadConnector: `cpu_bytes_to_use_per_rank` x ranks wins, 8 GiB when neither is given)."""
+    if name not in _OFFLOAD_CONNECTORS:
+        return None
+    extra = extra if isinstance(extra, dict) else {}
+    per_rank, total = _size(extra.get("cpu_bytes_to_use_per_rank")), _size(extra.get("cpu_bytes_to_use"))
+    if name == "SimpleCPUOffloadConnector" and per_rank is not None:
+        return int(per_rank) * world, f"{name} cpu_bytes_to_use_per_rank {int(per_rank)} x {world} GPUs"
+    if total is not None:
+        return int(total), f"{name} cpu_bytes_to_use {int(total)}"
+    if name == "SimpleCPUOffloadConnector":
+        return _SIMPLE_DEFAULT, f"{name}'s default of 8 GiB (no cpu_bytes_to_use)"
+    return None  # OffloadingConnector without cpu_bytes_to_use: vLLM refuses it (its own message)
+
+
+def offload_buffer(f: RoleFacts) -> tuple[int, str, list[Location]] | None:
+    """The CPU memory one engine of the role pins for its offloaded KV cache, what says so and where; None when it
+    offloads to no CPU buffer profilekit can size (LMCache's server holds its own)."""
+    from profilekit.capacity.memory import GIB  # noqa: PLC0415 - only a role that offloads
+
+    serve = f.serve
+    tp, pp = _positive(serve.get("tensor_parallel_size")), _positive(serve.get("pipeline_parallel_size"))
+    size = _size(serve.get("kv_offloading_size"))
+    if size is not None:  # `_post_init_kv_transfer_config`: it replaces any connector written
+        if serve.get("kv_offloading_backend", "native") != "native":
+            return None
+        gpus = f"{tp * pp} GPU{'s' if tp * pp != 1 else ''}"
+        said = f"kv_offloading_size {size:g} GiB (the engine's, summed over its {gpus})"
+        return int(size * GIB), said, f.loc("serve", "kv_offloading_size")
+    config = serve.get("kv_transfer_config")
+    if not isinstance(config, dict):
+        return None
+    extra = config.get("kv_connector_extra_config")
+    places = f.role.origins("serve", "kv_transfer_config")
+    found = _connector_buffer(config.get("kv_connector"), extra, tp * pp)
+    if found is None and config.get("kv_connector") == "MultiConnector" and isinstance(extra, dict):
+        children = extra.get("connectors")
+        for child in children if isinstance(children, list) else []:
+            if isinstance(child, dict):
+                found = found or _connector_buffer(
+                    child.get("kv_connector"), child.get("kv_connector_extra_config"), tp * pp
+                )
+    return (found[0], found[1], places) if found is not None else None
+
+
+@rule(
+    "kv-offload-exceeds-host-memory",
+    Severity.ERROR,
+    "the CPU memory a node's vLLM engines pin for the offloaded KV cache exceeds the host memory [hardware] declares",
+    source="vllm/config/vllm.py _post_init_kv_transfer_config; vllm/v1/kv_offload/cpu/spec.py",
+)
+def kv_offload_exceeds_host_memory(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
+    host = _size(f.role.hardware.get("host_memory_gib"))
+    found = offload_buffer(f) if host is not None else None
+    if host is None or found is None:
+        return []
+    from profilekit.capacity.memory import GIB, gib  # noqa: PLC0415 - only a role that offloads
+
+    per_engine, said, places = found
+    serve = f.serve
+    engines = _positive(serve.get("data_parallel_size_local")) or 1
+    if "data_parallel_size_local" not in serve and not serve.get("data_parallel_address"):
+        engines = _positive(serve.get("data_parallel_size"))  # every engine of the role on this node
+    pinned = per_engine * engines
+    if pinned <= host * GIB:
+        return []
+    many = f" x {engines} engines (data parallel ranks on the node)" if engines > 1 else ""
+    return [
+        Hit(
+            "kv-offload-exceeds-host-memory",
+            f"the KV cache offloaded to CPU memory pins {gib(pinned)} GiB on a node ({said}{many}), more than the "
+            f"{host:g} GiB of host memory [hardware] host_memory_gib declares; allocating it fails or the node's "
+            "out-of-memory killer stops the engine",
+            [*places, *f.loc("hardware", "host_memory_gib")],
+            f"set kv_offloading_size to at most {max(int(host * 0.8 / engines), 1)} GiB (leaving the rest of the "
+            "host memory to the processes and the page cache), or declare the node's real host_memory_gib",
+            role=f.role.name,
+        )
+    ]
