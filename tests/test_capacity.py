@@ -303,3 +303,28 @@ def test_kv_offload_larger_than_the_nodes_host_memory_is_refused(make_repo: Make
     assert "kv-offload-exceeds-host-memory" not in check("kv_offloading_size = 300")
     assert "kv-offload-exceeds-host-memory" not in check('kv_offloading_size = 3000\nkv_offloading_backend = "lmcache"')
     assert "kv-offload-exceeds-host-memory" not in check("kv_offloading_size = 3000", hardware="")
+
+
+def test_capacity_shows_the_offloaded_kv_cache_against_the_nodes_memory(make_repo: MakeRepo, run: Run) -> None:
+    repo = make_repo(
+        {
+            "app.toml": OFFLOAD.format(serve="kv_offloading_size = 300\ndata_parallel_size = 2", hardware=""),
+            "node.toml": "[layer]\nabstract = true\n\n[hardware]\nhost_memory_gib = 512\n",
+        }
+    )
+    undeclared = run("--repo", repo, "capacity", "app")
+    assert undeclared.code == 0, undeclared
+    assert (
+        "  KV offload to CPU memory: 600.00 GiB pinned (kv_offloading_size 300 GiB (the engine's, summed over its 1 "
+        "GPU) x 2 engines on a node); host memory not declared ([hardware] host_memory_gib): no verdict"
+    ) in undeclared.out.splitlines()
+    declared = run("--repo", repo, "capacity", "app+node", "--format", "json")
+    assert declared.code == 1, declared  # refused, as check says
+    offload = json.loads(declared.out)["roles"][0]["kv_offload"]
+    assert offload == {
+        "pinned_bytes": 600 << 30,
+        "engines_per_node": 2,
+        "source": "kv_offloading_size 300 GiB (the engine's, summed over its 1 GPU)",
+        "host_memory_gib": 512.0,
+        "exceeds": True,
+    }

@@ -12,6 +12,7 @@ from typing import Any
 from profilekit.capacity.kv import KvLayout, kv_layout
 from profilekit.capacity.memory import Memory, memory
 from profilekit.capacity.weights import Weights
+from profilekit.errors import Location
 from profilekit.hardware import Gpu
 from profilekit.records import record
 
@@ -33,6 +34,26 @@ class Verdict:
 
 
 @record(frozen=True, slots=True)
+class Offload:
+    """The KV cache a role offloads to CPU memory, on one node (rules/capacity.py `offload_on_node`)."""
+
+    per_engine: int  # bytes one engine pins
+    engines: int  # the role's engines on the node (data parallel ranks)
+    source: str  # what sets the buffer
+    host_gib: float | None  # [hardware] host_memory_gib, if declared
+    places: tuple[Location, ...] = ()
+
+    @property
+    def pinned(self) -> int:
+        return self.per_engine * self.engines
+
+    @property
+    def exceeds(self) -> bool:
+        """More than the node's declared host memory (False when none is declared)."""
+        return self.host_gib is not None and self.pinned > self.host_gib * (1 << 30)
+
+
+@record(frozen=True, slots=True)
 class Plan:
     """What `profilekit capacity` reports for one role; a str in place of a part says why it is missing."""
 
@@ -46,6 +67,7 @@ class Plan:
     # max_num_seqs where vLLM checks a hybrid model's Mamba cache blocks against it (full CUDA graphs on a CUDA GPU
     # of capability 8.0 or newer: `mamba_blocks`); None where it does not
     graph_seqs: int | None = None
+    offload: Offload | None = None  # the KV cache offloaded to CPU memory (kv-offload-exceeds-host-memory)
 
     @property
     def complete(self) -> bool:
@@ -126,6 +148,7 @@ def plan(
     seqs: int,
     mamba_mode: str | None = None,
     graph_seqs: int | None = None,
+    offload: Offload | None = None,
 ) -> Plan:
     """The capacity of one role (see the module's docstring for what each part needs)."""
     tp = _positive(serve.get("tensor_parallel_size"))
@@ -152,7 +175,7 @@ def plan(
             seqs=seqs,
             gpus=tp * pp,
         )
-    return Plan(role, gpu, tp * pp, max_model_len, weights, kv, mem, graph_seqs)
+    return Plan(role, gpu, tp * pp, max_model_len, weights, kv, mem, graph_seqs, offload)
 
 
 def _text(config: Mapping[str, Any]) -> dict[str, Any]:

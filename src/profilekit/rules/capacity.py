@@ -25,7 +25,7 @@ from profilekit.rules.scheduler import budget
 from profilekit.rules.scheduling import full_cudagraphs
 
 if TYPE_CHECKING:
-    from profilekit.capacity.plan import Plan
+    from profilekit.capacity.plan import Offload, Plan
     from profilekit.capacity.weights import Weights
 
 SOURCE = "vllm/v1/worker/gpu_worker.py determine_available_memory; vllm/v1/core/kv_cache_utils.py"
@@ -98,6 +98,7 @@ def role_plan(f: RoleFacts, root: Path | None) -> Plan:
         seqs=b.seqs if b is not None else 256,
         mamba_mode=f.mamba_cache_mode,
         graph_seqs=b.seqs if graphs and b is not None else None,
+        offload=offload_on_node(f),
     )
 
 
@@ -356,6 +357,22 @@ def offload_buffer(f: RoleFacts) -> tuple[int, str, list[Location]] | None:
     return (found[0], found[1], places) if found is not None else None
 
 
+def offload_on_node(f: RoleFacts) -> Offload | None:
+    """The role's offloaded KV cache on one node against the host memory it declares; None when it offloads to no
+    CPU buffer profilekit can size."""
+    from profilekit.capacity.plan import Offload  # noqa: PLC0415 - only a role that offloads
+
+    found = offload_buffer(f)
+    if found is None:
+        return None
+    per_engine, said, places = found
+    serve = f.serve
+    engines = _positive(serve.get("data_parallel_size_local"))
+    if "data_parallel_size_local" not in serve and not serve.get("data_parallel_address"):
+        engines = _positive(serve.get("data_parallel_size"))  # every engine of the role on this node
+    return Offload(per_engine, engines, said, _size(f.role.hardware.get("host_memory_gib")), tuple(places))
+
+
 @rule(
     "kv-offload-exceeds-host-memory",
     Severity.ERROR,
@@ -363,28 +380,20 @@ def offload_buffer(f: RoleFacts) -> tuple[int, str, list[Location]] | None:
     source="vllm/config/vllm.py _post_init_kv_transfer_config; vllm/v1/kv_offload/cpu/spec.py",
 )
 def kv_offload_exceeds_host_memory(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
-    host = _size(f.role.hardware.get("host_memory_gib"))
-    found = offload_buffer(f) if host is not None else None
-    if host is None or found is None:
+    found = offload_on_node(f) if f.role.hardware.get("host_memory_gib") is not None else None
+    if found is None or not found.exceeds or found.host_gib is None:
         return []
-    from profilekit.capacity.memory import GIB, gib  # noqa: PLC0415 - only a role that offloads
+    from profilekit.capacity.memory import gib  # noqa: PLC0415 - only a role that offloads
 
-    per_engine, said, places = found
-    serve = f.serve
-    engines = _positive(serve.get("data_parallel_size_local")) or 1
-    if "data_parallel_size_local" not in serve and not serve.get("data_parallel_address"):
-        engines = _positive(serve.get("data_parallel_size"))  # every engine of the role on this node
-    pinned = per_engine * engines
-    if pinned <= host * GIB:
-        return []
+    host, engines = found.host_gib, found.engines
     many = f" x {engines} engines (data parallel ranks on the node)" if engines > 1 else ""
     return [
         Hit(
             "kv-offload-exceeds-host-memory",
-            f"the KV cache offloaded to CPU memory pins {gib(pinned)} GiB on a node ({said}{many}), more than the "
-            f"{host:g} GiB of host memory [hardware] host_memory_gib declares; allocating it fails or the node's "
-            "out-of-memory killer stops the engine",
-            [*places, *f.loc("hardware", "host_memory_gib")],
+            f"the KV cache offloaded to CPU memory pins {gib(found.pinned)} GiB on a node ({found.source}{many}), more "
+            f"than the {host:g} GiB of host memory [hardware] host_memory_gib declares; allocating it fails or the "
+            "node's out-of-memory killer stops the engine",
+            [*found.places, *f.loc("hardware", "host_memory_gib")],
             f"set kv_offloading_size to at most {max(int(host * 0.8 / engines), 1)} GiB (leaving the rest of the "
             "host memory to the processes and the page cache), or declare the node's real host_memory_gib",
             role=f.role.name,

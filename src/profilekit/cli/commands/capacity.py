@@ -56,6 +56,8 @@ def _verdict(p: Plan) -> tuple[str, str]:
     """("fits" | "tight" | "refused" | "unknown", why): Plan.verdict, the weights and the KV cache refusals as one,
     then a hybrid model's Mamba cache blocks (`Plan.mamba_blocks`) where the KV cache fits."""
     verdict = p.verdict()
+    if p.offload is not None and p.offload.exceeds and not verdict.refused:
+        return "refused", "the KV cache offloaded to CPU memory exceeds the node's host memory"
     blocks = p.mamba_blocks()
     if blocks is not None and blocks[0].state != FITS and not verdict.refused:
         worse = blocks[0] if blocks[0].refused or verdict.state == FITS else verdict
@@ -106,10 +108,24 @@ def _role_lines(p: Plan) -> list[str]:
                 lines.append(
                     f"  Maximum concurrency for {p.max_model_len:,} tokens per request: {mark}{concurrency:.2f}x"
                 )
-    lines += _mamba_lines(p)
+    lines += _mamba_lines(p) + _offload_lines(p)
     state, why = _verdict(p)
     lines.append(f"  verdict: {state}: {why}")
     return lines
+
+
+def _offload_lines(p: Plan) -> list[str]:
+    """The KV cache offloaded to CPU memory on one node, against the host memory [hardware] declares."""
+    o = p.offload
+    if o is None:
+        return []
+    engines = f" x {o.engines} engines on a node" if o.engines > 1 else ""
+    host = (
+        f"host memory {o.host_gib:g} GiB ([hardware] host_memory_gib): {'exceeds' if o.exceeds else 'fits'}"
+        if o.host_gib is not None
+        else "host memory not declared ([hardware] host_memory_gib): no verdict"
+    )
+    return [f"  KV offload to CPU memory: {gib(o.pinned)} GiB pinned ({o.source}{engines}); {host}"]
 
 
 def _mamba_lines(p: Plan) -> list[str]:
@@ -155,6 +171,14 @@ def _json(p: Plan) -> dict[str, Any]:
         }
         if p.max_model_len:
             data["kv_cache"]["needed_bytes"] = p.kv.needed_bytes(p.max_model_len)
+    if p.offload is not None:
+        data["kv_offload"] = {
+            "pinned_bytes": p.offload.pinned,
+            "engines_per_node": p.offload.engines,
+            "source": p.offload.source,
+            "host_memory_gib": p.offload.host_gib,
+            "exceeds": p.offload.exceeds,
+        }
     if isinstance(p.memory, str):
         data["memory"] = {"unknown": p.memory}
     else:
