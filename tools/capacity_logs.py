@@ -39,6 +39,7 @@ from profilekit.capacity.weights import Weights  # noqa: E402
 from profilekit.hardware import CATALOGUE, Gpu, batch_defaults  # noqa: E402
 from profilekit.rules.facts import prefix_caching_and_mamba_mode  # noqa: E402
 from profilekit.rules.models import ModelFacts  # noqa: E402
+from profilekit.vllm.versions import at_least  # noqa: E402
 
 DATA = REPO / "tests" / "data" / "capacity"
 DOC = REPO / "docs" / "CAPACITY-LOGS.md"
@@ -94,6 +95,19 @@ def _mamba_mode(config: dict[str, Any], log: dict[str, Any]) -> str | None:
     return prefix_caching_and_mamba_mode(VERSION, facts, serve)[2]
 
 
+def _layout(config: dict[str, Any], log: dict[str, Any]) -> KvLayout | str:
+    """profilekit's KV cache (0.33.0's layout) for the log's options, a hybrid model in its Mamba cache mode."""
+    serve = _options(log)
+    return kv_layout(
+        config,
+        version=VERSION,
+        serve=serve,
+        gpu=None,
+        mamba_mode=_mamba_mode(config, log),
+        max_model_len=serve.get("max_model_len"),
+    )
+
+
 def _options(log: dict[str, Any]) -> dict[str, Any]:
     keys = ("tensor_parallel_size", "pipeline_parallel_size", "kv_cache_dtype", "block_size", "max_model_len")
     return {key: log[key] for key in keys if key in log}
@@ -105,14 +119,7 @@ def compare(log: dict[str, Any], known: dict[str, tuple[dict[str, Any], str]]) -
         return None
     config, what = known[log["model"]]
     serve = _options(log)
-    layout = kv_layout(
-        config,
-        version=VERSION,
-        serve=serve,
-        gpu=None,
-        mamba_mode=_mamba_mode(config, log),
-        max_model_len=serve.get("max_model_len"),
-    )
+    layout = _layout(config, log)
     if isinstance(layout, str):
         return {"id": log["id"], "skipped": layout}
     available = int(log["available_kv_cache_gib"] * GIB)
@@ -200,10 +207,6 @@ def _release(log: dict[str, Any]) -> str | None:
     return found.group(1) if found else None
 
 
-def _older(release: str, floor: str) -> bool:
-    return tuple(int(x) for x in release.split(".")) < tuple(int(x) for x in floor.split("."))
-
-
 def _batch(log: dict[str, Any], gpu: Gpu | None) -> tuple[int, str, int, str]:
     """max_num_batched_tokens and max_num_seqs for the profile pass, each with where it comes from."""
     tokens, seqs = log.get("max_num_batched_tokens"), log.get("max_num_seqs")
@@ -223,7 +226,7 @@ def _batch(log: dict[str, Any], gpu: Gpu | None) -> tuple[int, str, int, str]:
             seqs, seqs_from = V0_SEQS, "vLLM V0 default"
     else:
         release = _release(log) or EARLIEST
-        defaults = batch_defaults(release if not _older(release, EARLIEST) else EARLIEST, gpu)
+        defaults = batch_defaults(release if at_least(release, EARLIEST) else EARLIEST, gpu)
         which = f"vLLM default on this GPU (get_batch_defaults{'' if _release(log) else ', as ' + EARLIEST})"
         if tokens is None:
             tokens, tokens_from = defaults.tokens, which
@@ -289,7 +292,7 @@ def estimate(log: dict[str, Any], known: dict[str, tuple[dict[str, Any], str]]) 
     notes = []
     if active is None:
         notes.append("activations are the 1 GiB guess (profilekit has no config.json for this model)")
-    if v0 or (release is not None and _older(release, CUDA_GRAPHS_SUBTRACTED)):
+    if v0 or (release is not None and not at_least(release, CUDA_GRAPHS_SUBTRACTED)):
         notes.append(
             f"{'V0' if v0 else release} did not take CUDA graphs from the KV cache (captured after it); "
             "0.33.0 does, and so does the estimate"
@@ -341,7 +344,7 @@ def _verdict(
         return None
     layout: KvLayout | str = "no config.json for the model: the KV cache's layout is unknown"
     if config is not None:
-        layout = kv_layout(config, version=VERSION, serve=_options(log), gpu=None)
+        layout = _layout(config, log)
     plan = Plan(log["id"], gpu, gpus, mml, Weights(weights * gpus, weights, "the log"), layout, mem)
     verdict = plan.verdict()
     return {"logged": refused, "profilekit": verdict.state, "why": verdict.why}

@@ -20,8 +20,8 @@ layers of Nemotron-H, Granite-4.0-H and Jamba, Qwen3-Next's gated delta nets and
 its MLA layers (their state in capacity/mamba.py; here the platform's block alignment,
 `Platform._align_hybrid_block_size`, a multiple of 128 with MLA, and `MambaSpec.max_memory_usage_bytes` per Mamba cache
 mode, with 0.33.0's gated delta net prefill checkpoints on Hopper). Not modelled (a str says so): the other hybrid
-families, those checkpoints on Blackwell (they depend on the CUDA runtime), chunked local attention, sparse MLA indexers, quantised KV caches other than the fp8 family,
-models whose config.json lacks the keys read.
+families, those checkpoints on Blackwell (they depend on the CUDA runtime), chunked local attention, sparse MLA
+indexers, quantised KV caches other than the fp8 family, models whose config.json lacks the keys read.
 
 Assumed where the attention backend decides (said in `KvLayout.inputs`): without a written `block_size`, 16
 (`CacheConfig.DEFAULT_BLOCK_SIZE`, every release; `Platform.update_block_size_for_backend` then takes the chosen

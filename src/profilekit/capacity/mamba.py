@@ -166,7 +166,7 @@ def _not_sizes(**sizes: int | None) -> str | None:
     return f"config.json's Mamba sizes are not sizes ({', '.join(wrong)}): not estimated"
 
 
-def _extra_groups(groups: int, tp: int) -> int:
+def extra_groups(groups: int, tp: int) -> int:
     """`MambaStateShapeCalculator.extra_groups_for_head_shards`: groups added so that tensor parallelism divides
     them."""
     return 0 if groups % tp == 0 else tp - groups
@@ -261,7 +261,7 @@ def _mamba2(read: _Reader, model_type: str, tp: int) -> tuple[int, int, str] | s
         return wrong
     assert heads is not None and head_dim is not None and groups is not None  # for mypy: checked just above
     assert state is not None and kernel is not None and inter is not None
-    groups += _extra_groups(groups, tp)
+    groups += extra_groups(groups, tp)
     conv_dim = _divide(inter + 2 * groups * state, tp, "the Mamba conv dimension")
     local_heads = _divide(heads, tp, "the Mamba heads")
     if isinstance(conv_dim, str):
@@ -290,7 +290,7 @@ def _replayssm_ring(
         return wrong
     assert heads is not None and head_dim is not None and groups is not None and state is not None  # for mypy
     if at_least(version, "0.33.0"):
-        groups += _extra_groups(groups, tp)
+        groups += extra_groups(groups, tp)
     local_groups = _divide(groups, tp, "the Mamba groups")
     if isinstance(local_groups, str):
         return local_groups

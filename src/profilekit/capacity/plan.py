@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from profilekit.capacity.kv import KvLayout, kv_layout
-from profilekit.capacity.memory import Memory, memory
+from profilekit.capacity.memory import GIB, Memory, memory
 from profilekit.capacity.weights import Weights
 from profilekit.errors import Location
 from profilekit.hardware import Gpu
@@ -50,7 +50,7 @@ class Offload:
     @property
     def exceeds(self) -> bool:
         """More than the node's declared host memory (False when none is declared)."""
-        return self.host_gib is not None and self.pinned > self.host_gib * (1 << 30)
+        return self.host_gib is not None and self.pinned > self.host_gib * GIB
 
 
 @record(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from profilekit.capacity.mamba import extra_groups
 from profilekit.capacity.memory import GIB, MAX_LAYERS
 from profilekit.records import record
 from profilekit.vllm.modelshape import DTYPE_BYTES, ModelShape, as_int
@@ -167,11 +168,11 @@ def _counted_nemotron_h(config: Mapping[str, Any], *, tp: int, pp: int) -> Weigh
     mlp_sizes = [i for i in read if i is not None and i > 0]
     if not mlp_sizes or len(mlp_sizes) != len(read):
         return "not counted from config.json: Nemotron-H needs intermediate_size (a size, or one per MLP layer)"
-    dtype = ModelShape.of(dict(config)).dtype or "bfloat16"
-    size = DTYPE_BYTES.get(dtype)
-    if size is None:
-        return f"not counted from config.json: checkpoint dtype {dtype!r}"
-    extended = groups + (0 if groups % tp == 0 else tp - groups)
+    found = _dtype(config)
+    if isinstance(found, str):
+        return found
+    dtype, size = found
+    extended = groups + extra_groups(groups, tp)
     inner = m_heads * m_dim
     conv_dim = inner + 2 * extended * state
     bias, conv_bias = config.get("use_bias") is True, config.get("use_conv_bias", True) is True
@@ -187,7 +188,7 @@ def _counted_nemotron_h(config: Mapping[str, Any], *, tp: int, pp: int) -> Weigh
         elif kind == "*":
             layers.append(attention)
         else:
-            width = mlp_sizes[0] if len(mlp_sizes) == 1 else mlp_sizes[min(mlp_index, len(mlp_sizes) - 1)]
+            width = mlp_sizes[min(mlp_index, len(mlp_sizes) - 1)]  # one size for all, or one per MLP layer
             layers.append(2 * hidden * width + ((width + hidden) if config.get("mlp_bias") is True else 0))
             mlp_index += 1
     tied = config.get("tie_word_embeddings", False) is True
@@ -196,7 +197,16 @@ def _counted_nemotron_h(config: Mapping[str, Any], *, tp: int, pp: int) -> Weigh
     said = f"Nemotron-H: {pattern.count('M')} Mamba-2, {pattern.count('*')} attention, {pattern.count('-')} MLP layers"
     if extended != groups:
         said += f"; {groups} groups extended to {extended} for tensor_parallel_size {tp}"
-    return _from_shape((parts, str(dtype), size), tp=tp, pp=pp, said=said)
+    return _from_shape((parts, dtype, size), tp=tp, pp=pp, said=said)
+
+
+def _dtype(config: Mapping[str, Any]) -> tuple[str, int] | str:
+    """The checkpoint's dtype and its bytes per parameter, or why it cannot be counted."""
+    dtype = ModelShape.of(dict(config)).dtype or "bfloat16"
+    size = DTYPE_BYTES.get(dtype)
+    if size is None:
+        return f"not counted from config.json: checkpoint dtype {dtype!r}"
+    return dtype, size
 
 
 def _shape(config: Mapping[str, Any]) -> tuple[_Layers, str, int] | str:
@@ -216,10 +226,10 @@ def _shape(config: Mapping[str, Any]) -> tuple[_Layers, str, int] | str:
         )
     kv_heads = as_int(config.get("num_key_value_heads")) or heads
     head_dim = as_int(config.get("head_dim")) or hidden // heads
-    dtype = ModelShape.of(dict(config)).dtype or "bfloat16"
-    size = DTYPE_BYTES.get(dtype)
-    if size is None:
-        return f"not counted from config.json: checkpoint dtype {dtype!r}"
+    found = _dtype(config)
+    if isinstance(found, str):
+        return found
+    dtype, size = found
     attention = hidden * heads * head_dim * 2 + hidden * kv_heads * head_dim * 2
     if config.get("attention_bias") is True or config.get("model_type") == "qwen2":
         attention += heads * head_dim + 2 * kv_heads * head_dim + (hidden if config.get("attention_bias") else 0)

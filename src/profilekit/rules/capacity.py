@@ -246,7 +246,7 @@ def kv_cache_too_small(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
 )
 def mamba_blocks_too_few(ctx: Context, f: RoleFacts) -> Iterable[Hit]:
     p = _plan(ctx, f)
-    found = p.mamba_blocks() if p is not None and p.gpu is not None else None
+    found = p.mamba_blocks() if p is not None else None  # None unless max_num_seqs is checked (graph_seqs)
     if p is None or p.gpu is None or found is None or p.graph_seqs is None:
         return []
     from profilekit.capacity.plan import FITS, KV_REFUSED  # noqa: PLC0415 - loaded with the plan
@@ -344,17 +344,16 @@ def offload_buffer(f: RoleFacts) -> tuple[int, str, list[Location]] | None:
     config = serve.get("kv_transfer_config")
     if not isinstance(config, dict):
         return None
+    connectors = [config]
     extra = config.get("kv_connector_extra_config")
-    places = f.role.origins("serve", "kv_transfer_config")
-    found = _connector_buffer(config.get("kv_connector"), extra, tp * pp)
-    if found is None and config.get("kv_connector") == "MultiConnector" and isinstance(extra, dict):
+    if config.get("kv_connector") == "MultiConnector" and isinstance(extra, dict):
         children = extra.get("connectors")
-        for child in children if isinstance(children, list) else []:
-            if isinstance(child, dict):
-                found = found or _connector_buffer(
-                    child.get("kv_connector"), child.get("kv_connector_extra_config"), tp * pp
-                )
-    return (found[0], found[1], places) if found is not None else None
+        connectors += [c for c in children if isinstance(c, dict)] if isinstance(children, list) else []
+    for connector in connectors:
+        found = _connector_buffer(connector.get("kv_connector"), connector.get("kv_connector_extra_config"), tp * pp)
+        if found is not None:
+            return found[0], found[1], f.role.origins("serve", "kv_transfer_config")
+    return None
 
 
 def offload_on_node(f: RoleFacts) -> Offload | None:
