@@ -1,6 +1,7 @@
-"""`render --target slurm`: `job.sbatch` passes bash -n and shellcheck, and runs under a real one-node SLURM
-(tools/slurm/local-cluster.sh: munge, slurmctld, slurmd) with stub `vllm` and `vllm-router` that record what
-each role received: argv, env, GPUs, node addresses and secrets."""
+"""`render --target slurm`: `job.sbatch` passes bash -n and shellcheck, and runs under a real two-node SLURM on
+this machine (tools/slurm/local-cluster.sh: munge, slurmctld, and one slurmd each for node1 and node2) with stub
+`vllm` and `vllm-router` that record what each role received on each node: argv, env, GPUs, node addresses and
+secrets."""
 
 from __future__ import annotations
 
@@ -22,18 +23,31 @@ from tests.test_wiring import PD
 
 CLUSTER = REPO_ROOT / "tools" / "slurm" / "local-cluster.sh"
 SLURM_CONF = Path(os.environ.get("PROFILEKIT_SLURM_DIR", "/var/tmp/profilekit-slurm")) / "slurm.conf"
-# what SLURM_JOB_NODELIST's one node is reached at (local-cluster.sh: NodeName=localhost NodeAddr=127.0.0.1)
+# the test cluster's nodes (local-cluster.sh: two slurmd on this machine, NodeName=node1 and node2, each with
+# 8 CPUs and 8 GPUs of GPU_TYPE)
+NODES = ("node1", "node2")
+GPUS_PER_NODE = 8
+GPU_TYPE = "nvidia_h100_80gb_hbm3"
+# what each of SLURM_JOB_NODELIST's nodes is reached at (local-cluster.sh: NodeAddr=127.0.0.1 for both)
 NODE_ADDRESS = "127.0.0.1"
 
-# A `vllm` and a `vllm-router` that write {argv, env} to $STUB_RECORD_DIR/<step name>.json (the step is named
-# after its role); `vllm serve` then answers GET /health with 200 on its --port until it is stopped. The role
-# STUB_FAIL names exits with status 3 instead.
+# A `vllm` and a `vllm-router` that write {argv, env} to $STUB_RECORD_DIR/<step name>@<node>.<task>.json, one
+# file per task of the step (the step is named after its role; the node is $SLURMD_NODENAME, the task
+# $SLURM_PROCID, so a role whose step spans several nodes leaves one record per node: `node_records`);
+# `vllm serve` then answers GET /health with 200 on its --port until it is stopped (with STUB_STOP_AFTER_HEALTH=1,
+# it answers once and exits 0: a job of vLLM roles only then ends; `--headless`, a worker node of a multi-node
+# role, serves nothing and waits to be stopped). The role STUB_FAIL names exits with status 3.
 STUB = """\
 import http.server, json, os, sys
-with open(os.path.join(os.environ["STUB_RECORD_DIR"], os.environ["SLURM_JOB_NAME"] + ".json"), "w") as f:
+role, node, task = os.environ["SLURM_JOB_NAME"], os.environ["SLURMD_NODENAME"], os.environ["SLURM_PROCID"]
+name = f"{role}@{node}.{task}.json"
+with open(os.path.join(os.environ["STUB_RECORD_DIR"], name), "w") as f:
     json.dump({"argv": sys.argv, "env": dict(os.environ)}, f)
 if os.environ.get("STUB_FAIL") == os.environ["SLURM_JOB_NAME"]:
     sys.exit(3)
+if sys.argv[1:2] == ["serve"] and "--headless" in sys.argv:  # a worker node serves no API: it waits for its leader
+    import signal
+    signal.pause()
 if sys.argv[1:2] == ["serve"] and "--port" in sys.argv:
     class Health(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
@@ -41,22 +55,30 @@ if sys.argv[1:2] == ["serve"] and "--port" in sys.argv:
             self.end_headers()
         def log_message(self, *args):
             pass
-    http.server.HTTPServer(("0.0.0.0", int(sys.argv[sys.argv.index("--port") + 1])), Health).serve_forever()
+    server = http.server.HTTPServer(("0.0.0.0", int(sys.argv[sys.argv.index("--port") + 1])), Health)
+    if os.environ.get("STUB_STOP_AFTER_HEALTH") == "1":  # answer /health once, then end (and with it the job)
+        server.handle_request()
+        sys.exit(0)
+    server.serve_forever()
 sys.exit(int(os.environ.get("STUB_EXIT", "0")))
 """
 
 
 def _cluster_up() -> bool:
+    """Whether the test cluster answers with the nodes of NODES (not those of an earlier local-cluster.sh)."""
     env = {**os.environ, "SLURM_CONF": str(SLURM_CONF)}
     if shutil.which("scontrol") is None or not SLURM_CONF.exists():
         return False
     ping = subprocess.run(["scontrol", "ping"], env=env, capture_output=True, text=True, check=False)
-    return "UP" in ping.stdout
+    if "UP" not in ping.stdout:
+        return False
+    listed = subprocess.run(["sinfo", "-h", "-N", "-o", "%N"], env=env, capture_output=True, text=True, check=False)
+    return sorted(set(listed.stdout.split())) == sorted(NODES)
 
 
 @pytest.fixture(scope="module")
 def slurm() -> dict[str, str]:
-    """The environment in which `sbatch` reaches the one-node test cluster, started here when it is not up."""
+    """The environment in which `sbatch` reaches the two-node test cluster, (re)started here when it is not up."""
     if not _cluster_up():
         if os.geteuid() != 0:
             pytest.skip("no SLURM test cluster: run tools/slurm/local-cluster.sh as root (.ci/run does)")
@@ -75,17 +97,46 @@ def stubs(tmp_path: Path) -> Path:
     return folder
 
 
+def node_records(folder: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    """The stubs' records in FOLDER ($STUB_RECORD_DIR) by (role, node): {argv, env} of the role's task on that
+    node (env has SLURMD_NODENAME, SLURM_NODEID, SLURM_PROCID, CUDA_VISIBLE_DEVICES...). One task per role and
+    node: a second one is an error here."""
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for path in sorted(folder.glob("*.json")):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        key = (record["env"]["SLURM_JOB_NAME"], record["env"]["SLURMD_NODENAME"])
+        assert key not in found, f"two tasks of role {key[0]} on node {key[1]}: {path.name}"
+        found[key] = record
+    return found
+
+
+def _by_role(found: dict[tuple[str, str], dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each role's one record, for jobs whose every role runs on one node."""
+    roles = [role for role, _node in found]
+    assert len(roles) == len(set(roles)), f"a role ran on several nodes: {sorted(found)}"
+    return {role: record for (role, _node), record in found.items()}
+
+
 def _sbatch(
     job: Path, slurm: dict[str, str], stubs: Path, *options: str, env: dict[str, str] | None = None
 ) -> tuple[subprocess.CompletedProcess[str], str, dict[str, dict[str, Any]]]:
-    """Submit the job (`--wait`), return sbatch's result, the job's output and each role's record."""
-    records = job.parent / "records"
-    records.mkdir(exist_ok=True)
+    """Submit the job (`--wait`), return sbatch's result, the job's output and each role's record (each role on
+    one node; `submit` and `node_records` have them by role and node)."""
+    proc, output, found = submit(job, slurm, stubs, *options, env=env)
+    return proc, output, _by_role(found)
+
+
+def submit(
+    job: Path, slurm: dict[str, str], stubs: Path, *options: str, env: dict[str, str] | None = None
+) -> tuple[subprocess.CompletedProcess[str], str, dict[tuple[str, str], dict[str, Any]]]:
+    """Submit the job (`--wait`), return sbatch's result, the job's output and the records by role and node."""
+    folder = job.parent / "records"
+    folder.mkdir(exist_ok=True)
     output = job.parent / "job.out"
     base = {
         "PATH": f"{stubs}:{os.environ['PATH']}",
         "LANG": "C.UTF-8",
-        "STUB_RECORD_DIR": str(records),
+        "STUB_RECORD_DIR": str(folder),
         "PROFILEKIT_SLURM_HEALTH_TIMEOUT": "60",
         **slurm,
     }
@@ -99,8 +150,7 @@ def _sbatch(
         check=False,
         timeout=300,
     )
-    found = {path.stem: json.loads(path.read_text(encoding="utf-8")) for path in sorted(records.glob("*.json"))}
-    return proc, output.read_text(encoding="utf-8") if output.exists() else "", found
+    return proc, output.read_text(encoding="utf-8") if output.exists() else "", node_records(folder)
 
 
 def _static_checks(job: Path) -> None:
@@ -131,7 +181,7 @@ def test_the_example_pd_stack_runs_each_role_with_srun(
         "#SBATCH --export=ALL",
     ]
     assert "# `sbatch --nodes=1 --gres=gpu:2 job.sbatch` runs every role on one node: then they share" in text
-    # one node in the test cluster: every role on it, with the GPUs of both vLLM roles
+    # one of the test cluster's nodes: every role on it, with the GPUs of both vLLM roles
     proc, output, records = _sbatch(job, slurm, stubs, "--nodes=1", "--gres=gpu:2", env={"HF_TOKEN": HOSTILE})
     assert proc.returncode == 0, output
     assert sorted(records) == ["decode", "prefill", "proxy"], output
@@ -400,7 +450,7 @@ def test_a_team_template_job_runs_with_its_own_lines(
     lines = job.read_text(encoding="utf-8").splitlines()
     assert [line for line in lines if line.startswith("#SBATCH")][-1] == "#SBATCH --comment=team"
     assert "# Layers, in merge order: team (profiles/team.toml)." in lines
-    proc, output, records = _sbatch(job, slurm, stubs, "--nodes=1")  # the test cluster has one node
+    proc, output, records = _sbatch(job, slurm, stubs, "--nodes=1")  # both roles on one node
     assert proc.returncode == 0, output
     assert output.splitlines()[0] == "team prologue for team: engine front"
     assert sorted(records) == ["engine", "front"], output
