@@ -128,6 +128,7 @@ def test_check_all_is_every_deployable_layer_and_lint_stack(run: Run, two_apps: 
     result = run("check", "--all", cwd=REPO_ROOT)
     assert result.code == 0, result
     assert result.out == (
+        "deepseek-two-nodes: no problems found (vLLM 0.33.0)\n"
         "models/nemotron-h-8b: no problems found (vLLM 0.33.0)\n"
         "models/qwen3-0.6b: no problems found (vLLM 0.33.0)\n"
         "nemotron-replayssm: no problems found (vLLM 0.33.0)\n"

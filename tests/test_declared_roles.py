@@ -85,10 +85,10 @@ def test_every_command_that_names_a_role_checks_it(example: Path, run: Run) -> N
             2,
             "profilekit: error: stack 'qwen-disaggregated' has no role 'prefil'\n  hint: did you mean 'prefill'?\n",
         ), args
-    result = run("render", "nemotron-replayssm", "--role", "decode", cwd=example)
+    result = run("render", "nemotron-replayssm", "--role", "prefill", cwd=example)
     assert (result.code, result.err) == (
         2,
-        "profilekit: error: role 'decode' is not in nemotron-replayssm\n"
+        "profilekit: error: role 'prefill' is not in nemotron-replayssm\n"
         "  hint: layer disaggregated declares it: compose the stack with it; roles of this stack: serve\n",
     )
 

@@ -158,7 +158,8 @@ def test_a_slurm_template_adds_an_sbatch_line(make_repo: MakeRepo, run: Run, tmp
 
 # what each template is given, as the fix of a failing one lists it
 NAMES = {
-    "k8s.yaml.j2": "argv, documents, env, gpu, gpu_resource, gpus, header, image, labels, layers, name, port, profilekit_version, role, "
+    "k8s.yaml.j2": "argv, documents, env, gpu, gpu_resource, gpus, header, image, labels, layers, name, nodes, port, profilekit_version, "
+    "role, "
     "side_channel_ports, stack, vllm_version, yaml",
     "kustomization.yaml.j2": "document, header, layers, profilekit_version, resources, stack, vllm_version, yaml",
     "vllm-config.yaml.j2": "config, config_file, header, layers, model, profilekit_version, role, stack, "

@@ -178,7 +178,12 @@ class Session:
         if role not in stack.roles:
             elsewhere = self.layers.declared_roles().get(role)
             if elsewhere:  # a role of other stacks: named right, only not composed here
-                hint = f"layer {', '.join(elsewhere)} declares it: compose the stack with it; roles of this stack: "
+                named = (
+                    f"layer {elsewhere[0]} declares"
+                    if len(elsewhere) == 1
+                    else f"layers {', '.join(elsewhere)} declare"
+                )
+                hint = f"{named} it: compose the stack with it; roles of this stack: "
                 raise UsageError(f"role {role!r} is not in {stack.spec}", hint=hint + ", ".join(stack.roles))
             close = difflib.get_close_matches(role, [*stack.roles, *self.layers.declared_roles()], n=1)
             hint = f"did you mean {close[0]!r}?" if close else "roles of this stack: " + ", ".join(stack.roles)

@@ -738,7 +738,12 @@ class Oracle:
                 ns.model = ns.model_tag
             ns.skip_tokenizer_init = True
             engine_args = AsyncEngineArgs.from_cli_args(ns)
-            config = engine_args.create_engine_config(usage_context=UsageContext.OPENAI_API_SERVER)
+            # vllm/entrypoints/cli/serve.py run_headless (every release 0.27.0-0.33.0): a `--headless` node builds
+            # its config with headless=True, and refuses a node with no local engine
+            headless = getattr(ns, "headless", False) is True
+            config = engine_args.create_engine_config(usage_context=UsageContext.OPENAI_API_SERVER, headless=headless)
+            if headless and config.parallel_config.data_parallel_size_local <= 0:
+                raise ValueError("data_parallel_size_local must be > 0 in headless mode")
             if GPU_SPEC is not None:
                 # the worker's own start-up check of the dtype (vllm/v1/worker/gpu_worker.py init_device, every
                 # release 0.27.0-0.33.0): it stops the launch just the same, before any weight is loaded

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from profilekit.compose.model import RoleConfig, Stack
+from profilekit.compose.shape import role_shape
 from profilekit.errors import Finding, Severity
 from profilekit.records import record
 from profilekit.render.context import LoopbackUnrewritable
@@ -173,9 +174,13 @@ def note(rewrite: Rewrite, becomes: str) -> str:
 
 
 def gpu_count(role: RoleConfig) -> int:
-    """The GPUs a vLLM role's pod asks for (0 for a command role)."""
+    """The GPUs a vLLM role's pod (or node) asks for: a multi-node role's share of each node (compose/shape.py), else
+    what rules/host.py `gpu_need` counts (0 for a command role)."""
     if not role.is_vllm:
         return 0
+    shape = role_shape(role)
+    if shape is not None and shape.multi_node and shape.laid_out:
+        return shape.gpus_per_node
     need = gpu_need(role)
     if need is not None:
         return need.count

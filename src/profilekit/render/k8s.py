@@ -18,15 +18,17 @@ import copy
 import difflib
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from profilekit import __version__
+from profilekit.compose.shape import Shape
 from profilekit.output import Rendered
 from profilekit.quoting import comment_text
 from profilekit.records import record
 from profilekit.render import team
-from profilekit.render.context import header_layers, health_probe, role_argv, stack_context, template_context
+from profilekit.render.context import header_layers, health_probe, stack_context, template_context
 from profilekit.render.gpus import node_selector, resource, unknown_gpu_names
 from profilekit.render.hosts import (
     SIDE_CHANNEL_HOST,
@@ -37,6 +39,7 @@ from profilekit.render.hosts import (
     side_channel_ports,
     spliced,
 )
+from profilekit.render.nodes import base_argv, multi_node, node_words, overridden
 from profilekit.render.templating import to_yaml
 from profilekit.rules.host import DEVICES, option_word
 
@@ -103,6 +106,7 @@ class _Pod:
     notes: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)  # env values whose loopback addresses name another Service
     gpu: Gpu | None = None  # the GPU it declares ([hardware] gpu)
+    shape: Shape | None = None  # set when the role spans several nodes: a LeaderWorkerSet of `shape.nodes` pods
 
 
 def render_k8s(
@@ -159,7 +163,9 @@ def render_k8s(
 
 def _pod_context(stack: Stack, pod: _Pod, docs: list[dict[str, Any]], header: str, version: str) -> dict[str, Any]:
     """What `k8s.yaml.j2` is given for one role: its parts, and the documents written without it (and as YAML)."""
-    container = docs[0]["spec"]["template"]["spec"]["containers"][0]
+    spec = docs[0]["spec"]
+    template = spec["leaderWorkerTemplate"]["leaderTemplate"] if pod.shape is not None else spec["template"]
+    container = template["spec"]["containers"][0]
     return {
         **template_context(stack, pod.role, version),
         "header": header,
@@ -169,6 +175,7 @@ def _pod_context(stack: Stack, pod: _Pod, docs: list[dict[str, Any]], header: st
         "env": copy.deepcopy(container.get("env", [])),
         "image": container["image"],
         "gpus": gpu_count(pod.role),
+        "nodes": pod.shape.nodes if pod.shape is not None else 1,
         "gpu": pod.gpu.name if pod.gpu is not None else None,
         "gpu_resource": resource(pod.gpu),
         "port": pod.port,
@@ -216,8 +223,16 @@ def _header(stack: Stack, pod: _Pod, version: str) -> str:
 def _pod(stack: Stack, role: RoleConfig, *, version: str, catalogue: Catalogue | None, root: Path | None) -> _Pod:
     stack_label = label_value(stack.spec)
     labels = {PART_OF: stack_label, COMPONENT: label_value(role.name), MANAGED_BY: "profilekit"}
-    pod = _Pod(role, dns_name(f"{stack.spec}-{role.name}"), labels, role_argv(role, catalogue), None)
+    pod = _Pod(role, dns_name(f"{stack.spec}-{role.name}"), labels, base_argv(role, catalogue), None)
     pod.gpu = stack.gpu(role.name)
+    pod.shape = multi_node(role)
+    if pod.shape is not None:
+        pod.notes.append(
+            f"{pod.shape.describe()}: a LeaderWorkerSet of {pod.shape.nodes} pods; the leader (node rank 0) serves the "
+            "API, each worker runs --headless with its node rank from LWS_WORKER_INDEX; --master-addr is the "
+            "leader's address (LWS_LEADER_ADDRESS)"
+        )
+        pod.notes += overridden(role)
     if role.is_vllm:
         kind, _address, port = health_probe(role, catalogue)
         if kind == "unix":
@@ -291,31 +306,54 @@ def _env(pod: _Pod, secret: str, keys: dict[str, str]) -> list[dict[str, Any]]:
     return env
 
 
-def _container(pod: _Pod, *, image: str, secret: str, keys: dict[str, str]) -> dict[str, Any]:
+LWS_LEADER = "$(LWS_LEADER_ADDRESS)"  # LWS sets it in every pod of a group: the leader pod's address
+LWS_INDEX = "$(LWS_WORKER_INDEX)"  # 0 in the leader, 1..size-1 in the workers
+# the labels LWS sets on the pods of a set (lws v0.10.0 api/leaderworkerset/v1/leaderworkerset_types.go): the
+# leader is the pod of worker index "0", as LWS's own leader selectors select it
+LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
+LWS_LEADER_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
+
+
+def _container(pod: _Pod, *, image: str, secret: str, keys: dict[str, str], node: str = "") -> dict[str, Any]:
+    """The role's container; `node` is "leader" or "worker" for a pod of a LeaderWorkerSet ("" for a Deployment's).
+
+    A node's own words (render/nodes.py) reach the process through the kubelet's `$(NAME)` expansion, so they are
+    written as they are; every other word is `literal`."""
+    worker = node == "worker"
+    own = node_words(LWS_INDEX if worker else "0", LWS_LEADER, headless=worker) if node else []
     container: dict[str, Any] = {
         "name": dns_name(pod.role.name),
         "image": image,
         "command": [literal(word) for word in pod.argv[:1]],
-        "args": [literal(word) for word in pod.argv[1:]],
+        "args": [*(literal(word) for word in pod.argv[1:]), *own],
     }
     env = _env(pod, secret, keys)
     if env:
         container["env"] = env
-    ports = [{"name": "http", "containerPort": pod.port, "protocol": "TCP"}] if pod.port is not None else []
-    for rank, port in enumerate(pod.side_channel):
+    serves = pod.port is not None and not worker  # a headless worker serves no API
+    ports = [{"name": "http", "containerPort": pod.port, "protocol": "TCP"}] if serves and pod.port is not None else []
+    for rank, port in enumerate(pod.side_channel[: _local_ranks(pod)]):
         ports.append({"name": "nixl" if rank == 0 else f"nixl-{rank}", "containerPort": port, "protocol": "TCP"})
     if ports:
         container["ports"] = ports
     gpus = gpu_count(pod.role)
     if gpus:
         container["resources"] = {"limits": {resource(pod.gpu): gpus}}
-    if pod.role.is_vllm and pod.port is not None:
+    if pod.role.is_vllm and pod.port is not None and serves:
         get = {"path": "/health", "port": "http", "scheme": pod.scheme}
         container["startupProbe"] = {"httpGet": get, "periodSeconds": 10, "failureThreshold": _STARTUP_SECONDS // 10}
         container["readinessProbe"] = {"httpGet": get, "periodSeconds": 5, "failureThreshold": 3}
         container["livenessProbe"] = {"httpGet": get, "periodSeconds": 10, "failureThreshold": 3}
     container["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}]
     return container
+
+
+def _local_ranks(pod: _Pod) -> int:
+    """How many data-parallel ranks (NIXL side channels) one pod runs: all of them, or a node's share."""
+    shape = pod.shape
+    if shape is None:
+        return len(pod.side_channel)
+    return max(shape.gpus_per_node // shape.world, 1) if shape.dp > 1 else 1
 
 
 def _node_selector(pod: _Pod, settings: K8sSection) -> dict[str, str]:
@@ -340,38 +378,63 @@ def _documents(stack: Stack, pod: _Pod, *, version: str, settings: K8sSection) -
     secret = settings.secret_name or dns_name(f"{stack.spec}-secrets")
     selector = _node_selector(pod, settings)
     metadata = {"name": pod.name, "labels": pod.labels, "annotations": {STACK_ANNOTATION: stack.spec}}
-    deployment = {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": metadata,
-        "spec": {
-            "replicas": 1,
-            # a rolling update starts the new pod first, and it would wait for GPUs the old one holds
-            "strategy": {"type": "Recreate"},
-            "selector": {"matchLabels": pod.labels},
-            "template": {
-                "metadata": {"labels": pod.labels},
-                "spec": {
-                    # Service links put `<SERVICE>_PORT=tcp://...` into the env: a Service named `vllm` sets
-                    # VLLM_PORT, which vLLM reads (vllm/envs.py get_vllm_port refuses a URI); the DNS names suffice
-                    "enableServiceLinks": False,
-                    **({"nodeSelector": selector} if selector else {}),
-                    "containers": [_container(pod, image=image, secret=secret, keys=settings.secret_keys)],
-                    # vLLM's workers share tensors through /dev/shm; a container's default is 64 MiB
-                    "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory"}}],
-                },
-            },
-        },
-    }
+
+    def pod_spec(node: str = "") -> dict[str, Any]:
+        return {
+            # Service links put `<SERVICE>_PORT=tcp://...` into the env: a Service named `vllm` sets
+            # VLLM_PORT, which vLLM reads (vllm/envs.py get_vllm_port refuses a URI); the DNS names suffice
+            "enableServiceLinks": False,
+            **({"nodeSelector": selector} if selector else {}),
+            "containers": [_container(pod, image=image, secret=secret, keys=settings.secret_keys, node=node)],
+            # vLLM's workers share tensors through /dev/shm; a container's default is 64 MiB
+            "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory"}}],
+        }
+
+    workload = _workload(pod, metadata, pod_spec)
     if pod.port is None:
-        return [deployment]
+        return [workload]
     service = {
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": metadata,
         "spec": {
-            "selector": pod.labels,
+            # a LeaderWorkerSet's Service reaches its leader only: the workers serve no API
+            "selector": {**pod.labels, LWS_NAME_LABEL: pod.name, LWS_LEADER_LABEL: "0"} if pod.shape else pod.labels,
             "ports": [{"name": "http", "port": pod.port, "targetPort": "http", "protocol": "TCP"}],
         },
     }
-    return [deployment, service]
+    return [workload, service]
+
+
+def _workload(pod: _Pod, metadata: dict[str, Any], pod_spec: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
+    """A Deployment of one pod, or for a role that spans nodes a LeaderWorkerSet of one group of `nodes` pods."""
+    if pod.shape is None:
+        return {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": metadata,
+            "spec": {
+                "replicas": 1,
+                # a rolling update starts the new pod first, and it would wait for GPUs the old one holds
+                "strategy": {"type": "Recreate"},
+                "selector": {"matchLabels": pod.labels},
+                "template": {"metadata": {"labels": pod.labels}, "spec": pod_spec("")},
+            },
+        }
+    return {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": metadata,
+        "spec": {
+            "replicas": 1,
+            # the workers start with the leader, not after it is ready: the leader waits for them to load
+            "startupPolicy": "LeaderCreated",
+            "leaderWorkerTemplate": {
+                "size": pod.shape.nodes,
+                # one lost pod breaks the torch.distributed group: the whole group starts again
+                "restartPolicy": "RecreateGroupOnPodRestart",
+                "leaderTemplate": {"metadata": {"labels": pod.labels}, "spec": pod_spec("leader")},
+                "workerTemplate": {"metadata": {"labels": pod.labels}, "spec": pod_spec("worker")},
+            },
+        },
+    }

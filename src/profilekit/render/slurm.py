@@ -1,9 +1,11 @@
 """The `slurm` render target: `job.sbatch`, one batch job that starts every role of the stack with `srun`.
 
-The job asks for one node per role (`--nodes` = `--ntasks` = the number of roles) and runs role i on node
-i of `scontrol show hostnames "$SLURM_JOB_NODELIST"` (modulo the nodes it got: `sbatch --nodes=1` packs every
-role onto one node). A homogeneous job, not a heterogeneous one: a one-node cluster (CI) never schedules a
-heterogeneous job whose components share the node. What ties a stack to one host in the script target changes
+The job asks for one node per role, and for a role that spans nodes (compose/shape.py) one per node of it
+(`--nodes` = `--ntasks` = their sum); each node of the job is a slot, the roles' slots in order, and slot i runs
+on node i of `scontrol show hostnames "$SLURM_JOB_NODELIST"` (modulo the nodes it got: `sbatch --nodes=1` packs
+every one-node role onto one node). A multi-node role gets one `srun` per node, with that node's own options
+(render/nodes.py: its `--node-rank`, the leader's address as `--master-addr`, `--headless` but on the leader).
+A homogeneous job, not a heterogeneous one: its components did not schedule on a one-node cluster. What ties a stack to one host in the script target changes
 here as in k8s (README, "SLURM batch job"):
 - a role's GPUs are its step's `--gres=gpu:TYPE:N` (N as rules/host.py `gpu_need` counts them, k8s `gpu_count`;
   TYPE from the GPU it declares, render/gpus.py); the job asks for the largest N per node; when the roles declare
@@ -21,13 +23,14 @@ environment `sbatch` runs in (`--export=ALL`); the job stops before starting any
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from profilekit import __version__
 from profilekit.output import Rendered
 from profilekit.quoting import comment_text, shell_quote
 from profilekit.render import team
-from profilekit.render.context import header_layers, health_probe, role_argv, stack_context
+from profilekit.render.context import header_layers, health_probe, stack_context
 from profilekit.render.gpus import gres, gres_type, unknown_gpu_names
 from profilekit.render.hosts import (
     SIDE_CHANNEL_HOST,
@@ -39,6 +42,7 @@ from profilekit.render.hosts import (
     side_channel_ports,
     spliced,
 )
+from profilekit.render.nodes import base_argv, multi_node, node_words, overridden
 from profilekit.rules.host import DEVICES, option_word
 
 if TYPE_CHECKING:
@@ -64,7 +68,7 @@ fi
 launch='while [[ $1 != -- ]]; do export "$1"; shift; done; shift; exec "$@"'
 
 mapfile -t nodes < <(scontrol show hostnames "$SLURM_JOB_NODELIST")
-node_of() { # node_of INDEX: the node role INDEX runs on (round robin over the job's nodes)
+node_of() { # node_of SLOT: the node of slot SLOT (round robin over the job's nodes)
   printf '%s' "${nodes[$1 % ${#nodes[@]}]}"
 }
 address_of() { # address_of NODE: its NodeAddr, as an IPv4 address where it resolves to one
@@ -135,6 +139,8 @@ def render_slurm(
     """`job.sbatch` for every role of the stack; a team's `slurm.sbatch.j2` (targets/team.py) replaces it."""
     roles = list(stack.roles.values())
     steps = [_Step(index, role, version=version, catalogue=catalogue, root=root) for index, role in enumerate(roles)]
+    for step, after in zip(steps[1:], steps, strict=False):
+        step.first = after.first + after.nodes  # each role's nodes follow the previous role's
     _point_at_nodes(stack, steps, version=version, root=root)
     kinds = _gres_types(stack, steps, settings)
     text = _script(stack, steps, version=version, settings=settings, kinds=kinds)
@@ -162,19 +168,23 @@ class _Step:
         self, index: int, role: RoleConfig, *, version: str, catalogue: Catalogue | None, root: Path | None
     ) -> None:
         self.index, self.role = index, role
-        self.argv: list[str] = role_argv(role, catalogue)
+        self.argv: list[str] = base_argv(role, catalogue)
+        self.shape = multi_node(role)
+        self.nodes = self.shape.nodes if self.shape is not None else 1
+        self.first = 0  # its first node among the job's (the leader's, for a role that spans nodes)
         self.notes: list[str] = []
         self.port: int | None = None
         self.probe = False  # the job waits for its /health before starting the command roles
         self.side_channel_ports = side_channel_ports(role, version, root)
         self.side_channel = bool(self.side_channel_ports)
         self.rewrites: list[Rewrite] = []  # loopback addresses of other roles in its argv and env
+        self.reach: Callable[[int], str] = _address  # the address of the role of an index (its leader's node)
         self.gpus = gpu_count(role)
         self.kind = ""  # the GRES type its GPUs are asked for with ("": any)
         # each word of the argv as bash pieces: a quoted literal, or a reference to another role's address
         self.words: list[str] = []
         if role.is_vllm:
-            kind, _address, port = health_probe(role, catalogue)
+            kind, _where, port = health_probe(role, catalogue)
             if kind == "http":
                 self.port, self.probe = int(port), True
             elif kind == "https":
@@ -191,29 +201,38 @@ class _Step:
         bind_every_address(self.argv, self.notes, "roles on other nodes reach it")
         if DEVICES in role.env:
             self.notes.append(f"{DEVICES} left out: SLURM sets it to the GPUs of the step's --gres")
-        nnodes = role.serve.get("nnodes", 1)
-        if role.is_vllm and nnodes != 1:
+        if self.shape is not None:
             self.notes.append(
-                f"nnodes = {nnodes}: started as one process on one node (multi-node roles are not laid out)"
+                f"{self.shape.describe()}: one srun per node; node rank 0, the leader, serves the API, the others "
+                "run --headless; --master-addr is the leader node's address, at run time"
             )
+            self.notes += overridden(role)
 
-    def env_words(self) -> list[str]:
+    def slots(self) -> range:
+        """Its nodes' places among the job's nodes (`node[SLOT]`, `address[SLOT]`)."""
+        return range(self.first, self.first + self.nodes)
+
+    def slot_name(self, slot: int) -> str:
+        rank = slot - self.first
+        return self.role.name if self.shape is None else f"{self.role.name}[node {rank}]"
+
+    def env_words(self, slot: int) -> list[str]:
         words: list[str] = []
         for name, value in self.role.env.items():
             if isinstance(value, dict) or name == DEVICES or (self.side_channel and name == SIDE_CHANNEL_HOST):
                 continue  # a secret comes from the job's environment
             here = [rewrite for rewrite in self.rewrites if rewrite.endpoint.env == name]
             if here:
-                words.append(shell_quote(f"{name}=") + spliced(value, here, _address, shell_quote))
+                words.append(shell_quote(f"{name}=") + spliced(value, here, self.reach, shell_quote))
             else:
                 words.append(shell_quote(f"{name}={value}"))
         if self.side_channel:
-            words.append(f'{SIDE_CHANNEL_HOST}="${{address[{self.index}]}}"')
+            words.append(f'{SIDE_CHANNEL_HOST}="${{address[{slot}]}}"')
         return words
 
 
-def _address(index: int) -> str:
-    return f'"${{address[{index}]}}"'
+def _address(slot: int) -> str:
+    return f'"${{address[{slot}]}}"'
 
 
 def _point_at_nodes(stack: Stack, steps: list[_Step], *, version: str, root: Path | None) -> None:
@@ -229,11 +248,14 @@ def _point_at_nodes(stack: Stack, steps: list[_Step], *, version: str, root: Pat
         root=root,
     )
 
+    def leader(index: int) -> str:  # a role is reached on its first node: a multi-node role's leader
+        return _address(steps[index].first)
+
     for step, plan in zip(steps, plans, strict=True):
-        step.rewrites = plan
+        step.rewrites, step.reach = plan, leader
         for at, word in enumerate(step.argv):
             here = [rewrite for rewrite in plan if not rewrite.endpoint.env and rewrite.endpoint.host_at == at]
-            step.words.append(spliced(word, here, _address, shell_quote))
+            step.words.append(spliced(word, here, leader, shell_quote))
         step.notes += [
             note(rewrite, f"the address of the node of role {steps[rewrite.index].role.name}, at run time")
             for rewrite in plan
@@ -275,11 +297,12 @@ def _script(stack: Stack, steps: list[_Step], *, version: str, settings: SlurmSe
     spec = comment_text(stack.spec)
     gpus = max(step.gpus for step in steps)
     kind = kinds[0] if len(kinds) == 1 else ""
+    slots = sum(step.nodes for step in steps)
     header = [
         "#!/usr/bin/env bash",
         f"#SBATCH --job-name={job_name(stack.spec)}",
-        f"#SBATCH --nodes={len(steps)}",
-        f"#SBATCH --ntasks={len(steps)}",
+        f"#SBATCH --nodes={slots}",
+        f"#SBATCH --ntasks={slots}",
         *([f"#SBATCH --gres={gres(kind, gpus)}"] if gpus else []),
         "#SBATCH --export=ALL",
         *(f"#SBATCH --{option}={value}" for option, value in _settings(settings)),
@@ -290,7 +313,7 @@ def _script(stack: Stack, steps: list[_Step], *, version: str, settings: SlurmSe
         "# sbatch runs in. The vLLM roles start first; the command roles once each answers /health (up to",
         f"# PROFILEKIT_SLURM_HEALTH_TIMEOUT seconds, default {HEALTH_TIMEOUT}). The job ends when one role ends.",
     ]
-    if len(steps) > 1:
+    if len(steps) > 1 and slots == len(steps):  # a role that spans nodes cannot share one
         pack = f" --gres={gres(kind, sum(step.gpus for step in steps))}" if gpus else ""
         header += [
             f"# `sbatch --nodes=1{pack} job.sbatch` runs every role on one node: then they share its ports, as",
@@ -298,6 +321,7 @@ def _script(stack: Stack, steps: list[_Step], *, version: str, settings: SlurmSe
         ]
     for step in steps:
         kind = f"vLLM, {step.gpus} GPU{'s' if step.gpus != 1 else ''}" if step.role.is_vllm else "command"
+        kind += f" on each of {step.nodes} nodes" if step.shape is not None else ""
         header.append(f"# role {step.index}: {comment_text(step.role.name)} ({kind})")
         header += [f"#   {comment_text(note)}" for note in step.notes]
     lines = [
@@ -319,39 +343,45 @@ def _script(stack: Stack, steps: list[_Step], *, version: str, settings: SlurmSe
         ]
     lines.append(_RUNTIME.strip("\n").replace("__HEALTH_TIMEOUT__", str(HEALTH_TIMEOUT)))
     lines += [
-        f"names=({' '.join(shell_quote(step.role.name) for step in steps)})",
+        f"names=({' '.join(shell_quote(step.slot_name(slot)) for step in steps for slot in step.slots())})",
         "node=() address=() pids=() probe_ports=()",
-        f"for ((index = 0; index < {len(steps)}; index++)); do",
+        f"for ((index = 0; index < {slots}; index++)); do",
         '  node[index]=$(node_of "$index")',
         '  address[index]=$(address_of "${node[index]}")',
         "done",
     ]
     for step in steps:
         if step.role.is_vllm:
-            lines += _srun(step)
+            lines += [line for slot in step.slots() for line in _srun(step, slot)]
     lines.append(_WAIT.strip("\n"))
     for step in steps:
         if not step.role.is_vllm:
-            lines += _srun(step)
+            lines += _srun(step, step.first)
     lines.append(_END.strip("\n"))
     return "\n".join(lines) + "\n"
 
 
-def _srun(step: _Step) -> list[str]:
+def _srun(step: _Step, slot: int) -> list[str]:
+    """The `srun` of one node of a role (`slot`: its place among the job's nodes)."""
     asks = f"--gres={gres(step.kind, step.gpus)}" if step.gpus else "--gres=none"
     name = shell_quote(step.role.name)
-    command = [*step.env_words(), "--", *_option_lines(step.argv, step.words)]
+    argv, words = step.argv, step.words
+    rank = slot - step.first
+    if step.shape is not None:  # render/nodes.py: the node's rank, the leader's address, --headless but on rank 0
+        argv = [*argv, *node_words(str(rank), "", headless=rank > 0)]
+        words = [*words, *node_words(shell_quote(str(rank)), _address(step.first), headless=rank > 0)]
+    command = [*step.env_words(slot), "--", *_option_lines(argv, words)]
     lines = [
-        f"# {comment_text(step.role.name)}",
-        f'say "starting ${{names[{step.index}]}} on ${{node[{step.index}]}}"',
-        f'srun --nodes=1 --ntasks=1 --exact --nodelist="${{node[{step.index}]}}" {asks} --job-name={name} \\',
+        f"# {comment_text(step.slot_name(slot))}",
+        f'say "starting ${{names[{slot}]}} on ${{node[{slot}]}}"',
+        f'srun --nodes=1 --ntasks=1 --exact --nodelist="${{node[{slot}]}}" {asks} --job-name={name} \\',
         f'  bash -c "$launch" {name} \\',
         *(f"  {word} \\" for word in command[:-1]),
         f"  {command[-1]} &",
-        f"pids[{step.index}]=$!",
+        f"pids[{slot}]=$!",
     ]
-    if step.probe and step.port is not None:
-        lines.append(f"probe_ports[{step.index}]={step.port}")
+    if step.probe and step.port is not None and rank == 0:  # a headless node serves no API
+        lines.append(f"probe_ports[{slot}]={step.port}")
     return lines
 
 

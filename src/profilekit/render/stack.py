@@ -17,6 +17,7 @@ from profilekit.render.context import (
     LoopbackUnrewritable,
     builtin_templates,
 )
+from profilekit.render.nodes import unrenderable
 from profilekit.render.script import manifest, script_files
 from profilekit.render.templating import TemplateFailure, environment
 from profilekit.rules.env import ENV_FILE_RULES, env_findings
@@ -56,6 +57,7 @@ def render_stack(
     chosen = [stack.roles[name] for name in (roles or list(stack.roles))]
     for role in chosen:
         findings += [f for f in env_findings(stack, role) if not waived(f, targets)]
+    findings += unrenderable(stack, chosen, targets)
     if findings:
         return {}, findings
     env = _environment(team_templates, root, labels)

@@ -38,6 +38,7 @@ from profilekit.rules import (  # noqa: F401 - they register
     modelkind,
     moe_parallel,
     multimodal,
+    multinode,
     observability,
     options,
     outputs,

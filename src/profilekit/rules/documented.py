@@ -24,6 +24,7 @@ FAMILIES = {
     "runner": "Model runner (`rules/runner.py`)",
     "pd": "Prefill/decode pairs (`rules/pd.py`)",
     "host": "One host, one resource (`rules/host.py`)",
+    "multinode": "Roles larger than one node (`rules/multinode.py`)",
     "wiring": "The wiring between roles (`rules/wiring.py`)",
     "declared": "Declared constraints (`rules/declared.py`)",
     "layering": "The order a stack is written in (`rules/layering.py`)",

@@ -27,6 +27,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from profilekit.compose.shape import nodes_for, role_shape
 from profilekit.errors import Finding, Location, Severity
 from profilekit.records import record
 from profilekit.rules import order
@@ -197,11 +198,39 @@ def _side_channel_bind(ctx: Context, role: RoleConfig) -> Bind | None:
     )
 
 
+def _leader_binds(role: RoleConfig) -> list[Bind]:
+    """The ports the leader of a multi-node role opens (compose/shape.py): torch.distributed's store on `master_port`,
+    and the data-parallel handshake on `data_parallel_rpc_port` where data-parallel engines run on other nodes."""
+    shape = role_shape(role)
+    if shape is None or shape.form != "nnodes" or not shape.multi_node:
+        return []
+    out: list[Bind] = []
+    ports = [("master_port", shape.master_port)]
+    if shape.dp_spans_nodes:
+        ports.append(("data_parallel_rpc_port", shape.rpc_port))
+    for dest, port in ports:
+        written = role.serve.get(dest) is not None
+        out.append(
+            Bind(
+                role,
+                (port,),
+                f"{dest} = {port}"
+                + ("" if written else " (vLLM default)")
+                + f" on the leader of its {shape.nodes} nodes",
+                None,
+                tuple(_entry_loc(role, "serve", dest) or _entry_loc(role, "serve", "nnodes")),
+                fix=f"set serve.{dest} = {{port}} on {role.name}",
+            )
+        )
+    return out
+
+
 def binds(ctx: Context) -> list[Bind]:
-    """Every TCP port each role of the stack binds (its HTTP server or command's --port, its NIXL side channel)."""
+    """Every TCP port each role of the stack binds (its HTTP server or command's --port, its NIXL side channel,
+    the leader ports of a multi-node role)."""
     out: list[Bind] = []
     for role in ctx.stack.roles.values():
-        for bind in (_http_bind(ctx, role), _side_channel_bind(ctx, role)):
+        for bind in (_http_bind(ctx, role), _side_channel_bind(ctx, role), *_leader_binds(role)):
             if bind is not None:
                 out.append(bind)
     return out
@@ -409,7 +438,8 @@ def host_gpu_count(ctx: Context) -> Iterable[Hit]:
         if n < need.world_size:
             why = _world_size_refusal(ctx, role, need, n)
             at = _world_size_order(ctx, role, listing) if why.endswith('"') else None
-            fix = f"{fewer}, or lower the parallel sizes" + ("" if listing else " (or spread them over nodes: nnodes)")
+            spread = f" (or spread them over nodes: nnodes = {nodes_for(need.count, n)})" if n else ""
+            fix = f"{fewer}, or lower the parallel sizes" + ("" if listing else spread)
         elif n < need.count:
             why = (
                 f"; its {need.local_ranks} data-parallel ranks take {_gpus(need.world_size)} each, so the ranks past "

@@ -29,6 +29,14 @@ OUTSIDE_CHECKS: tuple[tuple[str, str, str, str], ...] = (
         "`render/hosts.py`",
     ),
     (
+        "multinode-unrenderable",
+        "error",
+        "(render) a role that spans several nodes (`nnodes`) rendered for a target that starts a role on one host "
+        "(script, vllm-config), or spread over nodes in a form no target lays out (`data_parallel_size_local` "
+        "without `nnodes`, a Ray world larger than a node); nothing is written",
+        "`render/nodes.py`",
+    ),
+    (
         "unknown-layer",
         "error",
         "`extends`, `conflicts`, `requires`, a stack or a `[lint] stacks` entry names no layer",

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from profilekit.cli.common import check_format, open_session, out, redactor, warn
 from profilekit.compose.model import UNSET, Entry, Unapplied
 from profilekit.compose.overrides import override_order_findings
+from profilekit.compose.shape import role_shape
 from profilekit.errors import EXIT_FINDINGS, EXIT_OK, ProfilekitError, UsageError
 from profilekit.hardware import batch_defaults, tiers_text
 from profilekit.records import record
@@ -169,7 +170,37 @@ def explain(*, stack: str, key: str | None, role: str | None, fmt: str) -> int:
         _print_rows(session, composed, target, rows=rows, defaults=defaults, redact=redact, shown=shown)
     if fmt != "json" and unapplied and target.role is None:
         out("\n".join(_unapplied_lines(composed, unapplied, fmt)))
+    if fmt != "json":
+        out("".join(_shape_lines(session, composed, target, role)))
     return EXIT_OK
+
+
+# the values a multi-node role's shape is computed from (compose/shape.py)
+SHAPE_KEYS = frozenset(
+    {
+        "nnodes",
+        "tensor_parallel_size",
+        "pipeline_parallel_size",
+        "prefill_context_parallel_size",
+        "data_parallel_size",
+        "data_parallel_size_local",
+        "gpus_per_node",
+    }
+)
+
+
+def _shape_lines(session: Session, composed: Stack, target: Target, role: str | None) -> list[str]:
+    """How each multi-node role is spread, where the explained key is one its shape is computed from (or none)."""
+    prefix = target.prefix
+    whole = prefix in ((), ("serve",), ("hardware",))
+    if not whole and not (len(prefix) >= 2 and prefix[0] in ("serve", "hardware") and prefix[1] in SHAPE_KEYS):
+        return []
+    lines: list[str] = []
+    for name in session.role_names(composed, role):
+        shape = role_shape(composed.roles[name])
+        if shape is not None and shape.multi_node:
+            lines.append(f"[{name}] spans {shape.describe()}: node rank 0, the leader, serves the API")
+    return [line + "\n" for line in lines]
 
 
 def _unapplied_lines(composed: Stack, unapplied: list[Unapplied], fmt: str) -> list[str]:

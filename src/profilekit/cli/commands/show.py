@@ -6,6 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from profilekit.cli.common import check_format, open_session, out, redactor, warn
+from profilekit.compose.shape import role_shape
 from profilekit.errors import EXIT_OK
 from profilekit.session import chosen_stacks
 
@@ -29,6 +30,9 @@ def _role_view(stack: Stack, names: list[str]) -> dict[str, Any]:
         hardware = role.hardware
         if hardware:
             view["hardware"] = hardware
+        shape = role_shape(role)
+        if shape is not None and shape.multi_node:  # a role larger than one node says how it is spread
+            view["shape"] = shape.describe()
         roles[name] = redactor().value(view)  # a secret value written in a layer is never shown
     return roles
 
