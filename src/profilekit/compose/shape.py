@@ -86,14 +86,6 @@ class Shape:
         how = {"one-node": "", "nnodes": "", "dp-local": " (data_parallel_size_local)", "ray": " (Ray)"}[self.form]
         return f"{nodes} x {gpus}, {self.sizes}{how}"
 
-    def node_values(self, rank: int, leader: str) -> dict[str, Any]:
-        """The `serve` values node `rank` adds to the role's own (the `nnodes` form): its rank, the leader's address
-        as the master address, and `headless` on every node but the leader."""
-        values: dict[str, Any] = {"node_rank": rank, "master_addr": leader}
-        if rank > 0:
-            values["headless"] = True
-        return values
-
 
 def role_shape(role: RoleConfig) -> Shape | None:
     """The shape of a vLLM role from its composed values and `[hardware] gpus_per_node`; None for a command role or

@@ -88,7 +88,6 @@ def unrenderable(stack: Stack, roles: list[RoleConfig], targets: tuple[str, ...]
 
 
 def _not_laid_out(stack: Stack, role: RoleConfig, shape: Shape, where: list[Location]) -> Finding:
-    total = shape.gpus_per_node * shape.nodes if shape.form == "dp-local" else shape.world
     if shape.form == "dp-local":
         why = (
             f"its {shape.dp} data-parallel ranks are spread {shape.gpus_per_node // shape.world} a node with "
@@ -101,7 +100,7 @@ def _not_laid_out(stack: Stack, role: RoleConfig, shape: Shape, where: list[Loca
         )
     else:
         why = (
-            f'with distributed_executor_backend = "ray" its world of {total} GPUs is placed by a Ray cluster '
+            f'with distributed_executor_backend = "ray" its world of {shape.world} GPUs is placed by a Ray cluster '
             "started apart, which profilekit does not lay out"
         )
         fix = (
