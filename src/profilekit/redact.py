@@ -59,6 +59,14 @@ def looks_like_token(value: str) -> bool:
     return SECRET_VALUE.search(value) is not None
 
 
+def is_secret_entry(name: str, value: str) -> bool:
+    """Whether an env entry of a launch is a secret, whatever its value: a credential's name, or a token's shape.
+
+    The one definition of `is_secret`, for what `import` keeps out of a layer (a secret-named entry is written
+    `{ secret = true }` even when its value is `$HF_TOKEN`, which `literal-secret` would let stand)."""
+    return is_secret_name(name) or looks_like_token(value)
+
+
 def is_secret(name: str | None, value: str) -> bool:
     """The `literal-secret` test: a token-shaped value, or a literal (not a reference) under a secret name."""
     if not value.strip():

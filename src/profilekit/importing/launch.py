@@ -23,7 +23,7 @@ from profilekit.importing.shellwords import Command, ShellError, split_commands
 from profilekit.quoting import env_file_value
 from profilekit.records import record
 from profilekit.redact import is_secret as literal_secret
-from profilekit.redact import leaf_name
+from profilekit.redact import is_secret_entry, leaf_name
 from profilekit.vllm.cmdline import CommandLineError, option_problems, read_serve_args
 from profilekit.vllm.config_yaml import YamlError, config_args, read_yaml
 
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 
 _ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
 _LAYER_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*$")
-_SECRET_NAME = re.compile(r"(^HF_TOKEN$|_TOKEN$|_KEY$|SECRET|PASSWORD)", re.IGNORECASE)
 _LINE = re.compile(r"^line (\d+): ")
 _PYTHON = re.compile(r"^python(3(\.\d+)?)?$")
 _API_SERVER = "vllm.entrypoints.openai.api_server"
@@ -96,8 +95,9 @@ def _line_number(message: str) -> int:
 
 
 def stripped_env(name: str, value: str) -> bool:
-    """Env entries kept out of layer files: token/key/secret names, and Hugging Face tokens by value."""
-    return bool(_SECRET_NAME.search(name)) or value.startswith("hf_")
+    """Env entries kept out of layer files: redact.py's one definition of a secret (the `literal-secret` rule's
+    and the redaction's), by name whatever the value, or by the value's shape."""
+    return is_secret_entry(name, value)
 
 
 def _refuse(where: str, message: str, hint: str = "") -> UsageError:
