@@ -299,7 +299,8 @@ def test_a_config_file_is_read_like_vllm_reads_it(repo: Path, run: Run, tmp_path
             ["python", "-m", "http.server"],
             "cannot import the command line: `python -m http.server` is not a vllm serve launch\n  hint: profilekit "
             "import reads `export` and assignment lines and one launch: `vllm serve ...`, `python -m "
-            "vllm.entrypoints.openai.api_server ...` or `docker run ... vllm/vllm-openai ...`",
+            "vllm.entrypoints.openai.api_server ...` or `docker run ... vllm/vllm-openai ...`, also behind a launcher "
+            "(`srun`, `nsys profile`, `numactl`, `env`, `uv run`, `bash -c`, ...)",
         ),
         (
             ["vllm", "serve", "m", "extra"],
@@ -451,11 +452,8 @@ def test_an_existing_layer_is_never_overwritten(repo: Path, run: Run) -> None:
             "source env.sh\nvllm serve a\n",
             "line 1: `source env.sh` is not a vllm serve launch\n  hint: profilekit import reads `export` and "
             "assignment lines and one launch: `vllm serve ...`, `python -m vllm.entrypoints.openai.api_server ...` "
-            "or `docker run ... vllm/vllm-openai ...`",
-        ),
-        (
-            "vllm serve a && echo ok\n",
-            "line 1: &&: `&&` cannot be represented; import one command at a time",
+            "or `docker run ... vllm/vllm-openai ...`, also behind a launcher (`srun`, `nsys profile`, `numactl`, "
+            "`env`, `uv run`, `bash -c`, ...)",
         ),
         (
             "vllm serve $(cat model.txt)\n",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from dataclasses import field
+from dataclasses import field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,8 +19,22 @@ import tomlkit
 
 from profilekit.compose.references import escape
 from profilekit.errors import UsageError
+from profilekit.importing.launchers import (
+    API_SERVER,
+    BYSTANDERS,
+    CONTAINERS,
+    env_before,
+    env_command,
+    is_api_server,
+    is_vllm_serve,
+    launch_after,
+    program,
+    shell_string,
+    srun_settings,
+    starts_launch,
+)
 from profilekit.importing.shellwords import Command, ShellError, split_commands
-from profilekit.quoting import env_file_value
+from profilekit.quoting import comment_text, env_file_value
 from profilekit.records import record
 from profilekit.redact import is_secret as literal_secret
 from profilekit.redact import is_secret_entry, leaf_name
@@ -33,8 +47,6 @@ if TYPE_CHECKING:
 _ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
 _LAYER_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*$")
 _LINE = re.compile(r"^line (\d+): ")
-_PYTHON = re.compile(r"^python(3(\.\d+)?)?$")
-_API_SERVER = "vllm.entrypoints.openai.api_server"
 # `docker run` options that take a value as the next word (docker run --help)
 _DOCKER_VALUE_OPTIONS = {
     "-e", "--env", "--env-file", "-v", "--volume", "-p", "--publish", "--name", "--gpus", "--runtime", "--ipc",
@@ -63,6 +75,7 @@ class _Launch:
     env: dict[str, str]
     args: list[str]
     arg_lines: list[int]
+    launchers: list[str] = field(default_factory=list)  # the words in front of the launch: a comment of the layer
 
 
 @record(slots=True)
@@ -149,73 +162,55 @@ class _State:
     shell_vars: dict[str, tuple[int, str]] = field(default_factory=dict)
 
 
+_NOT_A_LAUNCH = (
+    "profilekit import reads `export` and assignment lines and one launch: `vllm serve ...`, "
+    "`python -m vllm.entrypoints.openai.api_server ...` or `docker run ... vllm/vllm-openai ...`, also behind a "
+    "launcher (`srun`, `nsys profile`, `numactl`, `env`, `uv run`, `bash -c`, ...)"
+)
+
+
+@record(slots=True)
+class _Found:
+    """A launch in one command: the words vLLM reads (after `vllm serve`), the line of each, the env its launchers
+    give, and the launchers' own words (kept as a comment of the layer)."""
+
+    args: list[str]
+    lines: list[int]
+    env: dict[str, str] = field(default_factory=dict)
+    launchers: list[str] = field(default_factory=list)
+
+
+@record(slots=True)
+class _Reader:
+    """What reading one script needs at every step: where it comes from, and where notes and problems go."""
+
+    script: Path | None
+    source: str
+    notes: list[str]
+    problems: _Problems
+
+
 def _find_launch(
     commands: list[Command], script: Path | None, notes: list[str], source: str, problems: _Problems
 ) -> _Launch:
     """The launch command of a script; what stops the import goes to `problems`, raised by the caller."""
+    reader = _Reader(script, source, notes, problems)
     state = _State(notes)
     launch: _Launch | None = None
     for cmd in commands:
         notes += cmd.notes
         for var in cmd.expanded:  # the script used it itself: not a variable the launch misses
             state.shell_vars.pop(var, None)
-        words = cmd.words
-        where = _where(cmd, script)
-        if words[0] == "set":
-            continue  # shell options (set -euo pipefail) change nothing vLLM sees
-        if words[0] == "export":
-            problems.add_shell(cmd)
-            _export(cmd, where, state, launch, problems)
-            continue
-        at = 0
-        assignments: dict[str, str] = {}
-        ignored: set[int] = set()
-        while at < len(words) and _ASSIGNMENT.match(words[at]):
-            name, value = words[at].split("=", 1)
-            assignments[name] = value
-            if stripped_env(name, value):
-                ignored.add(at)  # its value is never written: what the shell would put there does not matter
-            at += 1
-        if at == len(words):
-            problems.add_shell(cmd)
-            for var, value in assignments.items():
-                state.shell_vars[var] = (cmd.line, value)
-            continue
-        if words[at] == "exec":
-            at += 1
-        if at < len(words) and words[at] == "env":
-            at += 1
-            while at < len(words) and _ASSIGNMENT.match(words[at]):
-                name, value = words[at].split("=", 1)
-                assignments[name] = value
-                at += 1
-            if at < len(words) and words[at].startswith("-"):
-                problems.add(f"{where}`env {words[at]}` cannot be represented")
-        found = _launch_words(cmd, at, script=script, notes=notes, problems=problems, ignored=ignored)
+        found = _one_command(cmd, reader, state, launch)
         if found is None:
-            problems.add_shell(cmd)
-            shown = cmd.text if len(cmd.text) <= 60 else cmd.text[:57] + "..."
-            problems.add(
-                f"{where}`{shown}` is not a vllm serve launch",
-                "profilekit import reads `export` and assignment lines and one launch: `vllm serve ...`, "
-                "`python -m vllm.entrypoints.openai.api_server ...` or `docker run ... vllm/vllm-openai ...`",
-            )
             continue
-        first, docker_env = found
-        problems.add_shell(cmd, ignored)
         if launch is not None:
             raise _refuse(
                 source,
                 f"it holds more than one vllm serve launch (lines {launch.command.line} and {cmd.line})",
                 "import one launch per layer: copy each into its own script, or pass it after --",
             )
-        args = list(words[first:])
-        launch = _Launch(
-            cmd,
-            {**state.exported, **assignments, **docker_env},
-            args,
-            [cmd.line_of(first + i) for i in range(len(args))],
-        )
+        launch = _Launch(cmd, {**state.exported, **found.env}, found.args, found.lines, found.launchers)
     if launch is None:
         problems.raise_if_any(source)
         raise _refuse(source, "no `vllm serve` command found")
@@ -224,81 +219,226 @@ def _find_launch(
     return launch
 
 
-def _launch_words(
-    cmd: Command, at: int, *, script: Path | None, notes: list[str], problems: _Problems, ignored: set[int]
-) -> tuple[int, dict[str, str]] | None:
-    """Where vLLM's own arguments start in a launch command, and the env a `docker run` gives; None: no launch."""
+def _one_command(cmd: Command, reader: _Reader, state: _State, launch: _Launch | None) -> _Found | None:
+    """One command of the script: the launch (returned), or what it does to the launch's environment."""
+    words, problems = cmd.words, reader.problems
+    where = _where(cmd, reader.script)
+    if words[0] == "set":
+        return None  # shell options (set -euo pipefail) change nothing vLLM sees
+    if words[0] == "export":
+        problems.add_shell(cmd)
+        _export(cmd, where, state, launch, problems)
+        return None
+    if words[0] == "unset":
+        for name in words[1:]:
+            state.exported.pop(name, None)
+            state.shell_vars.pop(name, None)
+            reader.notes.append(f"{where}`unset {name}` removes it from the launching environment; not imported")
+        return None
+    at, assignments, ignored = _assignments(words)
+    if at == len(words):
+        problems.add_shell(cmd)
+        for var, value in assignments.items():
+            state.shell_vars[var] = (cmd.line, value)
+        return None
+    if program(words[at]) in BYSTANDERS or (launch is not None and not starts_launch(words, at)):
+        when = "after the launch" if launch is not None else "beside the launch"
+        reader.notes.append(
+            f"{where}`{_shown(cmd)}` runs {when} and changes neither its argv nor its env; not imported"
+        )
+        return None
+    found = _launch_words(cmd, at, reader, ignored)
+    if found is None:
+        problems.add_shell(cmd)
+        problems.add(f"{where}`{_shown(cmd)}` is not a vllm serve launch", _NOT_A_LAUNCH)
+        return None
+    problems.add_shell(cmd, ignored)
+    found.env = {**assignments, **found.env}
+    return found
+
+
+def _shown(cmd: Command) -> str:
+    return cmd.text if len(cmd.text) <= 60 else cmd.text[:57] + "..."
+
+
+def _assignments(words: list[str]) -> tuple[int, dict[str, str], set[int]]:
+    """`NAME=VALUE` words in front of a command: where the command starts, the entries, and the words whose
+    shell problems do not matter (a secret's value is never written)."""
+    at = 0
+    assignments: dict[str, str] = {}
+    ignored: set[int] = set()
+    while at < len(words) and _ASSIGNMENT.match(words[at]):
+        name, value = words[at].split("=", 1)
+        assignments[name] = value
+        if stripped_env(name, value):
+            ignored.add(at)
+        at += 1
+    return at, assignments, ignored
+
+
+def _launch_words(cmd: Command, at: int, reader: _Reader, ignored: set[int]) -> _Found | None:
+    """The launch that starts at `at` in a command (behind launchers, in a container, in a `bash -c`), or None."""
     words = cmd.words
-    program = os.path.basename(words[at]) if at < len(words) else ""
-    if program == "vllm" and words[at + 1 : at + 2] == ["serve"]:
-        return at + 2, {}
-    if _PYTHON.match(program) and words[at + 1 : at + 3] == ["-m", _API_SERVER]:
-        notes.append(
-            f"{_at(cmd, at, script)}`{program} -m {_API_SERVER}` takes the options of `vllm serve`; "
+    if words[at] == "exec" and at + 1 < len(words):  # the shell replaces itself with the launch: nothing to note
+        return _launch_words(cmd, at + 1, reader, ignored)
+    if is_vllm_serve(words, at):
+        return _Found(words[at + 2 :], [cmd.line_of(i) for i in range(at + 2, len(words))])
+    if is_api_server(words, at):
+        reader.notes.append(
+            f"{_at(cmd, at, reader.script)}`{program(words[at])} -m {API_SERVER}` takes the options of `vllm serve`; "
             "imported as `vllm serve`"
         )
-        return at + 3, {}
-    if program == "docker" and words[at + 1 : at + 2] == ["run"]:
-        return _docker_run(cmd, at + 2, script=script, notes=notes, problems=problems, ignored=ignored)
-    return None
+        return _Found(words[at + 3 :], [cmd.line_of(i) for i in range(at + 3, len(words))])
+    if program(words[at]) in CONTAINERS and words[at + 1 : at + 2] == ["run"]:
+        return _container_run(cmd, at, reader, ignored)
+    if program(words[at]) == "env":
+        return _behind_env(cmd, at, reader, ignored)
+    script = shell_string(words, at)
+    if script is not None:
+        return _shell_c(cmd, at, script, reader, ignored)
+    start = launch_after(words, at)
+    if start is None:
+        return None
+    found = _launch_words(cmd, start, reader, ignored)
+    if found is None:
+        return None
+    ignored.update(range(at, start))  # the launcher's words are not imported: what a shell makes of them neither
+    launcher = " ".join(words[at:start])
+    found.launchers.insert(0, launcher)
+    found.env = {**env_before(words, at, start), **found.env}
+    note = (
+        f"{_at(cmd, at, reader.script)}`{launcher}` in front of the launch is the launcher's, not vLLM's; not imported"
+    )
+    if program(words[at]) == "srun" and (settings := srun_settings(words[at:start])):
+        note += f" (profilekit.toml's [render.slurm] holds {', '.join(settings)}; the GPUs come from the role)"
+    reader.notes.append(note)
+    return found
 
 
-def _docker_run(
-    cmd: Command, at: int, *, script: Path | None, notes: list[str], problems: _Problems, ignored: set[int]
-) -> tuple[int, dict[str, str]]:
-    """`docker run [OPTIONS] IMAGE [ARGS]`: the image's arguments are vLLM's; `-e` gives env; the rest is docker's."""
+def _behind_env(cmd: Command, at: int, reader: _Reader, ignored: set[int]) -> _Found | None:
+    """`env [-u NAME] [NAME=VALUE]... LAUNCH`: the entries join the launch's env; `-u` and `-i` are noted."""
+    found_env = env_command(cmd.words, at)
+    reader.notes += [_at(cmd, at, reader.script) + note for note in found_env.notes]
+    if found_env.next >= len(cmd.words):
+        return None
+    found = _launch_words(cmd, found_env.next, reader, ignored)
+    if found is not None:
+        found.env = {**found_env.entries, **found.env}
+    return found
+
+
+def _shell_c(cmd: Command, at: int, script: int, reader: _Reader, ignored: set[int]) -> _Found | None:
+    """`bash -c SCRIPT`: SCRIPT read as the script it is (its own exports and lines), its lines those of the word."""
+    text = cmd.words[script]
+    if "vllm" not in text and API_SERVER not in text:
+        return None
+    ignored.update(range(at, len(cmd.words)))  # the inner script's problems are its own commands'
+    line = cmd.line_of(script)
+    try:
+        inner = split_commands(text)
+    except ShellError as exc:
+        reader.problems.add(_LINE.sub(f"line {line}: ", str(exc), count=1))
+        return None
+    for command in inner:
+        command.line = line
+        command.word_lines = [line] * len(command.words)
+        command.problems = [
+            replace(p, message=_LINE.sub(f"line {line}: ", p.message, count=1)) for p in command.problems
+        ]
+        command.notes = [_LINE.sub(f"line {line}: ", note, count=1) for note in command.notes]
+    extra = len(cmd.words) - script - 1
+    if extra:
+        reader.notes.append(f"line {line}: the {extra} word(s) after the `-c` script set its $0, $1...; not imported")
+    nested = _Problems()
+    launch = _find_launch(inner, reader.script, reader.notes, reader.source, nested)
+    reader.problems.items += nested.items
+    shell = " ".join(cmd.words[at:script])
+    return _Found(launch.args, launch.arg_lines, launch.env, [shell, *launch.launchers])
+
+
+def _container_run(cmd: Command, at: int, reader: _Reader, ignored: set[int]) -> _Found | None:
+    """`docker|podman run [OPTIONS] IMAGE [ARGS]`: the image's arguments are vLLM's (or those of `--entrypoint`,
+    which then runs them); `-e` gives env; the rest is the container's."""
     words = cmd.words
     env: dict[str, str] = {}
     others: list[str] = []
-    while at < len(words) and words[at].startswith("-"):
-        word = words[at]
+    entrypoint: str | None = None
+    index = at + 2
+    script = reader.script
+    while index < len(words) and words[index].startswith("-"):
+        word = words[index]
         name, _eq, glued_text = word.partition("=") if word.startswith("--") else (word, "", "")
         glued = glued_text if _eq else None
         takes_value = name in _DOCKER_VALUE_OPTIONS and glued is None
-        value = words[at + 1] if takes_value and at + 1 < len(words) else glued
-        indices = {at, at + 1} if takes_value else {at}
-        shown = f"{name} {value}" if takes_value else word
-        where = _at(cmd, at, script)
+        value = words[index + 1] if takes_value and index + 1 < len(words) else glued
+        indices = {index, index + 1} if takes_value else {index}
+        where = _at(cmd, index, script)
+        ignored.update(indices)
         if name in ("-e", "--env") and value is not None:
-            var, has_value, text = value.partition("=")
-            if stripped_env(var, text) or not has_value:
-                ignored.update(indices)  # the value is never written (a secret), or taken from the host
-                if stripped_env(var, text):
-                    env[var] = ""
-                else:
-                    notes.append(f"{where}-e {var} passes on the launching environment's value; not imported")
-            else:
-                env[var] = text
+            _container_env(value, where, env, reader.notes)
         elif name == "--gpus":
-            ignored.update(indices)
-            notes.append(
+            reader.notes.append(
                 f"{where}--gpus {value} gives the container its GPUs; not imported (a layer chooses GPUs with "
                 "CUDA_VISIBLE_DEVICES in [env])"
             )
         elif name == "--entrypoint":
-            problems.add(f"{where}docker run --entrypoint {value} replaces vLLM's entrypoint; cannot be represented")
+            entrypoint = value
         else:
-            ignored.update(indices)
-            others.append(shown)
-        at += 2 if takes_value else 1
+            others.append(f"{name} {value}" if takes_value else word)
+        index += 2 if takes_value else 1
     if others:
-        notes.append(
-            f"{_where(cmd, script)}docker options {', '.join(others)} are the container's, not vLLM's; not imported"
+        reader.notes.append(
+            f"{_where(cmd, script)}{program(words[at])} options {', '.join(others)} are the container's, not vLLM's; "
+            "not imported"
         )
-    if at >= len(words):
-        problems.add(f"{_at(cmd, at - 1, script)}docker run names no image")
-        return at, env
-    image = words[at]
+    if index >= len(words):
+        reader.problems.add(f"{_at(cmd, index - 1, script)}{program(words[at])} run names no image")
+        return _Found([], [])
+    found = _image_args(cmd, index, entrypoint, reader, ignored)
+    if found is not None:
+        found.env = {**env, **found.env}
+    return found
+
+
+def _container_env(value: str, where: str, env: dict[str, str], notes: list[str]) -> None:
+    var, has_value, text = value.partition("=")
+    if stripped_env(var, text):
+        env[var] = ""  # the value is never written (a secret)
+    elif not has_value:
+        notes.append(f"{where}-e {var} passes on the launching environment's value; not imported")
+    else:
+        env[var] = text
+
+
+def _image_args(cmd: Command, index: int, entrypoint: str | None, reader: _Reader, ignored: set[int]) -> _Found | None:
+    """The launch in what the image runs: its arguments as `vllm serve`'s (vLLM's image), or `--entrypoint`'s."""
+    words, script = cmd.words, reader.script
+    image = words[index]
+    where = _at(cmd, index, script)
+    if entrypoint is not None:
+        inner = Command(
+            cmd.line, [entrypoint, *words[index + 1 :]], cmd.text, [cmd.line_of(index), *cmd.word_lines[index + 1 :]]
+        )
+        found = _launch_words(inner, 0, reader, set())
+        ignored.update(range(index, len(words)))
+        if found is None:
+            reader.problems.add(
+                f"{where}--entrypoint {entrypoint} of {image} runs `{' '.join(inner.words)[:60]}`, which is not a "
+                "vllm serve launch"
+            )
+            return _Found([], [])
+        reader.notes.append(f"{where}{image} with --entrypoint {entrypoint}: the launch it runs is imported")
+        return found
     if "vllm" not in image.rsplit("/", 1)[-1].split(":", 1)[0] and "vllm" not in image.split("/", 1)[0]:
-        problems.add(
-            f"{_at(cmd, at, script)}{image} is not a vLLM image (vllm/vllm-openai): what it runs is unknown",
+        reader.problems.add(
+            f"{where}{image} is not a vLLM image (vllm/vllm-openai): what it runs is unknown",
             "import the vllm serve command the image runs",
         )
-    notes.append(f"{_at(cmd, at, script)}the arguments after the image {image} are read as `vllm serve` options")
-    at += 1
-    if cmd.words[at : at + 2] == ["vllm", "serve"]:
-        at += 2
-    return at, env
+    reader.notes.append(f"{where}the arguments after the image {image} are read as `vllm serve` options")
+    first = index + 1
+    if words[first : first + 2] == ["vllm", "serve"]:
+        first += 2
+    return _Found(words[first:], [cmd.line_of(i) for i in range(first, len(words))])
 
 
 def _config_reader(base: Path, notes: list[str]) -> Any:
@@ -411,19 +551,24 @@ def import_launch(root: Path, words: list[str], *, name: str | None, catalogue: 
             hint="choose another --name",
         )
     description = f"Imported from {script.name if script is not None else 'a vllm serve command line'}"
-    text = layer_text(parsed.serve, env, description=description, version=catalogue.version)
+    text = layer_text(parsed.serve, env, description=description, version=catalogue.version, launchers=launch.launchers)
     return Imported(layer_name, path, text, parsed.serve, env, notes)
 
 
-def layer_text(serve: dict[str, Any], env: dict[str, Any], *, description: str, version: str) -> str:
+def layer_text(
+    serve: dict[str, Any], env: dict[str, Any], *, description: str, version: str, launchers: list[str] | None = None
+) -> str:
     """The layer as a person would write it: [layer], [serve], a sub-table per JSON option, [env].
 
-    A literal `${` in a value is written `$${`: unescaped, it would read as a reference (references.py).
+    A literal `${` in a value is written `$${`: unescaped, it would read as a reference (references.py). The
+    launchers the launch ran behind (`srun -p gpu`, `numactl ...`) are kept as comments: no target writes them.
     """
     serve, env = escape(serve), escape(env)
 
     doc = tomlkit.document()
     doc.add(tomlkit.comment(f"Imported with `profilekit import` for vLLM {version}."))
+    for launcher in launchers or []:
+        doc.add(tomlkit.comment(f"It ran behind `{comment_text(launcher)}`, which a layer does not hold."))
     meta = tomlkit.table()
     meta["description"] = description
     doc["layer"] = meta

@@ -5,11 +5,12 @@ continuations, drops comments (a `#` that starts a word), splits commands at unq
 expands what the script itself decides: `$VAR` / `${VAR}` assigned earlier in the script, and
 `${VAR:-default}` (its default when the script does not assign it, with a note). What only the running
 shell could decide (other expansions, `$(...)`, backticks, an unquoted leading `~`, globs, brace lists)
-and control operators (pipes, `&&`, `;`, subshells, input redirections) are problems, recorded on the
+and control operators (pipes, `||`, subshells, input redirections) are problems, recorded on the
 word or command they belong to and reported together, so a script with several is fixed in one pass;
 the importer drops the problems of words it does not use (a docker option, say). What changes neither
 vLLM's argv nor its environment is dropped with a note: a trailing `&`, output redirections (`2>&1`,
-`> log`) and a final `| tee log`. Each command's text is then split into words by `shlex` in POSIX mode,
+`> log`) and a final `| tee log`. `;` and `&&` end a command as a newline does; `$'...'` decodes as bash's ANSI-C
+quoting; a backslash that ends the text is dropped. Each command's text is then split into words by `shlex` in POSIX mode,
 which unquotes '...' and "..." as bash does once no expansion is left.
 """
 
@@ -24,7 +25,6 @@ from profilekit.records import record
 _ONE_COMMAND = "cannot be represented; import one command at a time"
 _OPERATORS = {
     "|": f"a pipe {_ONE_COMMAND}",
-    "&&": f"`&&` {_ONE_COMMAND}",
     "||": f"`||` {_ONE_COMMAND}",
     ";": f"`;` {_ONE_COMMAND}",
     "(": f"a subshell or function {_ONE_COMMAND}",
@@ -264,10 +264,16 @@ class _Scanner:
         self.notes.append(f"line {self.line}: `{' '.join(match.group(0).split())}` {_IGNORED}")
         self.index = match.end()
 
+    def sequence(self, op: str) -> None:
+        """`;` and `&&` end a command as a newline does (bash runs the next one after it; `&&` when it succeeds):
+        each side is read as a command of its own, on the same line."""
+        self.end_command()
+        self.start_line = self.line
+        self.index += len(op)
+
     def ampersand(self) -> None:
         if self.text[self.index : self.index + 2] == "&&":
-            self.problem("&&", _OPERATORS["&&"], whole=True)
-            self.index += 2
+            self.sequence("&&")
         elif self.text[self.index : self.index + 2] == "&>" and self.redirection():
             pass
         elif self.rest_of_line_is_empty(self.index + 1):
@@ -390,6 +396,9 @@ class _Scanner:
         if char == "&":
             self.ampersand()
             return
+        if char == ";" and self.text[self.index : self.index + 2] != ";;":
+            self.sequence(";")
+            return
         placeholder = _PLACEHOLDER.match(self.text, self.index)
         if placeholder is not None:  # `vllm serve <model>`: a documentation placeholder, one problem
             self.start_word()
@@ -421,21 +430,37 @@ class _Scanner:
             self.line += 1
             self.index += 2
             return
+        if self.index + 1 == self.n:  # a backslash that ends the file: bash drops it (a continuation into nothing)
+            self.index += 1
+            return
         self.start_word()
         self.segment.append(self.text[self.index : self.index + 2])
         self.word_text.append("x")  # a quoted character is neither a brace nor an fd number
         self.index += 2
 
     def dollar(self) -> None:
-        """An unquoted `$`: ANSI-C quoting `$'...'` (a problem), an expansion, or a plain `$`."""
+        """An unquoted `$`: ANSI-C quoting `$'...'` (decoded as bash decodes it), an expansion, or a plain `$`."""
         if self.index + 1 < self.n and self.text[self.index + 1] == "'":
-            self.start_word()
-            self.problem("$'...'", "ANSI-C quoting cannot be represented; use plain quotes")
-            self.index += 2
+            self.ansi_c()
         elif self.starts_expansion():
             self.expansion(quoted=False)
         else:
             self.word_char("$")
+
+    def ansi_c(self) -> None:
+        """`$'...'`: the escapes bash's ANSI-C quoting decodes (`ansicstr`), the result one quoted piece."""
+        start = self.index + 2
+        index = start
+        while index < self.n and self.text[index] != "'":
+            index += 2 if self.text[index] == "\\" else 1
+        if index >= self.n:
+            raise ShellError(f"line {self.line}: $'...' is never closed")
+        body = self.text[start:index]
+        self.start_word()
+        self.word_text.append("x")
+        self.segment.append(shlex.quote(ansi_c_decode(body)))
+        self.line += body.count("\n")
+        self.index = index + 1
 
     def word_char(self, char: str) -> None:
         """A character of a word that stands for itself, unless bash expands it: a leading `~`, a glob character."""
@@ -472,3 +497,28 @@ def _is_literal_glob(text: str, index: int) -> bool:
             return False
         end += 1
     return True
+
+
+_ANSI_C = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
+_ANSI_C_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)", re.DOTALL)
+
+
+def ansi_c_decode(body: str) -> str:
+    """The text of `$'BODY'` as bash decodes it: \\n \\t ... , \\xHH, \\uHHHH, \\nnn octal, \\cX, \\\\ \\' \\" (an
+    unknown escape keeps its backslash)."""
+
+    def one(match: re.Match[str]) -> str:
+        code = match.group(1)
+        if code in _ANSI_C:
+            return _ANSI_C[code]
+        if code[0] in "xuU" and len(code) > 1:
+            return chr(int(code[1:], 16))
+        if code[0] in "01234567":
+            return chr(int(code, 8) & 0xFF)
+        if code[0] == "c" and len(code) == 2:
+            return chr(ord(code[1].upper()) ^ 0x40) if code[1] != "?" else "\x7f"
+        if code in ("\\", "'", '"', "?"):
+            return code
+        return "\\" + code
+
+    return _ANSI_C_ESCAPE.sub(one, body)
