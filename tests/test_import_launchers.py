@@ -182,3 +182,24 @@ def test_ansi_c_quoting_decodes_as_bash_decodes_it(body: str) -> None:
         ["bash", "-c", f"printf %s $'{body}'"], capture_output=True, check=True, env={"LC_ALL": "C.UTF-8"}
     )
     assert ansi_c_decode(body) == done.stdout.decode("utf-8", errors="surrogateescape")
+
+
+REFUSED_BY_VLLM = {
+    "gpu-memory": (["--gpu-memory-utilization", "1.5"], "error invalid-value serve.gpu_memory_utilization"),
+    "compilation-level": (["--compilation-config", '{"level": 3}'], "error unknown-option serve.compilation_config"),
+    "replayssm-offload-qwen": (["--use-replayssm", "--kv-offloading-size", "16"], "error replayssm-architecture"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED_BY_VLLM))
+def test_a_launch_vllm_would_refuse_is_written_and_said_to_be_refused(make_repo: MakeRepo, run: Run, case: str) -> None:
+    options, finding = REFUSED_BY_VLLM[case]
+    repo = make_repo({})
+    result = run("--repo", repo, "import", "--name", "launch", "--", "vllm", "serve", MODEL, *options)
+    assert result.code == 1, result
+    assert result.out == "profiles/launch.toml\n"  # it is what runs today: written
+    assert finding in result.err
+    assert result.err.endswith(
+        "the imported launch would not start on vLLM 0.33.0: 1 error above; the layer is written as it runs today: "
+        "fix it with `profilekit check launch`\n"
+    )

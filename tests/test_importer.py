@@ -61,9 +61,15 @@ def test_a_command_line_becomes_a_layer_a_person_would_write(repo: Path, run: Ru
         "--middleware",
         "c.D",
     )
-    assert result.code == 0, result
+    # TP 2 on the one GPU CUDA_VISIBLE_DEVICES lists: written as it runs, and said to be refused (exit 1)
+    assert result.code == 1, result
+    assert result.err.endswith(
+        "the imported launch would not start on vLLM 0.33.0: 1 error above; the layer is written as it runs today: "
+        "fix it with `profilekit check qwen3-0.6b`\n"
+    )
+    assert "error host-gpu-count role serve has CUDA_VISIBLE_DEVICES" in result.err
     assert result.out == "profiles/qwen3-0.6b.toml\n"
-    assert result.err == (
+    assert result.err.startswith(  # the notes, then what `check` says of the layer
         "note: HF_TOKEN looks like a secret: written as { secret = true }, its value is not written; "
         "set it in the environment that runs the launch script\n"
     )
@@ -120,7 +126,9 @@ def test_dotted_json_keys_merge_into_one_table_and_replace_an_earlier_json_value
     )
     assert result.code == 0, result
     assert result.out == "profiles/pd/prefill.toml\n"
-    assert result.err == "note: --kv-transfer-config is given more than once; the last value wins, as in vLLM\n"
+    assert result.err.startswith(
+        "note: --kv-transfer-config is given more than once; the last value wins, as in vLLM\n"
+    )
     assert _layer(repo, "pd/prefill").split("[serve]\n", 1)[1] == (
         'model = "m"\n'
         "\n"
@@ -228,7 +236,9 @@ REFUSED = {
 @pytest.mark.parametrize("name", IMPORTED)
 def test_every_launch_example_imports_and_checks_clean(name: str, repo: Path, run: Run) -> None:
     result = run("--repo", repo, "import", "--name", name, f"{name}.sh", cwd=LAUNCHES)
-    assert result.code == 0, result
+    # D2e (ReplaySSM on the Triton backend) is refused by 0.33.0 on a GPU host, where it picks Model Runner V2:
+    # imported as it runs, and said so (exit 1)
+    assert result.code == (1 if name == "d2e" else 0), result
     assert result.out == f"profiles/{name}.toml\n"
     session = Session.open(repo=repo, vllm_version=None)
     catalogue = session.catalogue
@@ -271,7 +281,7 @@ def test_a_config_file_is_read_like_vllm_reads_it(repo: Path, run: Run, tmp_path
     (tmp_path / "run.sh").write_text("vllm serve --config cfg.yaml --port 8000\n", encoding="utf-8")
     result = run("--repo", repo, "import", "run.sh", cwd=tmp_path)
     assert result.code == 0, result
-    assert result.err == (
+    assert result.err.startswith(  # the notes, then what `check` says of the layer
         "note: line 1: `enable-prefix-caching: false` in a config file is ignored by `vllm serve`; "
         "left out of the layer\n"
         "note: line 1: --port is given more than once; the last value wins, as in vLLM\n"
