@@ -203,3 +203,56 @@ def test_a_launch_vllm_would_refuse_is_written_and_said_to_be_refused(make_repo:
         "the imported launch would not start on vLLM 0.33.0: 1 error above; the layer is written as it runs today: "
         "fix it with `profilekit check launch`\n"
     )
+
+
+SCRIPT_AROUND = f"""#!/bin/bash
+#SBATCH --gres=gpu:1
+SCRIPT_DIR="$(cd -- "$(dirname -- "${{BASH_SOURCE[0]}}")" &> /dev/null && pwd)"
+PID_FILE=$SCRIPT_DIR/vllm.pid
+export PATH=$HOME/.local/bin:$PATH
+eval "$(conda shell.bash hook)"
+conda activate serve
+source .venv/bin/activate
+module load cuda/12.4
+if pgrep -f vllm; then echo running; exit 0; fi
+export VLLM_LOGGING_LEVEL=INFO
+vllm serve {MODEL} --max-num-seqs 16 &
+echo $! > "$PID_FILE"
+until curl -s localhost:8000/health; do sleep 5; done
+wait || echo failed
+"""
+
+
+def test_a_scripts_set_up_and_control_flow_around_the_launch_are_notes(
+    make_repo: MakeRepo, run: Run, tmp_path: Path
+) -> None:
+    script = tmp_path / "job.sh"
+    script.write_text(SCRIPT_AROUND, encoding="utf-8")
+    repo = make_repo({})
+    result = run("--repo", repo, "import", "--name", "imported", str(script), cwd=tmp_path)
+    assert result.code == 0, result
+    layer = tomllib.loads((repo / "profiles" / "imported.toml").read_text(encoding="utf-8"))
+    assert layer["serve"] == {"model": MODEL, "max_num_seqs": 16}
+    assert layer["env"] == {"VLLM_LOGGING_LEVEL": "INFO"}  # not PATH: the machine's
+    for note in (
+        "note: line 5: export PATH is the launching machine's; not imported",
+        'note: line 6: `eval "$(conda shell.bash hook)"` sets up conda\'s shell functions',
+        "note: line 7: `conda activate serve` sets up the Python environment the launch runs in",
+        "note: line 8: `source .venv/bin/activate` activates a Python virtual environment",
+        "note: line 10: `if pgrep -f vllm` runs beside the launch",
+        "note: line 14: `until curl -s localhost:8000/health` runs after the launch",
+    ):
+        assert note in result.err, note
+
+
+def test_a_script_variable_with_a_run_time_value_is_a_problem_only_when_the_launch_gets_it(
+    make_repo: MakeRepo, run: Run, tmp_path: Path
+) -> None:
+    script = tmp_path / "job.sh"
+    script.write_text(f"HOST=$(hostname -i)\nexport HOST\nvllm serve {MODEL}\n", encoding="utf-8")
+    repo = make_repo({})
+    result = run("--repo", repo, "import", "--name", "imported", str(script), cwd=tmp_path)
+    assert result.code == 2
+    assert "line 1: $(hostname -i): shell expansions cannot be represented; write the value" in result.err
+    script.write_text(f"HOST=$(hostname -i)\necho $HOST\nvllm serve {MODEL}\n", encoding="utf-8")
+    assert run("--repo", repo, "import", "--name", "imported", str(script), cwd=tmp_path).code == 0

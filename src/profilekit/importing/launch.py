@@ -20,9 +20,14 @@ import tomlkit
 from profilekit.compose.references import escape
 from profilekit.errors import UsageError
 from profilekit.importing.launchers import (
+    ACTIVATORS,
     API_SERVER,
+    BODY_KEYWORDS,
     BYSTANDERS,
+    CONDA,
+    CONDITIONS,
     CONTAINERS,
+    MACHINE_VARIABLES,
     env_before,
     env_command,
     is_api_server,
@@ -140,26 +145,34 @@ def _at(command: Command, index: int, script: Path | None) -> str:
 
 
 def _export(cmd: Command, where: str, state: _State, launch: _Launch | None, problems: _Problems) -> None:
-    for word in cmd.words[1:]:
+    """`export A=x B ...`: entries for the launch (the machine's PATH and those after the launch are notes, and what
+    a shell would make of their values does not matter)."""
+    ignored: set[int] = set()
+    for index, word in enumerate(cmd.words[1:], start=1):
         match = _ASSIGNMENT.match(word)
         if word.startswith("-"):
             problems.add(f"{where}`export {word}` cannot be represented")
+        elif match and (launch is not None or match.group(1) in MACHINE_VARIABLES):
+            ignored.add(index)
+            why = "comes after the launch" if launch is not None else "is the launching machine's"
+            state.notes.append(f"{where}export {match.group(1)} {why}; not imported")
         elif match:
-            if launch is None:
-                state.exported[match.group(1)] = match.group(2)
-            else:
-                state.notes.append(f"{where}export {match.group(1)} comes after the launch and is not imported")
+            state.exported[match.group(1)] = match.group(2)
         elif word in state.shell_vars:
-            state.exported[word] = state.shell_vars.pop(word)[1]
+            _line, value, held = state.shell_vars.pop(word)
+            state.exported[word] = value
+            problems.items += [(message, "") for message in held]
         else:
             state.notes.append(f"{where}export {word} passes on the launching environment's value; not imported")
+    problems.add_shell(cmd, ignored)
 
 
 @record(slots=True)
 class _State:
     notes: list[str]
     exported: dict[str, str] = field(default_factory=dict)
-    shell_vars: dict[str, tuple[int, str]] = field(default_factory=dict)
+    # assigned, not (yet) exported: the line, the value, and the shell problems of the value (they matter once it is)
+    shell_vars: dict[str, tuple[int, str, list[str]]] = field(default_factory=dict)
 
 
 _NOT_A_LAUNCH = (
@@ -214,19 +227,19 @@ def _find_launch(
     if launch is None:
         problems.raise_if_any(source)
         raise _refuse(source, "no `vllm serve` command found")
-    for var, (line, _value) in state.shell_vars.items():
+    for var, (line, _value, _held) in state.shell_vars.items():
         notes.append(f"line {line}: {var} is a shell variable the launch does not see (not exported); not imported")
     return launch
 
 
 def _one_command(cmd: Command, reader: _Reader, state: _State, launch: _Launch | None) -> _Found | None:
     """One command of the script: the launch (returned), or what it does to the launch's environment."""
-    words, problems = cmd.words, reader.problems
+    problems = reader.problems
     where = _where(cmd, reader.script)
-    if words[0] == "set":
+    words = _after_keywords(cmd)
+    if not words or words[0] == "set":
         return None  # shell options (set -euo pipefail) change nothing vLLM sees
     if words[0] == "export":
-        problems.add_shell(cmd)
         _export(cmd, where, state, launch, problems)
         return None
     if words[0] == "unset":
@@ -236,16 +249,14 @@ def _one_command(cmd: Command, reader: _Reader, state: _State, launch: _Launch |
             reader.notes.append(f"{where}`unset {name}` removes it from the launching environment; not imported")
         return None
     at, assignments, ignored = _assignments(words)
-    if at == len(words):
-        problems.add_shell(cmd)
+    if at == len(words):  # assignments only: the script's own variables
+        held = [p.message for p in cmd.problems]
         for var, value in assignments.items():
-            state.shell_vars[var] = (cmd.line, value)
+            state.shell_vars[var] = (cmd.line, value, held)
         return None
-    if program(words[at]) in BYSTANDERS or (launch is not None and not starts_launch(words, at)):
-        when = "after the launch" if launch is not None else "beside the launch"
-        reader.notes.append(
-            f"{where}`{_shown(cmd)}` runs {when} and changes neither its argv nor its env; not imported"
-        )
+    aside = _aside(words, at, launch)
+    if aside is not None:
+        reader.notes.append(f"{where}`{_shown(cmd)}` {aside}; not imported")
         return None
     found = _launch_words(cmd, at, reader, ignored)
     if found is None:
@@ -255,6 +266,36 @@ def _one_command(cmd: Command, reader: _Reader, state: _State, launch: _Launch |
     problems.add_shell(cmd, ignored)
     found.env = {**assignments, **found.env}
     return found
+
+
+def _after_keywords(cmd: Command) -> list[str]:
+    """The command's words without the reserved words that open a compound command's body (`then`, `do`, `else`,
+    `{`, `!`): `if ...; then vllm serve ...` runs `vllm serve ...`."""
+    words = cmd.words
+    at = 0
+    while at < len(words) and words[at] in BODY_KEYWORDS:
+        at += 1
+    if at:  # the words' positions shift: the command keeps its own (its problems name them)
+        cmd.words, cmd.word_lines = words[at:], cmd.word_lines[at:]
+        cmd.problems = [p if p.word is None else replace(p, word=p.word - at) for p in cmd.problems]
+    return cmd.words
+
+
+def _aside(words: list[str], at: int, launch: _Launch | None) -> str | None:
+    """Why a command that is not the launch is no part of it, or None: it may be (or be a problem)."""
+    name = program(words[at])
+    chooses = name in CONDA and words[at + 1 : at + 2] in (["activate"], ["deactivate"])
+    if name in ACTIVATORS or chooses or words[at : at + 2] == ["source", "activate"]:
+        return "sets up the Python environment the launch runs in, which the rendered script does not choose"
+    if name == "eval" and any("shell.bash hook" in word or "conda" in word for word in words[at + 1 :]):
+        return "sets up conda's shell functions, which the rendered script does not need"
+    if name in ("source", ".") and len(words) > at + 1 and words[at + 1].endswith("/activate"):
+        return "activates a Python virtual environment, which the rendered script does not choose"
+    if name in BYSTANDERS or name in CONDITIONS:
+        return f"runs {'after' if launch is not None else 'beside'} the launch and changes neither its argv nor its env"
+    if launch is not None and not starts_launch(words, at):
+        return "runs after the launch and changes neither its argv nor its env"
+    return None
 
 
 def _shown(cmd: Command) -> str:

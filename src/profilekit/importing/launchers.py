@@ -39,6 +39,22 @@ BYSTANDERS = frozenset(
     }
 )  # fmt: skip
 SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh"})
+# reserved words that open a compound command's body: the command after them is an ordinary one
+BODY_KEYWORDS = frozenset({"then", "do", "else", "{", "!"})
+# the heads of compound commands and the tests they run (`if pgrep ...`, `until curl ...`, `[ -f x ]`, `fi`):
+# around a launch, a script's control flow, never part of it
+CONDITIONS = frozenset(
+    {
+        "if", "elif", "fi", "while", "until", "done", "for", "case", "esac", "}", "[", "[[", "test", "curl", "wget",
+        "pgrep", "exit", "return", "break", "continue",
+    }
+)  # fmt: skip
+# commands that choose the Python environment (and with it which vllm runs), not what vLLM is given
+# (`conda run -n ENV vllm serve ...` is a launcher: only `conda activate` and `deactivate` choose)
+ACTIVATORS = frozenset({"module", "ml", "spack", "pyenv", "activate"})
+CONDA = frozenset({"conda", "mamba", "micromamba"})
+# the launching machine's own variables: a layer does not carry them
+MACHINE_VARIABLES = frozenset({"PATH", "HOME", "USER", "SHELL", "MANPATH", "TERM"})
 CONTAINERS = frozenset({"docker", "podman"})
 # srun's options that profilekit.toml's [render.slurm] holds, by their long names
 _SRUN_SETTINGS = {"-p": "partition", "--partition": "partition", "-t": "time", "--time": "time"}

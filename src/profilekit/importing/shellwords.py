@@ -5,11 +5,11 @@ continuations, drops comments (a `#` that starts a word), splits commands at unq
 expands what the script itself decides: `$VAR` / `${VAR}` assigned earlier in the script, and
 `${VAR:-default}` (its default when the script does not assign it, with a note). What only the running
 shell could decide (other expansions, `$(...)`, backticks, an unquoted leading `~`, globs, brace lists)
-and control operators (pipes, `||`, subshells, input redirections) are problems, recorded on the
+and control operators (pipes, subshells, input redirections) are problems, recorded on the
 word or command they belong to and reported together, so a script with several is fixed in one pass;
 the importer drops the problems of words it does not use (a docker option, say). What changes neither
 vLLM's argv nor its environment is dropped with a note: a trailing `&`, output redirections (`2>&1`,
-`> log`) and a final `| tee log`. `;` and `&&` end a command as a newline does; `$'...'` decodes as bash's ANSI-C
+`> log`) and a final `| tee log`. `;`, `&&` and `||` end a command as a newline does (`||` with a note); `$'...'` decodes as bash's ANSI-C
 quoting; a backslash that ends the text is dropped. Each command's text is then split into words by `shlex` in POSIX mode,
 which unquotes '...' and "..." as bash does once no expansion is left.
 """
@@ -25,7 +25,6 @@ from profilekit.records import record
 _ONE_COMMAND = "cannot be represented; import one command at a time"
 _OPERATORS = {
     "|": f"a pipe {_ONE_COMMAND}",
-    "||": f"`||` {_ONE_COMMAND}",
     ";": f"`;` {_ONE_COMMAND}",
     "(": f"a subshell or function {_ONE_COMMAND}",
     ")": f"a subshell or function {_ONE_COMMAND}",
@@ -68,19 +67,62 @@ class Command:
 
 
 def _expansion(text: str, index: int) -> str:
-    """The `$...` construct that starts at `index`, for the message."""
+    """The `$...` construct that starts at `index`, for the message: `$(...)`, `$((...))` and `${...}` to their
+    matching close, past nested ones and quoted strings (bash's `parse_comsub`), a name, or `$` and one character."""
     rest = text[index:]
-    if rest.startswith("$(("):
-        end = rest.find("))")
-        return rest[: end + 2] if end > 0 else "$((...))"
     if rest.startswith(("$(", "${")):
-        close = ")" if rest[1] == "(" else "}"
-        end = rest.find(close)
-        return rest[: end + 1] if end > 0 else rest[:2] + "..."
+        end = _matching(text, index + 1)
+        return text[index:end] if end > 0 else rest[:2] + "..."
     name = 1
     while name < len(rest) and (rest[name].isalnum() or rest[name] == "_"):
         name += 1
     return rest[: max(name, 2)]
+
+
+_CLOSE = {"(": ")", "{": "}"}
+
+
+def _matching(text: str, at: int) -> int:
+    """Past the bracket that closes the `(` or `{` at `at`, skipping quoted strings and nested brackets; -1 if none."""
+    depth = 0
+    index = at
+    while index < len(text):
+        char = text[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char in "'\"":
+            index = _past_quote(text, index)
+            if index < 0:
+                return -1
+            continue
+        if char == text[at]:
+            depth += 1
+        elif char == _CLOSE[text[at]]:
+            depth -= 1
+            if depth == 0:
+                return index + 1
+        index += 1
+    return -1
+
+
+def _past_quote(text: str, at: int) -> int:
+    """Past the quote that closes the one at `at` (inside "...", `$(...)` and `${...}` nest); -1 if none."""
+    quote = text[at]
+    index = at + 1
+    while index < len(text):
+        char = text[index]
+        if quote == '"' and char == "\\":
+            index += 2
+        elif quote == '"' and text.startswith(("$(", "${"), index):
+            index = _matching(text, index + 1)
+            if index < 0:
+                return -1
+        elif char == quote:
+            return index + 1
+        else:
+            index += 1
+    return -1
 
 
 def _double_quoted(value: str) -> str:
@@ -256,16 +298,20 @@ class _Scanner:
         match = re.compile(r"\|[ \t]*tee([ \t]+-a)?[ \t]+([^\s&;|]+)[ \t]*(?=&?[ \t]*(\n|$|#))").match(
             self.text, self.index
         )
-        if match is None or self.text[self.index : self.index + 2] == "||":
-            op = "||" if self.text[self.index : self.index + 2] == "||" else "|"
-            self.problem(op, _OPERATORS[op], whole=True)
-            self.index += len(op)
+        if self.text[self.index : self.index + 2] == "||":
+            self.notes.append(f"line {self.line}: `||`: what follows runs only when what precedes fails")
+            self.sequence("||")
+            return
+        if match is None:
+            self.problem("|", _OPERATORS["|"], whole=True)
+            self.index += 1
             return
         self.notes.append(f"line {self.line}: `{' '.join(match.group(0).split())}` {_IGNORED}")
         self.index = match.end()
 
     def sequence(self, op: str) -> None:
-        """`;` and `&&` end a command as a newline does (bash runs the next one after it; `&&` when it succeeds):
+        """`;`, `&&` and `||` end a command as a newline does (bash runs the next one after it; `&&` when it
+        succeeds, `||` when it fails):
         each side is read as a command of its own, on the same line."""
         self.end_command()
         self.start_line = self.line
