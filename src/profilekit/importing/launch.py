@@ -27,7 +27,10 @@ from profilekit.importing.launchers import (
     CONDA,
     CONDITIONS,
     CONTAINERS,
+    ENV_BUILTINS,
+    LAUNCHERS,
     MACHINE_VARIABLES,
+    SHELLS,
     env_before,
     env_command,
     is_api_server,
@@ -38,7 +41,9 @@ from profilekit.importing.launchers import (
     srun_settings,
     starts_launch,
 )
-from profilekit.importing.shellwords import Command, ShellError, split_commands
+from profilekit.importing.manifests import ManifestError, form_of, read_compose, read_k8s, read_systemd
+from profilekit.importing.roles import ImportedRole, role_name, roles_layer_text
+from profilekit.importing.shellwords import Command, Problem, ShellError, split_commands
 from profilekit.quoting import comment_text, env_file_value
 from profilekit.records import record
 from profilekit.redact import is_secret as literal_secret
@@ -72,6 +77,7 @@ class Imported:
     serve: dict[str, Any]
     env: dict[str, Any]
     notes: list[str] = field(default_factory=list)
+    own_hosts: bool = False  # from containers (k8s, compose): each role has a host of its own
 
 
 @record(slots=True)
@@ -201,13 +207,21 @@ class _Reader:
     source: str
     notes: list[str]
     problems: _Problems
+    known: dict[str, str] = field(default_factory=dict)  # the environment a `sh -c` string sees (a container's)
 
 
 def _find_launch(
-    commands: list[Command], script: Path | None, notes: list[str], source: str, problems: _Problems
+    commands: list[Command],
+    script: Path | None,
+    notes: list[str],
+    source: str,
+    problems: _Problems,
+    *,
+    known: dict[str, str] | None = None,
 ) -> _Launch:
-    """The launch command of a script; what stops the import goes to `problems`, raised by the caller."""
-    reader = _Reader(script, source, notes, problems)
+    """The launch command of a script; what stops the import goes to `problems`, raised by the caller. `known`: the
+    environment a `sh -c` string in it sees (a container's env)."""
+    reader = _Reader(script, source, notes, problems, dict(known or {}))
     state = _State(notes)
     launch: _Launch | None = None
     for cmd in commands:
@@ -254,7 +268,7 @@ def _one_command(cmd: Command, reader: _Reader, state: _State, launch: _Launch |
         for var, value in assignments.items():
             state.shell_vars[var] = (cmd.line, value, held)
         return None
-    aside = _aside(words, at, launch)
+    aside = _aside(words, at, launch, processes=reader.script is not None)
     if aside is not None:
         reader.notes.append(f"{where}`{_shown(cmd)}` {aside}; not imported")
         return None
@@ -281,8 +295,9 @@ def _after_keywords(cmd: Command) -> list[str]:
     return cmd.words
 
 
-def _aside(words: list[str], at: int, launch: _Launch | None) -> str | None:
-    """Why a command that is not the launch is no part of it, or None: it may be (or be a problem)."""
+def _aside(words: list[str], at: int, launch: _Launch | None, *, processes: bool = True) -> str | None:
+    """Why a command that is not the launch is no part of it, or None: it may be (or be a problem). `processes`: a
+    command that runs as a process of its own is aside (in a script; a command line is the launch or nothing)."""
     name = program(words[at])
     chooses = name in CONDA and words[at + 1 : at + 2] in (["activate"], ["deactivate"])
     if name in ACTIVATORS or chooses or words[at : at + 2] == ["source", "activate"]:
@@ -295,6 +310,9 @@ def _aside(words: list[str], at: int, launch: _Launch | None) -> str | None:
         return f"runs {'after' if launch is not None else 'beside'} the launch and changes neither its argv nor its env"
     if launch is not None and not starts_launch(words, at):
         return "runs after the launch and changes neither its argv nor its env"
+    shell_c = name in SHELLS and shell_string(words, at) is not None
+    if processes and name not in ENV_BUILTINS | LAUNCHERS and not shell_c and not starts_launch(words, at):
+        return "runs before the launch as a process of its own, which changes neither its argv nor its env"
     return None
 
 
@@ -376,7 +394,7 @@ def _shell_c(cmd: Command, at: int, script: int, reader: _Reader, ignored: set[i
     ignored.update(range(at, len(cmd.words)))  # the inner script's problems are its own commands'
     line = cmd.line_of(script)
     try:
-        inner = split_commands(text)
+        inner = split_commands(text, reader.known)
     except ShellError as exc:
         reader.problems.add(_LINE.sub(f"line {line}: ", str(exc), count=1))
         return None
@@ -391,7 +409,7 @@ def _shell_c(cmd: Command, at: int, script: int, reader: _Reader, ignored: set[i
     if extra:
         reader.notes.append(f"line {line}: the {extra} word(s) after the `-c` script set its $0, $1...; not imported")
     nested = _Problems()
-    launch = _find_launch(inner, reader.script, reader.notes, reader.source, nested)
+    launch = _find_launch(inner, reader.script, reader.notes, reader.source, nested, known=reader.known)
     reader.problems.items += nested.items
     shell = " ".join(cmd.words[at:script])
     return _Found(launch.args, launch.arg_lines, launch.env, [shell, *launch.launchers])
@@ -511,71 +529,59 @@ def default_name(model: str | None) -> str | None:
     return name if name and _LAYER_NAME.match(name) else None
 
 
-def import_launch(root: Path, words: list[str], *, name: str | None, catalogue: Catalogue, cwd: Path) -> Imported:
-    """Read a launch (`vllm serve ...` words, or one script file) into a layer; raise UsageError to refuse."""
-    if not words:
+@record(slots=True)
+class _Input:
+    """One process to import: its commands (a script's, a command line's, a manifest's container), and where from."""
+
+    name: str  # its role's name, when several are imported together
+    commands: list[Command]
+    script: Path | None  # the file its lines are numbered in (None: a command line)
+    source: str  # how messages name where it comes from
+    base: Path  # the folder a `--config FILE` is read from
+    env: dict[str, Any] = field(default_factory=dict)  # a manifest's env: text, or {"secret": True}
+    container: bool = False  # a k8s container or compose service: a host (network) of its own
+
+
+def import_launch(
+    root: Path,
+    words: list[str],
+    *,
+    name: str | None,
+    catalogue: Catalogue,
+    cwd: Path,
+    roles: list[str] | None = None,
+) -> Imported:
+    """Read a launch (`vllm serve ...` words, a script, a manifest or unit, or several scripts, each a role; `roles`:
+    `NAME=FILE` pairs) into a layer; raise UsageError to refuse."""
+    if not words and not roles:
         raise UsageError(
             "nothing to import",
             hint="pass a launch after --, e.g. `profilekit import -- vllm serve MODEL ...`, or a script file",
         )
     notes: list[str] = []
-    script: Path | None = None
-    if len(words) == 1 and (cwd / words[0]).is_file():
-        script = cwd / words[0]
-        source = words[0]
-        try:
-            text = script.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"cannot read {words[0]}: {exc}") from None
-        try:
-            commands = split_commands(text)
-        except ShellError as exc:
-            raise _refuse(source, str(exc)) from None
-    else:
-        source = "the command line"
-        commands = [Command(0, list(words), " ".join(words))]
-    problems = _Problems()
-    launch = _find_launch(commands, script, notes, source, problems)
-    base = script.parent if script is not None else cwd
-    where = _where(launch.command, script)
-    for index, error in option_problems(launch.args, catalogue):
-        line = f"line {launch.arg_lines[index]}: " if script is not None else ""
-        problems.add(line + error.message, error.hint)
-    problems.raise_if_any(source)  # the script's and the options' problems together, in line order
-    config_notes: list[str] = []
-    try:
-        parsed = read_serve_args(launch.args, catalogue, _config_reader(base, config_notes))
-    except CommandLineError as exc:
-        raise _refuse(source, where + exc.message, exc.hint) from None
-    notes += [where + note for note in config_notes + parsed.notes]
-    credential = _credential(parsed.serve)
-    if credential is not None:
-        raise _refuse(
-            source,
-            f"{where}serve.{credential} holds a credential, and profilekit keeps credentials out of layer files "
-            "(the value is not shown here)",
-            "remove it from the launch and give it to the process another way (an env variable it reads, or a "
-            "file), then import again",
+    inputs = _inputs(words, roles or [], cwd, notes)
+    several = len(inputs) > 1 or bool(roles)
+    imported = [_read_role(item, catalogue, notes, command_allowed=several) for item in inputs]
+    vllm = [role for role in imported if role.is_vllm]
+    if not vllm:
+        raise _refuse(inputs[0].source, "no `vllm serve` command found")
+    layer_name = _layer_name(root, name or default_name(vllm[0].serve.get("model")))
+    sources = ", ".join(
+        dict.fromkeys(item.script.name if item.script else "a vllm serve command line" for item in inputs)
+    )
+    description = f"Imported from {sources}"
+    if len(imported) == 1:
+        role = imported[0]
+        text = layer_text(
+            role.serve, role.env, description=description, version=catalogue.version, launchers=role.launchers
         )
+        return Imported(layer_name, Path("profiles") / f"{layer_name}.toml", text, role.serve, role.env, notes)
+    text = roles_layer_text(imported, description=description, version=catalogue.version)
+    own = all(item.container for item in inputs)
+    return Imported(layer_name, Path("profiles") / f"{layer_name}.toml", text, vllm[0].serve, vllm[0].env, notes, own)
 
-    env: dict[str, Any] = {}
 
-    for var, value in launch.env.items():
-        if stripped_env(var, value):
-            env[var] = {"secret": True}
-            notes.append(
-                f"{var} looks like a secret: written as {{ secret = true }}, its value is not written; "
-                "set it in the environment that runs the launch script"
-            )
-        elif env_file_value(value) is None:
-            raise _refuse(
-                source,
-                f"{where}the value of {var} cannot be written to an env file that bash and python-dotenv read alike",
-            )
-        else:
-            env[var] = value
-
-    layer_name = name or default_name(parsed.serve.get("model"))
+def _layer_name(root: Path, layer_name: str | None) -> str:
     if layer_name is None:
         raise UsageError(
             "cannot name the layer: the launch names no model to derive a name from", hint="pass --name NAME"
@@ -591,9 +597,182 @@ def import_launch(root: Path, words: list[str], *, name: str | None, catalogue: 
             f"{path.as_posix()} already exists; profilekit import never overwrites a layer",
             hint="choose another --name",
         )
-    description = f"Imported from {script.name if script is not None else 'a vllm serve command line'}"
-    text = layer_text(parsed.serve, env, description=description, version=catalogue.version, launchers=launch.launchers)
-    return Imported(layer_name, path, text, parsed.serve, env, notes)
+    return layer_name
+
+
+def _inputs(words: list[str], roles: list[str], cwd: Path, notes: list[str]) -> list[_Input]:
+    """What to import: a command line, one file (a script, or a manifest or unit with a process each), or
+    several files (`FILE...` or `--role NAME=FILE`), each a role."""
+    named: list[tuple[str | None, str]] = []
+    for pair in roles:
+        given, eq, file = pair.partition("=")
+        if not eq or not given or not file:
+            raise UsageError(f"--role {pair}: write NAME=FILE", hint="e.g. --role prefill=start_prefill.sh")
+        named.append((given, file))
+    files = [word for word in words if _is_file(cwd / word)]
+    if len(files) != len(words):  # words that are not all files: a command line
+        if named:
+            raise UsageError("--role imports files: pass a launch after -- alone, or every launch as a file")
+        return [_Input("serve", [Command(0, list(words), " ".join(words))], None, "the command line", cwd)]
+    if len(words) == 1 and not named:
+        return _file_inputs(cwd / words[0], words[0], None, notes)
+    named += [(None, word) for word in words]
+    taken: set[str] = set()
+    inputs: list[_Input] = []
+    for chosen, file in named:
+        path = cwd / file
+        if not _is_file(path):
+            raise UsageError(f"--role {chosen}={file}: no such file")
+        for item in _file_inputs(path, file, chosen, notes):
+            item.name = role_name(item.name, taken)
+            inputs.append(item)
+    return inputs
+
+
+def _is_file(path: Path) -> bool:
+    """Whether a word names a file (a word too long for a file name is none)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
+def _file_inputs(path: Path, source: str, role: str | None, notes: list[str]) -> list[_Input]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {source}: {exc}") from None
+    form = form_of(path, text)
+    if form is None:
+        try:
+            commands = split_commands(text)
+        except ShellError as exc:
+            raise _refuse(source, str(exc)) from None
+        return [_Input(role or _role_of(path), commands, path, source, path.parent)]
+    try:
+        processes = (
+            read_k8s(text)
+            if form == "k8s"
+            else read_compose(text, path.parent)
+            if form == "compose"
+            else read_systemd(text, path.stem)
+        )
+    except ManifestError as exc:
+        raise _refuse(source, str(exc)) from None
+    inputs: list[_Input] = []
+    for process in processes:
+        notes += [f"{_line_of(process.line)}{note}" if not _LINE.match(note) else note for note in process.notes]
+        if not process.words:
+            continue
+        lines = [process.line] * len(process.words)
+        problems = [Problem(process.line, None, message) for message in process.problems]
+        command = Command(process.line, process.words, " ".join(process.words), lines, problems)
+        name = process.name if role is None or len(processes) > 1 else role
+        inputs.append(_Input(name, [command], path, source, path.parent, process.env, form != "systemd"))
+    if not inputs:
+        raise _refuse(source, f"no {form} container, service or ExecStart in it starts a process")
+    return inputs
+
+
+def _line_of(line: int) -> str:
+    return f"line {line}: " if line else ""
+
+
+def _role_of(path: Path) -> str:
+    """A script's role, from its name: `start_prefill.sh` is prefill, `run_d.sh` is d, `router.sh` is router."""
+    stem = path.stem.lower()
+    for known in ("prefill", "decode", "proxy", "router", "encode"):
+        if known in stem:
+            return known
+    return re.sub(r"^(start|run|launch|serve)[_-]", "", stem) or stem
+
+
+def _read_role(item: _Input, catalogue: Catalogue, notes: list[str], *, command_allowed: bool) -> ImportedRole:
+    """One process as a role: a vLLM launch read as vLLM reads it, or (imported with others) a command role."""
+    known = {name: value for name, value in item.env.items() if isinstance(value, str)}
+    probe = _Reader(item.script, item.source, [], _Problems(), known)
+    if command_allowed and not any(_launches(cmd, probe) for cmd in item.commands):
+        return _command_role(item, notes)
+    problems = _Problems()
+    launch = _find_launch(item.commands, item.script, notes, item.source, problems, known=known)
+    where = _where(launch.command, item.script)
+    for index, error in option_problems(launch.args, catalogue):
+        line = f"line {launch.arg_lines[index]}: " if item.script is not None else ""
+        problems.add(line + error.message, error.hint)
+    problems.raise_if_any(item.source)  # the script's and the options' problems together, in line order
+    config_notes: list[str] = []
+    try:
+        parsed = read_serve_args(launch.args, catalogue, _config_reader(item.base, config_notes))
+    except CommandLineError as exc:
+        raise _refuse(item.source, where + exc.message, exc.hint) from None
+    notes += [where + note for note in config_notes + parsed.notes]
+    credential = _credential(parsed.serve)
+    if credential is not None:
+        raise _refuse(
+            item.source,
+            f"{where}serve.{credential} holds a credential, and profilekit keeps credentials out of layer files "
+            "(the value is not shown here)",
+            "remove it from the launch and give it to the process another way (an env variable it reads, or a "
+            "file), then import again",
+        )
+    env = _env_of({**launch.env}, item, where, notes)
+    return ImportedRole(item.name, parsed.serve, env, None, launch.launchers)
+
+
+def _launches(cmd: Command, reader: _Reader) -> bool:
+    words = _after_keywords(Command(cmd.line, list(cmd.words), cmd.text, list(cmd.word_lines)))
+    at, _assigned, _ignored = _assignments(words)
+    return at < len(words) and _launch_words(Command(cmd.line, words, cmd.text), at, reader, set()) is not None
+
+
+def _env_of(found: dict[str, str], item: _Input, where: str, notes: list[str]) -> dict[str, Any]:
+    """The role's env: the launch's entries (secrets by redact.py's definition), then the manifest's own."""
+    env: dict[str, Any] = {}
+    for var, value in found.items():
+        if stripped_env(var, value):
+            env[var] = {"secret": True}
+            notes.append(
+                f"{var} looks like a secret: written as {{ secret = true }}, its value is not written; "
+                "set it in the environment that runs the launch script"
+            )
+        elif env_file_value(value) is None:
+            raise _refuse(
+                item.source,
+                f"{where}the value of {var} cannot be written to an env file that bash and python-dotenv read alike",
+            )
+        else:
+            env[var] = value
+    for var, value in item.env.items():
+        env[var] = {"secret": True} if isinstance(value, str) and stripped_env(var, value) else value
+    return env
+
+
+def _command_role(item: _Input, notes: list[str]) -> ImportedRole:
+    """A process that is no vLLM launch, imported beside vLLM roles: a command role, with the script's exports as
+    its env (the one command that is neither an export, an assignment nor a note is its command)."""
+    env: dict[str, Any] = dict(item.env)
+    commands: list[Command] = []
+    for cmd in item.commands:
+        words = _after_keywords(cmd)
+        if not words or words[0] in ("set", "unset"):
+            continue
+        if words[0] == "export":
+            for word in words[1:]:
+                match = _ASSIGNMENT.match(word)
+                if match is not None and match.group(1) not in MACHINE_VARIABLES:
+                    env[match.group(1)] = match.group(2)
+            continue
+        at, _assigned, _ignored = _assignments(words)
+        if at < len(words) and _aside(words, at, None, processes=False) is None:
+            commands.append(cmd)
+    if len(commands) != 1:
+        raise _refuse(item.source, "it holds no vllm serve launch and not one command to run beside the vLLM roles")
+    problems = _Problems()
+    problems.add_shell(commands[0])
+    problems.raise_if_any(item.source)
+    at, assigned, _ignored = _assignments(commands[0].words)
+    notes.append(f"{item.source}: imported as role {item.name}, a command (it starts no vLLM server)")
+    return ImportedRole(item.name, {}, _env_of({**assigned}, item, "", notes) | env, commands[0].words[at:])
 
 
 def layer_text(

@@ -26,7 +26,7 @@ LAUNCHERS = frozenset(
     {
         "srun", "mpirun", "mpiexec", "nsys", "ncu", "numactl", "taskset", "timeout", "stdbuf", "nohup", "nice",
         "ionice", "chrt", "setsid", "time", "uv", "uvx", "ray", "conda", "mamba", "micromamba", "pixi", "poetry",
-        "pipenv", "apptainer", "singularity", "exec", "sudo", "unbuffer", "xargs", "flock", "prlimit",
+        "pipenv", "apptainer", "singularity", "exec", "sudo", "unbuffer", "xargs", "flock", "prlimit", "env",
     }
 )  # fmt: skip
 # commands that change neither vLLM's argv nor its environment: a script's chatter around the launch
@@ -53,6 +53,11 @@ CONDITIONS = frozenset(
 # (`conda run -n ENV vllm serve ...` is a launcher: only `conda activate` and `deactivate` choose)
 ACTIVATORS = frozenset({"module", "ml", "spack", "pyenv", "activate"})
 CONDA = frozenset({"conda", "mamba", "micromamba"})
+# bash's builtins that change the shell running the launch (its variables, what it reads): a command that is none
+# of them runs as a process of its own, which cannot change the launch's argv or env
+ENV_BUILTINS = frozenset(
+    {"source", ".", "eval", "declare", "typeset", "readonly", "local", "read", "alias", "shopt", "let", "mapfile"}
+)
 # the launching machine's own variables: a layer does not carry them
 MACHINE_VARIABLES = frozenset({"PATH", "HOME", "USER", "SHELL", "MANPATH", "TERM"})
 CONTAINERS = frozenset({"docker", "podman"})

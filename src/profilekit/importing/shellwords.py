@@ -138,13 +138,14 @@ class _Scanner:
     (backslash, quotes, `$`, backticks), and `quoted` reads a quoted string as `parse_matched_pair` does.
     """
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, variables: dict[str, str] | None = None) -> None:
         self.text = text
         self.n = len(text)
         self.index = 0
         self.line = 1
         self.commands: list[Command] = []
-        self.variables: dict[str, str] = {}  # assigned by the script so far (VAR=x lines, export VAR=x)
+        # assigned by the script so far (VAR=x lines, export VAR=x), from what its environment is known to hold
+        self.variables: dict[str, str] = dict(variables or {})
         self._reset(1)
 
     def _reset(self, start: int) -> None:
@@ -528,9 +529,10 @@ class _Scanner:
         self.index = self.n if end < 0 else end + 1
 
 
-def split_commands(text: str) -> list[Command]:
-    """The simple commands of a script, each with its words, problems and notes (raises ShellError)."""
-    return _Scanner(text).run()
+def split_commands(text: str, variables: dict[str, str] | None = None) -> list[Command]:
+    """The simple commands of a script, each with its words, problems and notes (raises ShellError); `variables`:
+    what the script's environment is known to hold (a container's env, for its `sh -c` string)."""
+    return _Scanner(text, variables).run()
 
 
 def _is_literal_glob(text: str, index: int) -> bool:

@@ -10,7 +10,7 @@ from profilekit.importing.launch import import_launch as read_launch
 from profilekit.importing.launch import write_layer
 
 
-def import_launch(*, launch: list[str] | None = None, name: str | None = None) -> int:
+def import_launch(*, launch: list[str] | None = None, name: str | None = None, roles: list[str] | None = None) -> int:
     """`profilekit import`, as cli/parsers/importing.py declares it.
 
     The layer is written, then its stack checked for the targeted release: the findings are printed, and when
@@ -20,21 +20,26 @@ def import_launch(*, launch: list[str] | None = None, name: str | None = None) -
     catalogue = session.catalogue
     if catalogue is None:
         raise UsageError(f"this build of profilekit ships no flag catalogue for vLLM {session.version}")
-    imported = read_launch(session.root, list(launch or []), name=name, catalogue=catalogue, cwd=Path.cwd())
+    imported = read_launch(
+        session.root, list(launch or []), name=name, catalogue=catalogue, cwd=Path.cwd(), roles=list(roles or [])
+    )
     for note in imported.notes:
         err(f"note: {note}")
     write_layer(session.root, imported)
     out(imported.path.as_posix())  # relative to the repository root, like every file profilekit names
-    return _checked(imported.name)
+    return _checked(imported.name, own_hosts=imported.own_hosts)
 
 
-def _checked(name: str) -> int:
-    """The new layer's findings, as `profilekit check NAME` shows them (the repository's rule selection applied)."""
+def _checked(name: str, *, own_hosts: bool) -> int:
+    """The new layer's findings, as `profilekit check NAME` shows them (the repository's rule selection applied);
+    roles imported from containers each have a host of their own: what holds only on one host does not apply."""
     from profilekit.report.formats import format_text  # noqa: PLC0415 - only an import with findings prints them
+    from profilekit.rules.host import one_host_only  # noqa: PLC0415 - as format_text
 
     session = open_session()  # again: the repository now has the layer
     chosen, _problems = session.selection()
-    report = session.report(session.check(session.stack(name)), chosen)
+    found = [f for f in session.check(session.stack(name)) if not (own_hosts and one_host_only(f))]
+    report = session.report(found, chosen)
     if report.findings:
         err(format_text(redactor().findings(report.findings)))
     errors = sum(1 for finding in report.findings if finding.is_error)
