@@ -28,9 +28,7 @@ from profilekit.importing.launchers import (
     CONDITIONS,
     CONTAINERS,
     ENV_BUILTINS,
-    LAUNCHERS,
     MACHINE_VARIABLES,
-    SHELLS,
     env_before,
     env_command,
     is_api_server,
@@ -268,11 +266,16 @@ def _one_command(cmd: Command, reader: _Reader, state: _State, launch: _Launch |
         for var, value in assignments.items():
             state.shell_vars[var] = (cmd.line, value, held)
         return None
-    aside = _aside(words, at, launch, processes=reader.script is not None)
+    aside = _aside(words, at, launch)
     if aside is not None:
         reader.notes.append(f"{where}`{_shown(cmd)}` {aside}; not imported")
         return None
     found = _launch_words(cmd, at, reader, ignored)
+    if found is None and reader.script is not None and program(words[at]) not in ENV_BUILTINS:
+        # in a script, a command that launches nothing runs as a process of its own: it cannot change the launch
+        what = "runs before the launch as a process of its own, which changes neither its argv nor its env"
+        reader.notes.append(f"{where}`{_shown(cmd)}` {what}; not imported")
+        return None
     if found is None:
         problems.add_shell(cmd)
         problems.add(f"{where}`{_shown(cmd)}` is not a vllm serve launch", _NOT_A_LAUNCH)
@@ -295,9 +298,8 @@ def _after_keywords(cmd: Command) -> list[str]:
     return cmd.words
 
 
-def _aside(words: list[str], at: int, launch: _Launch | None, *, processes: bool = True) -> str | None:
-    """Why a command that is not the launch is no part of it, or None: it may be (or be a problem). `processes`: a
-    command that runs as a process of its own is aside (in a script; a command line is the launch or nothing)."""
+def _aside(words: list[str], at: int, launch: _Launch | None) -> str | None:
+    """Why a command that is not the launch is no part of it, or None: it may be (or be a problem)."""
     name = program(words[at])
     chooses = name in CONDA and words[at + 1 : at + 2] in (["activate"], ["deactivate"])
     if name in ACTIVATORS or chooses or words[at : at + 2] == ["source", "activate"]:
@@ -310,9 +312,6 @@ def _aside(words: list[str], at: int, launch: _Launch | None, *, processes: bool
         return f"runs {'after' if launch is not None else 'beside'} the launch and changes neither its argv nor its env"
     if launch is not None and not starts_launch(words, at):
         return "runs after the launch and changes neither its argv nor its env"
-    shell_c = name in SHELLS and shell_string(words, at) is not None
-    if processes and name not in ENV_BUILTINS | LAUNCHERS and not shell_c and not starts_launch(words, at):
-        return "runs before the launch as a process of its own, which changes neither its argv nor its env"
     return None
 
 
@@ -340,6 +339,8 @@ def _launch_words(cmd: Command, at: int, reader: _Reader, ignored: set[int]) -> 
     words = cmd.words
     if words[at] == "exec" and at + 1 < len(words):  # the shell replaces itself with the launch: nothing to note
         return _launch_words(cmd, at + 1, reader, ignored)
+    if is_vllm_serve(words, at) or is_api_server(words, at):
+        ignored.add(at)  # the program's own path (`$VENV/bin/python`) does not reach vLLM
     if is_vllm_serve(words, at):
         return _Found(words[at + 2 :], [cmd.line_of(i) for i in range(at + 2, len(words))])
     if is_api_server(words, at):
@@ -763,7 +764,7 @@ def _command_role(item: _Input, notes: list[str]) -> ImportedRole:
                     env[match.group(1)] = match.group(2)
             continue
         at, _assigned, _ignored = _assignments(words)
-        if at < len(words) and _aside(words, at, None, processes=False) is None:
+        if at < len(words) and _aside(words, at, None) is None:
             commands.append(cmd)
     if len(commands) != 1:
         raise _refuse(item.source, "it holds no vllm serve launch and not one command to run beside the vLLM roles")
