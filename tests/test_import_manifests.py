@@ -218,3 +218,20 @@ def test_roles_named_on_the_command_line(make_repo: MakeRepo, run: Run, tmp_path
     assert list(layer["roles"]) == ["p", "d"]
     bad = run("--repo", tmp_path / "repo", "import", "--role", "x", cwd=tmp_path)
     assert bad.code == 2 and "--role x: write NAME=FILE" in bad.err
+
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+SECTION = "## Import what runs today: manifests, compose files, P/D scripts"
+
+
+def test_the_readme_import_section_is_a_real_session(run: Run, tmp_path: Path) -> None:
+    """Every command the README's import section shows prints, run in order in a fresh repository, what it shows."""
+    from tests.test_guide import walk_guide
+
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index(SECTION) :]
+    section = section[: section.index("\n## ", len(SECTION))]
+    assert run("init", str(tmp_path), "--vllm-version", "0.33.0").code == 0
+    shown, printed = walk_guide(section, tmp_path)
+    assert len(shown) == 7
+    assert printed == shown

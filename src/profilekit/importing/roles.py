@@ -3,8 +3,9 @@
 Each process is a role: a `vllm` role with its `serve` values and `env`, or a `command` role (a router, a proxy,
 a sidecar) with its words. What every vLLM role has alike (key and value) is written once in the layer's
 `[serve]`, what every role has alike in its `[env]`; the rest stays with its role (docs/ROLES.md: the layer's
-tables apply to every role it declares). A command role's URL or `host:port` that names a vLLM role's port
-becomes a reference to it (`${roles.prefill.serve.port}`), so the router follows the role when a layer moves it.
+tables apply to every role it declares). A command role's URL or `host:port` that names a vLLM role's port,
+or a port it gives a `--*port*` option, becomes a reference to it (`${roles.prefill.serve.port}`), so the router
+follows the role when a layer moves it.
 """
 
 from __future__ import annotations
@@ -60,13 +61,25 @@ def _shared(tables: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _referenced(words: list[str], ports: dict[int, str]) -> list[str]:
-    """A command's words with each `:PORT` of a vLLM role's port made a reference to it."""
+    """A command's words with each `:PORT` of a vLLM role's port, and each port given to a `--*port*` option
+    (`--prefiller-ports 8100`), made a reference to it."""
 
     def one(match: re.Match[str]) -> str:
         port = int(match.group(1))
-        return "${roles." + ports[port] + ".serve.port}" if port in ports else match.group(0)
+        return _reference(ports[port]) if port in ports else match.group(0)
 
-    return [_PORT_IN_WORD.sub(one, escape(word)) for word in words]
+    out: list[str] = []
+    for index, word in enumerate(words):
+        option = words[index - 1] if index else ""
+        if word.isdigit() and int(word) in ports and option.startswith("--") and "port" in option:
+            out.append(_reference(ports[int(word)]))
+        else:
+            out.append(_PORT_IN_WORD.sub(one, escape(word)))
+    return out
+
+
+def _reference(role: str) -> str:
+    return "${roles." + role + ".serve.port}"
 
 
 def roles_layer_text(roles: list[ImportedRole], *, description: str, version: str) -> str:
