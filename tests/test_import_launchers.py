@@ -256,3 +256,31 @@ def test_a_script_variable_with_a_run_time_value_is_a_problem_only_when_the_laun
     assert "line 1: $(hostname -i): shell expansions cannot be represented; write the value" in result.err
     script.write_text(f"HOST=$(hostname -i)\necho $HOST\nvllm serve {MODEL}\n", encoding="utf-8")
     assert run("--repo", repo, "import", "--name", "imported", str(script), cwd=tmp_path).code == 0
+
+
+def test_a_batch_scripts_directives_and_argument_defaults(make_repo: MakeRepo, run: Run, tmp_path: Path) -> None:
+    script = tmp_path / "job.sbatch"
+    script.write_text(
+        "#!/bin/bash\n#SBATCH --partition=gpu\n#SBATCH -t 02:00:00\n#SBATCH --gres=gpu:1\n"
+        f'MODEL=${{1:-"{MODEL}"}}\nPORT=${{2:-8000}}\nvllm serve "$MODEL" --port $PORT\n',
+        encoding="utf-8",
+    )
+    repo = make_repo({})
+    result = run("--repo", repo, "import", "--name", "imported", str(script), cwd=tmp_path)
+    assert result.code == 0, result
+    layer = tomllib.loads((repo / "profiles" / "imported.toml").read_text(encoding="utf-8"))
+    assert layer["serve"] == {"model": MODEL, "port": 8000}  # as bash runs it without arguments
+    assert "the script is run without argument 1; took the default 'Qwen/Qwen3-0.6B'" in result.err
+    assert (
+        'note: #SBATCH lines: profilekit.toml\'s [render.slurm] holds partition = "gpu", time = "02:00:00"'
+        in result.err
+    )
+    ran = _bash(script, _stubs_for(tmp_path), tmp_path / "record.json")
+    assert ran["argv"] == ["serve", MODEL, "--port", "8000"]
+
+
+def _stubs_for(tmp_path: Path) -> Path:
+    folder = tmp_path / "stub-bin"
+    folder.mkdir()
+    _stub(folder, "vllm", VLLM_STUB)
+    return folder

@@ -649,6 +649,7 @@ def _file_inputs(path: Path, source: str, role: str | None, notes: list[str]) ->
             commands = split_commands(text)
         except ShellError as exc:
             raise _refuse(source, str(exc)) from None
+        notes += _sbatch_notes(text)
         return [_Input(role or _role_of(path), commands, path, source, path.parent)]
     try:
         processes = (
@@ -673,6 +674,27 @@ def _file_inputs(path: Path, source: str, role: str | None, notes: list[str]) ->
     if not inputs:
         raise _refuse(source, f"no {form} container, service or ExecStart in it starts a process")
     return inputs
+
+
+def _sbatch_notes(text: str) -> list[str]:
+    """A batch script's `#SBATCH` lines: the settings profilekit.toml's [render.slurm] holds, and the rest (nodes,
+    GPUs, tasks), which `render --target slurm` writes from the roles."""
+    settings: list[str] = []
+    others: list[str] = []
+    for line in text.splitlines():
+        if line.startswith("#SBATCH"):
+            words = line.split()[1:]
+            found = srun_settings(words)
+            settings += found
+            if not found and words:
+                others.append(words[0])
+    notes = [f'#SBATCH lines: profilekit.toml\'s [render.slurm] holds {", ".join(settings)}'] if settings else []
+    if others:
+        notes.append(
+            f"#SBATCH {' '.join(others)}: the job's options, which `render --target slurm` writes from the roles and "
+            "[render.slurm]; not imported"
+        )
+    return notes
 
 
 def _line_of(line: int) -> str:

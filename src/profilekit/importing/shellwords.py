@@ -33,8 +33,9 @@ _OPERATORS = {
 _IGNORED = "is ignored: it changes neither vLLM's argv nor its environment"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
-_PARAMETER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=])([^}$`]*))?\}")
+_PARAMETER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*|[0-9]+)(?:(:?[-=])([^}$`]*))?\}")
 _ASSIGNMENT_START = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=$")  # bash expands ~ right after NAME=
+_ASSIGNMENT_PREFIX = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PLACEHOLDER = re.compile(r"<[A-Za-z][A-Za-z0-9_.-]*>")
 _REDIRECTION = re.compile(r"(\d*|&)(>>?|>\|)(&\d+|&-)?")
 
@@ -125,6 +126,13 @@ def _past_quote(text: str, at: int) -> int:
     return -1
 
 
+def _unquoted(text: str) -> str:
+    """A `${X:-default}`'s default as bash reads it: quotes around the whole of it removed."""
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    return text
+
+
 def _double_quoted(value: str) -> str:
     """A value spliced inside "...": shlex must read it back unchanged."""
     return value.replace("\\", "\\\\").replace('"', '\\"')
@@ -209,6 +217,12 @@ class _Scanner:
     # ---- expansions ----
 
     def splice(self, value: str, *, quoted: bool) -> None:
+        in_assignment = len(self.word_lines) == 1 and _ASSIGNMENT_PREFIX.match("".join(self.word_text))
+        if in_assignment and not quoted:  # bash does not split the value of an assignment (`M=${1:-"a b"}`)
+            self.start_word()
+            self.word_text.append("x")
+            self.segment.append(shlex.quote(value))
+            return
         if quoted:
             self.segment.append(_double_quoted(value))
             return
@@ -235,9 +249,11 @@ class _Scanner:
                 self.expanded.append(var)
                 self.splice(self.variables[var], quoted=quoted)
             elif operator:
-                self.notes.append(
-                    f"line {self.line}: {shown}: the script does not set {var}; took the default {default!r}"
+                default = _unquoted(default)
+                unset = (
+                    f"the script is run without argument {var}" if var.isdigit() else f"the script does not set {var}"
                 )
+                self.notes.append(f"line {self.line}: {shown}: {unset}; took the default {default!r}")
                 if operator.endswith("="):
                     self.variables[var] = default
                 self.splice(default, quoted=quoted)
