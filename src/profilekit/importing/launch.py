@@ -688,7 +688,7 @@ def _sbatch_notes(text: str) -> list[str]:
             settings += found
             if not found and words:
                 others.append(words[0])
-    notes = [f'#SBATCH lines: profilekit.toml\'s [render.slurm] holds {", ".join(settings)}'] if settings else []
+    notes = [f"#SBATCH lines: profilekit.toml's [render.slurm] holds {', '.join(settings)}"] if settings else []
     if others:
         notes.append(
             f"#SBATCH {' '.join(others)}: the job's options, which `render --target slurm` writes from the roles and "
