@@ -40,7 +40,7 @@ from profilekit.importing.launchers import (
     starts_launch,
 )
 from profilekit.importing.manifests import ManifestError, form_of, read_compose, read_k8s, read_systemd
-from profilekit.importing.roles import ImportedRole, role_name, roles_layer_text
+from profilekit.importing.roles import ImportedRole, role_name, roles_layer_text, toml_item, toml_table
 from profilekit.importing.shellwords import Command, Problem, ShellError, split_commands
 from profilekit.quoting import comment_text, env_file_value
 from profilekit.records import record
@@ -819,48 +819,21 @@ def layer_text(
         table = tomlkit.table()
         for key, value in serve.items():
             if not (isinstance(value, dict) and value):
-                table[key] = _item(value)
+                table[key] = toml_item(value)
         for key, value in serve.items():
             if isinstance(value, dict) and value:
-                table[key] = _table(value)
+                table[key] = toml_table(value)
         doc["serve"] = table
     if env:
         env_table = tomlkit.table()
         for key, value in env.items():
-            env_table[key] = _item(value)
+            env_table[key] = toml_item(value)
         doc["env"] = env_table
     text = tomlkit.dumps(doc)
     back = tomllib.loads(text)
     if back.get("serve", {}) != serve or back.get("env", {}) != env:  # pragma: no cover - a profilekit bug
         raise RuntimeError("the imported layer does not read back as the values it was made from")
     return text
-
-
-def _item(value: Any) -> Any:
-    if isinstance(value, dict):
-        inline = tomlkit.inline_table()
-        for key, inner in value.items():
-            inline[key] = _item(inner)
-        return inline
-    if isinstance(value, list):
-        array = tomlkit.array()
-        for inner in value:
-            array.append(_item(inner))
-        if len(array.as_string()) > 80:
-            array.multiline(True)
-        return array
-    return value
-
-
-def _table(value: dict[str, Any]) -> Any:
-    table = tomlkit.table()
-    for key, inner in value.items():
-        if not (isinstance(inner, dict) and inner):
-            table[key] = _item(inner)
-    for key, inner in value.items():
-        if isinstance(inner, dict) and inner:
-            table[key] = _table(inner)
-    return table
 
 
 def write_layer(root: Path, imported: Imported) -> Path:

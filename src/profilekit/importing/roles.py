@@ -97,9 +97,9 @@ def roles_layer_text(roles: list[ImportedRole], *, description: str, version: st
             doc.add(tomlkit.comment(f"{role.name} ran behind `{comment_text(launcher)}`, which a layer does not hold."))
     doc["layer"] = {"description": description}
     if serve:
-        doc["serve"] = _table(escape(serve))
+        doc["serve"] = toml_table(escape(serve))
     if env:
-        doc["env"] = _table(escape(env))
+        doc["env"] = toml_table(escape(env))
     tables = tomlkit.table(is_super_table=True)
     for role in roles:
         table = tomlkit.table()
@@ -109,9 +109,9 @@ def roles_layer_text(roles: list[ImportedRole], *, description: str, version: st
         own_serve = {k: v for k, v in role.serve.items() if k not in serve}
         own_env = {k: v for k, v in role.env.items() if k not in env}
         if own_serve:
-            table["serve"] = _table(escape(own_serve))
+            table["serve"] = toml_table(escape(own_serve))
         if own_env:
-            table["env"] = _table(escape(own_env))
+            table["env"] = toml_table(escape(own_env))
         tables[role.name] = table
     doc["roles"] = tables
     text = tomlkit.dumps(doc)
@@ -129,14 +129,15 @@ def _reads_back(text: str, roles: list[ImportedRole]) -> None:
             raise RuntimeError(f"the imported role {role.name}'s env does not read back")  # pragma: no cover
 
 
-def _table(values: dict[str, Any]) -> Any:
+def toml_table(values: dict[str, Any]) -> Any:
+    """A table as a person writes it: plain values first, then each sub-table (a secret stays inline)."""
     table = tomlkit.table()
     for key, value in values.items():
         if not (isinstance(value, dict) and value and "secret" not in value):
-            table[key] = _item(value)
+            table[key] = toml_item(value)
     for key, value in values.items():
         if isinstance(value, dict) and value and "secret" not in value:
-            table[key] = _table(value)
+            table[key] = toml_table(value)
     return table
 
 
@@ -149,16 +150,17 @@ def _array(words: list[str]) -> Any:
     return array
 
 
-def _item(value: Any) -> Any:
+def toml_item(value: Any) -> Any:
+    """A value as tomlkit writes it inline: tables inline, long arrays over several lines."""
     if isinstance(value, dict):
         inline = tomlkit.inline_table()
         for key, inner in value.items():
-            inline[key] = _item(inner)
+            inline[key] = toml_item(inner)
         return inline
     if isinstance(value, list):
         array = tomlkit.array()
         for inner in value:
-            array.append(_item(inner))
+            array.append(toml_item(inner))
         if len(array.as_string()) > 80:
             array.multiline(True)
         return array
