@@ -33,7 +33,8 @@ def test_every_example_stack_parses_from_its_config_file_as_from_its_argv(
     assert outcome.disagreements == [], _readable(outcome.disagreements)
     # nemotron-replayssm, qwen-offload, qwen-disaggregated (prefill, decode), models/*, the [lint] stacks
     assert outcome.cases >= 8
-    assert outcome.skipped == []
+    # the one role that spans nodes: the vllm-config target refuses it (multinode-unrenderable; tests/test_multinode.py)
+    assert [item["case"] for item in outcome.skipped] == ["profiles: deepseek-two-nodes [decode]"]
 
 
 def test_a_corpus_of_compositions_parses_from_config_files_as_from_argv(
