@@ -672,7 +672,13 @@ def _file_inputs(path: Path, source: str, role: str | None, notes: list[str]) ->
         name = process.name if role is None or len(processes) > 1 else role
         inputs.append(_Input(name, [command], path, source, path.parent, process.env, form != "systemd"))
     if not inputs:
-        raise _refuse(source, f"no {form} container, service or ExecStart in it starts a process")
+        what = {"k8s": "container", "compose": "service", "systemd": "ExecStart="}[form]
+        raise _refuse(
+            source,
+            f"no {what} in it starts a process profilekit can read",
+            "a container or service without a command runs its image's entrypoint, which profilekit knows only for "
+            "vLLM's image (vllm/vllm-openai); write the command, or import the script the image runs",
+        )
     return inputs
 
 

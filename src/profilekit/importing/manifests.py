@@ -94,7 +94,7 @@ def _load_all(text: str) -> list[Any]:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark is not None else ""
-        raise ManifestError(f"{where}{getattr(exc, 'problem', None) or exc}") from None
+        raise ManifestError(f"{where}not valid YAML: {getattr(exc, 'problem', None) or exc}") from None
 
 
 def _dig(doc: Any, path: tuple[str, ...]) -> Any:
