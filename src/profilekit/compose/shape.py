@@ -30,7 +30,7 @@ DEFAULT_RPC_PORT = 29550
 # the options that differ from node to node of a multi-node role: profilekit writes them per node
 NODE_KEYS = ("node_rank", "master_addr", "headless", "data_parallel_address", "data_parallel_start_rank")
 
-Form = Literal["one-node", "nnodes", "dp-local", "ray"]
+Form = Literal["nnodes", "dp-local", "ray"]
 _SIZES = (
     ("tensor_parallel_size", "TP"),
     ("pipeline_parallel_size", "PP"),
@@ -53,7 +53,7 @@ def nodes_for(total: int, per_node: int) -> int:
 
 @record(frozen=True, slots=True)
 class Shape:
-    """The nodes one vLLM role runs on, and the GPUs of each."""
+    """The nodes a vLLM role larger than one node runs on, and the GPUs of each."""
 
     form: Form
     nodes: int
@@ -66,13 +66,9 @@ class Shape:
     locations: tuple[Location, ...] = ()
 
     @property
-    def multi_node(self) -> bool:
-        return self.nodes > 1
-
-    @property
     def laid_out(self) -> bool:
         """Whether the render targets can write a node's command for each node (the `nnodes` form)."""
-        return self.form in ("one-node", "nnodes")
+        return self.form == "nnodes"
 
     @property
     def dp_spans_nodes(self) -> bool:
@@ -83,13 +79,14 @@ class Shape:
         """`2 nodes x 8 GPUs, TP 8 x PP 2`."""
         nodes = f"{self.nodes} node" + ("" if self.nodes == 1 else "s")
         gpus = f"{self.gpus_per_node} GPU" + ("" if self.gpus_per_node == 1 else "s")
-        how = {"one-node": "", "nnodes": "", "dp-local": " (data_parallel_size_local)", "ray": " (Ray)"}[self.form]
+        how = {"nnodes": "", "dp-local": " (data_parallel_size_local)", "ray": " (Ray)"}[self.form]
         return f"{nodes} x {gpus}, {self.sizes}{how}"
 
 
 def role_shape(role: RoleConfig) -> Shape | None:
-    """The shape of a vLLM role from its composed values and `[hardware] gpus_per_node`; None for a command role or
-    where a size is not a whole number vLLM would take (its own rules say what is wrong)."""
+    """The shape of a vLLM role that spans several nodes, from its composed values and `[hardware] gpus_per_node`;
+    None for a role on one node (rules/host.py `gpu_need` counts its GPUs), a command role, or where a size is not
+    a whole number vLLM would take (its own rules say what is wrong)."""
     if not role.is_vllm:
         return None
     serve = role.serve
@@ -124,14 +121,14 @@ def role_shape(role: RoleConfig) -> Shape | None:
         if (world * dp) % nnodes:
             return None  # vLLM refuses: `--nnodes` must evenly divide the total world size
         return Shape("nnodes", nnodes, world * dp // nnodes, text, world, dp, locations=tuple(locations), **ports)
-    return _one_node_or_other(role, world, dp, text, locations=tuple(locations), ports=ports)
+    return _spread_without_nnodes(role, world, dp, text, locations=tuple(locations), ports=ports)
 
 
-def _one_node_or_other(
+def _spread_without_nnodes(
     role: RoleConfig, world: int, dp: int, text: str, *, locations: tuple[Location, ...], ports: dict[str, int]
-) -> Shape:
+) -> Shape | None:
     """Without `nnodes`: data-parallel ranks over nodes by `data_parallel_size_local`, a Ray world larger than a
-    node, or one node (the GPUs rules/host.py `gpu_need` counts)."""
+    node, or None (one node)."""
     serve = role.serve
     external = serve.get("data_parallel_external_lb") is True or serve.get("data_parallel_rank") is not None
     local = _int(serve.get("data_parallel_size_local"))
@@ -142,7 +139,4 @@ def _one_node_or_other(
     if serve.get("distributed_executor_backend") == "ray" and per_node is not None and 0 < per_node < world:
         nodes = -(-world // per_node)
         return Shape("ray", nodes, per_node, text, world, dp, locations=locations, **ports)
-    ranks = 1 if external else (local if local is not None and local > 0 else dp)
-    if serve.get("data_parallel_backend", "mp") != "mp":
-        ranks = 1  # ray places the data-parallel ranks
-    return Shape("one-node", 1, world * ranks, text, world, dp, locations=locations, **ports)
+    return None

@@ -179,7 +179,7 @@ def gpu_count(role: RoleConfig) -> int:
     if not role.is_vllm:
         return 0
     shape = role_shape(role)
-    if shape is not None and shape.multi_node and shape.laid_out:
+    if shape is not None and shape.laid_out:
         return shape.gpus_per_node
     need = gpu_need(role)
     if need is not None:

@@ -23,7 +23,7 @@ from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from profilekit import __version__
-from profilekit.compose.shape import Shape
+from profilekit.compose.shape import Shape, role_shape
 from profilekit.output import Rendered
 from profilekit.quoting import comment_text
 from profilekit.records import record
@@ -39,7 +39,7 @@ from profilekit.render.hosts import (
     side_channel_ports,
     spliced,
 )
-from profilekit.render.nodes import base_argv, multi_node, node_words, overridden
+from profilekit.render.nodes import base_argv, node_words, overridden
 from profilekit.render.templating import to_yaml
 from profilekit.rules.host import DEVICES, option_word
 
@@ -225,7 +225,7 @@ def _pod(stack: Stack, role: RoleConfig, *, version: str, catalogue: Catalogue |
     labels = {PART_OF: stack_label, COMPONENT: label_value(role.name), MANAGED_BY: "profilekit"}
     pod = _Pod(role, dns_name(f"{stack.spec}-{role.name}"), labels, base_argv(role, catalogue), None)
     pod.gpu = stack.gpu(role.name)
-    pod.shape = multi_node(role)
+    pod.shape = role_shape(role)
     if pod.shape is not None:
         pod.notes.append(
             f"{pod.shape.describe()}: a LeaderWorkerSet of {pod.shape.nodes} pods; the leader (node rank 0) serves the "

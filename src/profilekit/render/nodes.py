@@ -28,16 +28,10 @@ RULE = "multinode-unrenderable"
 NODE_TARGETS = ("k8s", "slurm")  # the targets that lay out a role over several nodes
 
 
-def multi_node(role: RoleConfig) -> Shape | None:
-    """The role's shape when it spans several nodes, else None."""
-    shape = role_shape(role)
-    return shape if shape is not None and shape.multi_node else None
-
-
 def base_argv(role: RoleConfig, catalogue: Catalogue | None) -> list[str]:
     """The command every node of a role runs before its own options: the role's, without `NODE_KEYS` when it spans
     nodes (each node gets its own)."""
-    if multi_node(role) is None:
+    if role_shape(role) is None:
         return role_argv(role, catalogue)
     serve = {dest: value for dest, value in role.serve.items() if dest not in NODE_KEYS}
     return ["vllm", "serve", *render_argv(serve, catalogue)]
@@ -62,7 +56,7 @@ def unrenderable(stack: Stack, roles: list[RoleConfig], targets: tuple[str, ...]
     findings: list[Finding] = []
     one_host = [t for t in targets if t in ("script", VLLM_CONFIG)]
     for role in roles:
-        shape = multi_node(role)
+        shape = role_shape(role)
         if shape is None:
             continue
         entry = role.entry("serve", "nnodes")

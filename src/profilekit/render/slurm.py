@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from profilekit import __version__
+from profilekit.compose.shape import role_shape
 from profilekit.output import Rendered
 from profilekit.quoting import comment_text, shell_quote
 from profilekit.render import team
@@ -42,7 +43,7 @@ from profilekit.render.hosts import (
     side_channel_ports,
     spliced,
 )
-from profilekit.render.nodes import base_argv, multi_node, node_words, overridden
+from profilekit.render.nodes import base_argv, node_words, overridden
 from profilekit.rules.host import DEVICES, option_word
 
 if TYPE_CHECKING:
@@ -169,7 +170,7 @@ class _Step:
     ) -> None:
         self.index, self.role = index, role
         self.argv: list[str] = base_argv(role, catalogue)
-        self.shape = multi_node(role)
+        self.shape = role_shape(role)
         self.nodes = self.shape.nodes if self.shape is not None else 1
         self.first = 0  # its first node among the job's (the leader's, for a role that spans nodes)
         self.notes: list[str] = []

@@ -202,7 +202,7 @@ def _leader_binds(role: RoleConfig) -> list[Bind]:
     """The ports the leader of a multi-node role opens (compose/shape.py): torch.distributed's store on `master_port`,
     and the data-parallel handshake on `data_parallel_rpc_port` where data-parallel engines run on other nodes."""
     shape = role_shape(role)
-    if shape is None or shape.form != "nnodes" or not shape.multi_node:
+    if shape is None or shape.form != "nnodes":
         return []
     out: list[Bind] = []
     ports = [("master_port", shape.master_port)]
@@ -373,7 +373,8 @@ def gpu_need(role: RoleConfig, *, world_only: bool = False) -> GpuNeed | None:
     return GpuNeed(world * ranks, world, ranks, sizes, tuple(locations))
 
 
-def _gpus(n: int) -> str:
+def gpus(n: int) -> str:
+    """`1 GPU`, `8 GPUs`."""
     return f"{n} GPU" + ("" if n == 1 else "s")
 
 
@@ -393,11 +394,18 @@ def _host_gpus(role: RoleConfig) -> tuple[int, str, list[Location], bool] | None
     if listed is not None:
         n = len(listed)
         shown = json.dumps(role.env.get(DEVICES))
-        return n, f"{DEVICES} = {shown} ({_gpus(n)})", _entry_loc(role, "env", DEVICES), True
-    per_node = _int(role.hardware.get("gpus_per_node"))
-    if per_node is None:
+        return n, f"{DEVICES} = {shown} ({gpus(n)})", _entry_loc(role, "env", DEVICES), True
+    declared = declared_gpus_per_node(role)
+    if declared is None:
         return None
-    return per_node, f"hardware.gpus_per_node = {per_node}", _entry_loc(role, "hardware", "gpus_per_node"), False
+    per_node, where = declared
+    return per_node, f"hardware.gpus_per_node = {per_node}", where, False
+
+
+def declared_gpus_per_node(role: RoleConfig) -> tuple[int, list[Location]] | None:
+    """`[hardware] gpus_per_node` of a role (the loader holds it to a whole number from 1), and where it is set."""
+    per_node = _int(role.hardware.get("gpus_per_node"))
+    return None if per_node is None else (per_node, _entry_loc(role, "hardware", "gpus_per_node"))
 
 
 def _world_size_refusal(ctx: Context, role: RoleConfig, need: GpuNeed, n: int) -> str:
@@ -430,9 +438,9 @@ def host_gpu_count(ctx: Context) -> Iterable[Hit]:
         n, what, where, listing = seen
         if n == need.count or (n > need.count and not listing) or (ray_ranks and n >= need.world_size):
             continue  # a node with more GPUs than one role takes is ordinary (ray places data-parallel ranks)
-        head = f"role {role.name} has {what} and needs {_gpus(need.count)} ({need.sizes})"
+        head = f"role {role.name} has {what} and needs {gpus(need.count)} ({need.sizes})"
         locs = [*where, *need.locations]
-        fewer = f"list {_gpus(need.count)} in {DEVICES}" if listing else f"run on nodes of {_gpus(need.count)}"
+        fewer = f"list {gpus(need.count)} in {DEVICES}" if listing else f"run on nodes of {gpus(need.count)}"
         severity: Severity | None = None
         at: Order | None = None
         if n < need.world_size:
@@ -442,13 +450,13 @@ def host_gpu_count(ctx: Context) -> Iterable[Hit]:
             fix = f"{fewer}, or lower the parallel sizes" + ("" if listing else spread)
         elif n < need.count:
             why = (
-                f"; its {need.local_ranks} data-parallel ranks take {_gpus(need.world_size)} each, so the ranks past "
+                f"; its {need.local_ranks} data-parallel ranks take {gpus(need.world_size)} each, so the ranks past "
                 f"the {'listed ' if listing else ''}GPUs fail to start"
             )
             fix = f"{fewer}, or lower data_parallel_size" + ("" if listing else " (or data_parallel_size_local)")
         else:
             why = f"; vLLM uses the first {need.count} and the other {n - need.count} sit idle"
-            fix = f"list exactly {_gpus(need.count)} in {DEVICES}, or raise the parallel sizes to use them all"
+            fix = f"list exactly {gpus(need.count)} in {DEVICES}, or raise the parallel sizes to use them all"
             severity = Severity.WARNING
         hits.append(Hit("host-gpu-count", head + why, locs, fix, role=role.name, severity=severity, order=at))
     return hits

@@ -19,22 +19,10 @@ from typing import TYPE_CHECKING
 from profilekit.compose.shape import nodes_for, role_shape
 from profilekit.errors import Severity
 from profilekit.rules.engine import Context, Hit, stack_rule
+from profilekit.rules.host import declared_gpus_per_node, gpus
 
 if TYPE_CHECKING:
-    from profilekit.compose.model import RoleConfig
-    from profilekit.errors import Location
-
-
-def _gpus(n: int) -> str:
-    return f"{n} GPU" + ("" if n == 1 else "s")
-
-
-def _declared(role: RoleConfig) -> tuple[int, list[Location]] | None:
-    value = role.hardware.get("gpus_per_node")
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        return None
-    entry = role.entry("hardware", "gpus_per_node")
-    return value, [entry.origin] if entry is not None else []
+    pass
 
 
 @stack_rule(
@@ -48,7 +36,7 @@ def multinode_gpus_per_node(ctx: Context) -> Iterable[Hit]:
     hits: list[Hit] = []
     for role in ctx.stack.roles.values():
         shape = role_shape(role)
-        declared = _declared(role)
+        declared = declared_gpus_per_node(role)
         if shape is None or shape.form != "nnodes" or declared is None:
             continue
         per_node, where = declared
@@ -59,12 +47,12 @@ def multinode_gpus_per_node(ctx: Context) -> Iterable[Hit]:
         hits.append(
             Hit(
                 "multinode-gpus-per-node",
-                f"role {role.name} runs {_gpus(total)} ({shape.sizes}) over nnodes = {shape.nodes}: "
-                f"{_gpus(shape.gpus_per_node)} on each node, and its nodes have hardware.gpus_per_node = {per_node}; "
+                f"role {role.name} runs {gpus(total)} ({shape.sizes}) over nnodes = {shape.nodes}: "
+                f"{gpus(shape.gpus_per_node)} on each node, and its nodes have hardware.gpus_per_node = {per_node}; "
                 f"with nnodes > 1 vLLM {ctx.version} starts {shape.gpus_per_node} workers on each node without "
                 f"comparing them with the node's GPUs, and the workers past GPU {per_node - 1} fail to start",
                 [*where, *shape.locations],
-                f"set nnodes = {nodes} ({_gpus(total)} over nodes of {per_node}), or lower the parallel sizes",
+                f"set nnodes = {nodes} ({gpus(total)} over nodes of {per_node}), or lower the parallel sizes",
                 role=role.name,
             )
         )

@@ -198,7 +198,7 @@ def _shape_lines(session: Session, composed: Stack, target: Target, role: str | 
     lines: list[str] = []
     for name in session.role_names(composed, role):
         shape = role_shape(composed.roles[name])
-        if shape is not None and shape.multi_node:
+        if shape is not None:
             lines.append(f"[{name}] spans {shape.describe()}: node rank 0, the leader, serves the API")
     return [line + "\n" for line in lines]
 

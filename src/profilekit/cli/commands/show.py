@@ -31,7 +31,7 @@ def _role_view(stack: Stack, names: list[str]) -> dict[str, Any]:
         if hardware:
             view["hardware"] = hardware
         shape = role_shape(role)
-        if shape is not None and shape.multi_node:  # a role larger than one node says how it is spread
+        if shape is not None:  # a role larger than one node says how it is spread
             view["shape"] = shape.describe()
         roles[name] = redactor().value(view)  # a secret value written in a layer is never shown
     return roles
