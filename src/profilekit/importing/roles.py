@@ -105,7 +105,7 @@ def roles_layer_text(roles: list[ImportedRole], *, description: str, version: st
         table = tomlkit.table()
         table["kind"] = "vllm" if role.is_vllm else "command"
         if role.command is not None:
-            table["command"] = _array(_referenced(role.command, ports))
+            table["command"] = toml_item(_referenced(role.command, ports))
         own_serve = {k: v for k, v in role.serve.items() if k not in serve}
         own_env = {k: v for k, v in role.env.items() if k not in env}
         if own_serve:
@@ -139,15 +139,6 @@ def toml_table(values: dict[str, Any]) -> Any:
         if isinstance(value, dict) and value and "secret" not in value:
             table[key] = toml_table(value)
     return table
-
-
-def _array(words: list[str]) -> Any:
-    array = tomlkit.array()
-    for word in words:
-        array.append(word)
-    if len(array.as_string()) > 80:
-        array.multiline(True)
-    return array
 
 
 def toml_item(value: Any) -> Any:
