@@ -191,6 +191,7 @@ vllm serve {MODEL} --port 8100 --gpu-memory-utilization 0.8 \\
 """
 DECODE = PREFILL.replace("5600", "5601").replace("8100", "8200").replace("kv_producer", "kv_consumer")
 PROXY = """#!/bin/bash
+export ROUTER_API_KEY=s3cr3t-router
 python3 toy_proxy_server.py --port 8192 --prefiller-hosts localhost --prefiller-ports 8100 \\
   --decoder-hosts localhost --decoder-ports 8200
 """
@@ -203,6 +204,7 @@ def test_a_pd_set_of_scripts_is_one_stack(make_repo: MakeRepo, run: Run, tmp_pat
     assert layer["serve"] == {"model": MODEL, "gpu_memory_utilization": 0.8}
     assert list(layer["roles"]) == ["prefill", "decode", "proxy"]
     assert layer["roles"]["proxy"]["command"][0] == "python3"
+    assert layer["roles"]["proxy"]["env"] == {"ROUTER_API_KEY": {"secret": True}}  # a secret, as in a vLLM role
     assert "proxy.sh: imported as role proxy, a command (it starts no vLLM server)" in result.err
     # rendering each role gives back its launch
     out = tmp_path / "out"

@@ -779,7 +779,7 @@ def _env_of(found: dict[str, str], item: _Input, where: str, notes: list[str]) -
 def _command_role(item: _Input, notes: list[str]) -> ImportedRole:
     """A process that is no vLLM launch, imported beside vLLM roles: a command role, with the script's exports as
     its env (the one command that is neither an export, an assignment nor a note is its command)."""
-    env: dict[str, Any] = dict(item.env)
+    exported: dict[str, str] = {}
     commands: list[Command] = []
     for cmd in item.commands:
         words = _after_keywords(cmd)
@@ -789,7 +789,7 @@ def _command_role(item: _Input, notes: list[str]) -> ImportedRole:
             for word in words[1:]:
                 match = _ASSIGNMENT.match(word)
                 if match is not None and match.group(1) not in MACHINE_VARIABLES:
-                    env[match.group(1)] = match.group(2)
+                    exported[match.group(1)] = match.group(2)
             continue
         at, _assigned, _ignored = _assignments(words)
         if at < len(words) and _aside(words, at, None) is None:
@@ -801,7 +801,8 @@ def _command_role(item: _Input, notes: list[str]) -> ImportedRole:
     problems.raise_if_any(item.source)
     at, assigned, _ignored = _assignments(commands[0].words)
     notes.append(f"{item.source}: imported as role {item.name}, a command (it starts no vLLM server)")
-    return ImportedRole(item.name, {}, _env_of({**assigned}, item, "", notes) | env, commands[0].words[at:])
+    env = _env_of({**exported, **assigned}, item, "", notes)  # secrets by the one definition, as a vLLM role's
+    return ImportedRole(item.name, {}, env, commands[0].words[at:])
 
 
 def layer_text(
